@@ -1,0 +1,75 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { AppError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { ApiKeyRecord } from '../store/repos/system.js';
+import type { Store, Tx } from '../store/store.js';
+
+const KEY_PREFIX = 'bmk_';
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/** Every permission a key may hold: `<resource>:<read|write>`; `write` implies `read`. */
+export type Permission = string;
+
+export interface ApiKeyPrincipal {
+  kind: 'api_key';
+  organisationId: string;
+  keyId: string;
+  permissions: readonly string[];
+}
+
+export type Principal = ApiKeyPrincipal;
+
+export function can(principal: Principal, permission: Permission): boolean {
+  const perms = principal.permissions;
+  if (perms.includes('*') || perms.includes(permission)) return true;
+  return permission.endsWith(':read') && perms.includes(`${permission.slice(0, -':read'.length)}:write`);
+}
+
+export interface CreatedKey {
+  id: string;
+  apiKey: string;
+  record: ApiKeyRecord;
+}
+
+/** Creates a key; the clear text is returned once and only its hash is stored. */
+export async function createApiKey(
+  tx: Tx,
+  input: { organisationId: string; name: string; permissions?: string[] | undefined; expiresAt?: string | null | undefined },
+  now: Date,
+): Promise<CreatedKey> {
+  const org = await tx.system.getOrganisation(input.organisationId);
+  if (!org) throw new AppError('not_found', `Organisation ${input.organisationId} was not found`);
+  const apiKey = KEY_PREFIX + randomBytes(32).toString('base64url');
+  const record: ApiKeyRecord = {
+    id: newId(),
+    organisationId: org.id,
+    name: input.name,
+    prefix: apiKey.slice(0, 12),
+    permissions: input.permissions?.length ? input.permissions : ['*'],
+    expiresAt: input.expiresAt ?? null,
+    revokedAt: null,
+    createdAt: now.toISOString(),
+  };
+  await tx.system.createApiKey(record, hashToken(apiKey));
+  return { id: record.id, apiKey, record };
+}
+
+/**
+ * Resolves a bearer token to its principal, checked against the store on every call so that a
+ * revoked or expired key stops working at once (also in a long-running stdio process).
+ */
+export async function authenticate(store: Store, token: string | undefined, now: Date): Promise<Principal> {
+  if (!token) {
+    throw new AppError('unauthorized', 'Missing API key: send the header Authorization: Bearer <API key>');
+  }
+  const key = await store.read((tx) => tx.system.findApiKeyByHash(hashToken(token)));
+  if (!key) throw new AppError('unauthorized', 'Unknown API key');
+  if (key.revokedAt) throw new AppError('unauthorized', 'This API key has been revoked');
+  if (key.expiresAt && Date.parse(key.expiresAt) <= now.getTime()) {
+    throw new AppError('unauthorized', `This API key expired at ${key.expiresAt}`);
+  }
+  return { kind: 'api_key', organisationId: key.organisationId, keyId: key.id, permissions: key.permissions };
+}

@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import { AppError } from './errors.js';
+
+export const TOOLSETS = [
+  'catalogue',
+  'customers',
+  'subscriptions',
+  'usage',
+  'invoices',
+  'payments',
+  'offers',
+  'dunning',
+  'entitlements',
+  'webhooks',
+] as const;
+export type Toolset = (typeof TOOLSETS)[number];
+
+const bool = z
+  .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
+  .transform((v) => v === 'true' || v === '1');
+
+const int = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, { message: 'must be a whole number' })
+    .transform(Number)
+    .pipe(z.number().int().min(min, { message: `must be at least ${min}` }).max(max, { message: `must be at most ${max}` }));
+
+const envSchema = z.object({
+  BILLING_DB: z.string().min(1).default('./data/billing.sqlite'),
+  BILLING_API_KEY: z.string().min(1).optional(),
+  BILLING_HOST: z.string().min(1).default('127.0.0.1'),
+  BILLING_PORT: int(0, 65535).default(8080),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BILLING_READ_ONLY: bool.default(false),
+  BILLING_TOOLSETS: z
+    .string()
+    .transform((s) => s.split(',').map((t) => t.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(TOOLSETS, { message: `must be a comma-separated list of ${TOOLSETS.join(', ')}` })))
+    .optional(),
+  BILLING_WEBHOOK_ALLOW_PRIVATE: bool.default(false),
+  BILLING_WEBHOOK_TIMEOUT_MS: int(1, 600_000).default(10_000),
+  BILLING_WEBHOOK_RETRY_DELAYS: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, { message: 'must be comma-separated whole seconds, e.g. 10,300,1800' })
+    .transform((s) => s.split(',').map(Number))
+    .default([10, 300, 1800]),
+  BILLING_JOBS_INTERVAL_MS: int(0, 86_400_000).default(10_000),
+  BILLING_PAYMENT_PLAN_GRACE_DAYS: int(0, 365).default(7),
+});
+
+export interface Config {
+  db: string;
+  apiKey: string | undefined;
+  host: string;
+  port: number;
+  logLevel: string;
+  readOnly: boolean;
+  toolsets: Toolset[] | undefined;
+  webhookAllowPrivate: boolean;
+  webhookTimeoutMs: number;
+  webhookRetryDelaysSeconds: number[];
+  jobsIntervalMs: number;
+  paymentPlanGraceDays: number;
+}
+
+/**
+ * Reads the configuration from the environment, then applies command-line overrides (already in env
+ * variable form). A bad value throws an error naming the variable, which stops start-up.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Record<string, string> = {}): Config {
+  const source: Record<string, string | undefined> = {};
+  for (const key of Object.keys(envSchema.shape)) {
+    const value = overrides[key] ?? env[key];
+    if (value !== undefined && value !== '') source[key] = value;
+  }
+  const parsed = envSchema.safeParse(source);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${String(i.path[0])} ${i.message} (got ${JSON.stringify(source[String(i.path[0])])})`);
+    throw new AppError('bad_request', `Invalid configuration: ${lines.join('; ')}`);
+  }
+  const e = parsed.data;
+  return {
+    db: e.BILLING_DB,
+    apiKey: e.BILLING_API_KEY,
+    host: e.BILLING_HOST,
+    port: e.BILLING_PORT,
+    logLevel: e.LOG_LEVEL,
+    readOnly: e.BILLING_READ_ONLY,
+    toolsets: e.BILLING_TOOLSETS,
+    webhookAllowPrivate: e.BILLING_WEBHOOK_ALLOW_PRIVATE,
+    webhookTimeoutMs: e.BILLING_WEBHOOK_TIMEOUT_MS,
+    webhookRetryDelaysSeconds: e.BILLING_WEBHOOK_RETRY_DELAYS,
+    jobsIntervalMs: e.BILLING_JOBS_INTERVAL_MS,
+    paymentPlanGraceDays: e.BILLING_PAYMENT_PLAN_GRACE_DAYS,
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * The one error type of the service. Domain code throws it; the HTTP facade and the MCP server each
+ * map it in one place (problem+json with a status, or an `isError` tool result).
+ */
+
+export type ErrorKind =
+  | 'bad_request'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'unsupported_media_type'
+  | 'payload_too_large'
+  | 'validation'
+  | 'rate_limited'
+  | 'internal';
+
+export interface Violation {
+  propertyPath: string;
+  message: string;
+  code: string;
+}
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  violations?: Violation[];
+}
+
+const KINDS: Record<ErrorKind, { status: number; type: string; title: string }> = {
+  bad_request: { status: 400, type: '/problems/bad-request', title: 'Bad request' },
+  unauthorized: { status: 401, type: '/problems/unauthorized', title: 'Unauthorized' },
+  forbidden: { status: 403, type: '/problems/forbidden', title: 'Forbidden' },
+  not_found: { status: 404, type: '/problems/not-found', title: 'Not found' },
+  // The contract's closed list of problem types has no entry of its own for 405.
+  method_not_allowed: { status: 405, type: '/problems/bad-request', title: 'Method not allowed' },
+  conflict: { status: 409, type: '/problems/conflict', title: 'Conflict' },
+  unsupported_media_type: {
+    status: 415,
+    type: '/problems/unsupported-media-type',
+    title: 'Unsupported media type',
+  },
+  payload_too_large: { status: 413, type: '/problems/payload-too-large', title: 'Payload too large' },
+  validation: { status: 422, type: '/problems/validation', title: 'Validation failed' },
+  rate_limited: { status: 429, type: '/problems/rate-limited', title: 'Rate limited' },
+  internal: { status: 500, type: '/problems/internal', title: 'Internal error' },
+};
+
+export class AppError extends Error {
+  readonly kind: ErrorKind;
+  readonly violations: Violation[] | undefined;
+
+  constructor(kind: ErrorKind, detail: string, violations?: Violation[]) {
+    super(detail);
+    this.name = 'AppError';
+    this.kind = kind;
+    this.violations = violations;
+  }
+
+  get status(): number {
+    return KINDS[this.kind].status;
+  }
+
+  toProblem(): Problem {
+    const k = KINDS[this.kind];
+    const problem: Problem = { type: k.type, title: k.title, status: k.status, detail: this.message };
+    if (this.violations?.length) problem.violations = this.violations;
+    return problem;
+  }
+
+  /** One line for humans and models: `Validation failed: code must be unique`. */
+  summary(): string {
+    return `${KINDS[this.kind].title}: ${this.message}`;
+  }
+}
+
+/** A 422 for a single field. */
+export function invalid(propertyPath: string, message: string, code = 'invalid'): AppError {
+  return new AppError('validation', message, [{ propertyPath, message, code }]);
+}
+
+/** A 422 with several field violations; the detail joins their messages. */
+export function invalidMany(violations: Violation[]): AppError {
+  return new AppError('validation', violations.map((v) => v.message).join('; '), violations);
+}
+
+export function notFound(resource: string, id: string): AppError {
+  return new AppError('not_found', `${resource} ${id} was not found`);
+}
+
+export function conflict(detail: string): AppError {
+  return new AppError('conflict', detail);
+}
+
+/** Anything that is not an AppError becomes an internal error without leaking its message. */
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  return new AppError('internal', 'An internal error occurred; it has been logged.');
+}

@@ -1,0 +1,104 @@
+import { problemSchema } from '../schemas/common.js';
+import { toJsonSchema, type Catalog } from '../registry/catalog.js';
+import { acceptsIdempotencyKey, pathParams, successStatus } from '../registry/operation.js';
+import { SERVER_INFO } from '../mcp/server.js';
+
+type Json = Record<string, unknown>;
+
+const ERROR_STATUSES: Record<string, string> = {
+  '400': 'Malformed JSON or a bad query parameter',
+  '401': 'Missing, unknown, expired or revoked token',
+  '403': 'The token lacks the permission',
+  '404': 'Unknown id (including another organisation’s)',
+  '409': 'The resource’s state forbids the operation',
+  '413': 'Body over 1 MiB',
+  '415': 'Wrong content type',
+  '422': 'Validation failed; violations name each field',
+};
+
+/** OpenAPI 3.1 generated from the same zod schemas as the MCP tools. */
+export function buildOpenApi(catalog: Catalog): Json {
+  const paths: Record<string, Json> = {};
+  for (const op of catalog.operations) {
+    const input = toJsonSchema(op.input, 'input') as { properties?: Record<string, Json>; required?: string[] };
+    const props = input.properties ?? {};
+    const required = new Set(input.required ?? []);
+    const inPath = pathParams(op);
+    const parameters: Json[] = inPath.map((name) => ({
+      name,
+      in: 'path',
+      required: true,
+      schema: props[name] ?? { type: 'string' },
+    }));
+    const bodyProps: Record<string, Json> = {};
+    for (const [name, schema] of Object.entries(props)) {
+      if (inPath.includes(name)) continue;
+      if (op.method === 'GET' || op.method === 'DELETE') {
+        const query: Json = { name, in: 'query', required: required.has(name), schema };
+        if (name === 'order') {
+          query.name = 'order[createdAt]';
+          query.schema = { type: 'string', enum: ['asc', 'desc'] };
+        }
+        if (typeof schema.description === 'string') query.description = schema.description;
+        parameters.push(query);
+      } else {
+        bodyProps[name] = schema;
+      }
+    }
+    if (acceptsIdempotencyKey(op)) {
+      parameters.push({
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        description: 'Replays the first response for the same key and body within 24 h.',
+        schema: { type: 'string', minLength: 1, maxLength: 255 },
+      });
+    }
+    const status = String(successStatus(op));
+    const responses: Json = {
+      [status]:
+        status === '204'
+          ? { description: 'Deleted' }
+          : { description: 'Success', content: { 'application/json': { schema: toJsonSchema(op.output, 'output') } } },
+    };
+    for (const [code, description] of Object.entries(ERROR_STATUSES)) {
+      responses[code] = { description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
+    }
+    const operation: Json = {
+      operationId: op.name,
+      summary: op.title,
+      description: op.description,
+      tags: [op.toolset],
+      parameters,
+      responses,
+    };
+    if (op.deprecated) operation.deprecated = true;
+    if (op.permission) operation['x-permission'] = op.permission;
+    if (op.method !== 'GET' && op.method !== 'DELETE') {
+      const bodyRequired = [...required].filter((n) => !inPath.includes(n));
+      const bodySchema: Json = { type: 'object', properties: bodyProps, additionalProperties: false };
+      if (bodyRequired.length) bodySchema.required = bodyRequired;
+      operation.requestBody = {
+        required: bodyRequired.length > 0,
+        content: { [op.contentType ?? 'application/json']: { schema: bodySchema } },
+      };
+    }
+    const path = op.path;
+    paths[path] = { ...(paths[path] ?? {}), [op.method.toLowerCase()]: operation };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'billing-mcp REST facade',
+      version: SERVER_INFO.version,
+      description: 'Every operation is also an MCP tool of the same name at POST /mcp.',
+    },
+    servers: [{ url: '/' }],
+    security: [{ bearer: [] }],
+    paths,
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas: { Problem: toJsonSchema(problemSchema, 'output') },
+    },
+  };
+}

@@ -1,0 +1,1 @@
+export type JsonSchemaProperties = Record<string, { type?: unknown } | undefined>;

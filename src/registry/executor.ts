@@ -1,0 +1,137 @@
+import { createHash } from 'node:crypto';
+import { can, type Principal } from '../auth/keys.js';
+import type { Config } from '../config.js';
+import { AppError, invalid } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { Store, Tx } from '../store/store.js';
+import { acceptsIdempotencyKey, isReadOnly, successStatus, type Operation, type OperationContext } from './operation.js';
+import { inputError } from './validation.js';
+
+export interface Outcome {
+  status: number;
+  body: unknown;
+  /** True when an idempotency key replayed a stored response. */
+  replayed: boolean;
+}
+
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+function stableStringify(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableStringify(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * Runs one operation for one principal: permission, input validation, idempotency, the unit of work
+ * (a transaction for writes), after-commit effects. Every surface (MCP, REST) calls this.
+ */
+export class Executor {
+  private readonly inFlight = new Set<string>();
+
+  constructor(
+    private readonly deps: { store: Store; config: Config; logger: Logger; clock: () => Date },
+  ) {}
+
+  async execute(
+    op: Operation,
+    principal: Principal,
+    raw: Record<string, unknown>,
+    idempotencyKey?: string | undefined,
+  ): Promise<Outcome> {
+    if (op.permission && !can(principal, op.permission)) {
+      throw new AppError('forbidden', `This token lacks the permission ${op.permission} that ${op.name} requires`);
+    }
+    const parsed = op.input.safeParse(raw);
+    if (!parsed.success) throw inputError(parsed.error, op.method === 'GET' ? 'bad_request' : 'validation');
+    const input = parsed.data as Record<string, unknown>;
+
+    if (idempotencyKey !== undefined && acceptsIdempotencyKey(op)) {
+      return this.idempotent(op, principal, input, idempotencyKey);
+    }
+    return this.run(op, principal, input);
+  }
+
+  private async run(
+    op: Operation,
+    principal: Principal,
+    input: Record<string, unknown>,
+    around?: (tx: Tx, body: () => Promise<Outcome>) => Promise<Outcome>,
+  ): Promise<Outcome> {
+    const effects: Array<() => void> = [];
+    const now = this.deps.clock();
+    const body = async (tx: Tx): Promise<Outcome> => {
+      const ctx: OperationContext = {
+        tx,
+        principal,
+        org: principal.organisationId,
+        now,
+        config: this.deps.config,
+        logger: this.deps.logger,
+        afterCommit: (fn) => effects.push(fn),
+      };
+      const result = await op.handler(ctx, input);
+      return { status: successStatus(op), body: result, replayed: false };
+    };
+    const unit = (tx: Tx) => (around ? around(tx, () => body(tx)) : body(tx));
+    const outcome = isReadOnly(op) ? await this.deps.store.read(unit) : await this.deps.store.transaction(unit);
+    for (const fn of effects) {
+      try {
+        fn();
+      } catch (err) {
+        this.deps.logger.error({ err, operation: op.name }, 'after-commit effect failed');
+      }
+    }
+    return outcome;
+  }
+
+  private async idempotent(
+    op: Operation,
+    principal: Principal,
+    input: Record<string, unknown>,
+    key: string,
+  ): Promise<Outcome> {
+    if (key.length < 1 || key.length > 255) {
+      throw invalid('idempotencyKey', 'The idempotency key must be 1 to 255 characters', 'too_long');
+    }
+    const org = principal.organisationId;
+    const slot = `${org}\u0000${key}`;
+    if (this.inFlight.has(slot)) {
+      throw new AppError('conflict', `A request with the idempotency key '${key}' is still being processed; retry after it completes`);
+    }
+    const requestHash = createHash('sha256').update(`${op.name}\u0000${stableStringify(input)}`).digest('hex');
+    this.inFlight.add(slot);
+    try {
+      return await this.run(op, principal, input, async (tx, body) => {
+        const now = this.deps.clock();
+        const previous = await tx.system.getIdempotency(org, key);
+        if (previous && now.getTime() - Date.parse(previous.createdAt) < IDEMPOTENCY_TTL_MS) {
+          if (previous.operation !== op.name || previous.requestHash !== requestHash) {
+            throw invalid(
+              'idempotencyKey',
+              `The idempotency key '${key}' was already used for a different request (${previous.operation}); use a new key for a new request`,
+              'idempotency_key_reused',
+            );
+          }
+          return { status: previous.responseStatus, body: JSON.parse(previous.responseBody) as unknown, replayed: true };
+        }
+        const outcome = await body();
+        await tx.system.saveIdempotency(org, key, {
+          operation: op.name,
+          requestHash,
+          responseStatus: outcome.status,
+          responseBody: JSON.stringify(outcome.body ?? null),
+          createdAt: now.toISOString(),
+        });
+        return outcome;
+      });
+    } finally {
+      this.inFlight.delete(slot);
+    }
+  }
+}

@@ -1,0 +1,96 @@
+import type { z } from 'zod';
+import type { Principal } from '../auth/keys.js';
+import type { Config, Toolset } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { Tx } from '../store/store.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/**
+ * read/list: no change. create: a new resource (201, Location). update/delete: change or remove one
+ * (delete answers 204). action: a state transition or another effect (200).
+ */
+export type OperationKind = 'read' | 'list' | 'create' | 'update' | 'delete' | 'action';
+
+export interface Annotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+export interface OperationContext {
+  tx: Tx;
+  principal: Principal;
+  /** The organisation every read and write of this operation is confined to. */
+  org: string;
+  /** The instant the operation runs at; domain code never reads the clock itself. */
+  now: Date;
+  config: Config;
+  logger: Logger;
+  /** Runs after the unit of work has committed (never for a rolled-back one): e.g. kick a delivery. */
+  afterCommit(fn: () => void): void;
+}
+
+export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType> {
+  name: string;
+  title: string;
+  /** Written for a model: when to use it, what it changes, what gets rejected, allowed values. */
+  description: string;
+  toolset: Toolset;
+  method: HttpMethod;
+  /** Path with `{param}` placeholders; the params are fields of `input`. */
+  path: string;
+  /** null: any API key of the organisation may call it. */
+  permission: string | null;
+  kind: OperationKind;
+  input: I;
+  output: O;
+  annotations?: Partial<Annotations>;
+  /** Interface section 9: deprecated routes send Deprecation and Sunset headers. */
+  deprecated?: boolean;
+  /** Body media type; PATCH uses JSON merge patch. Default application/json. */
+  contentType?: 'application/json' | 'application/merge-patch+json';
+  /** Location header of a create; default `<path>/<id>`. */
+  location?: (result: z.output<O>) => string;
+  /** Text content of the MCP result; default the JSON of the result. */
+  text?: (result: z.output<O>) => string;
+  handler(ctx: OperationContext, input: z.output<I>): Promise<z.output<O>>;
+}
+
+/** Keeps the input and output types of one operation tied together. */
+export function defineOperation<I extends z.ZodObject, O extends z.ZodType>(op: Operation<I, O>): Operation {
+  return op as unknown as Operation;
+}
+
+const DEFAULT_ANNOTATIONS: Record<OperationKind, Annotations> = {
+  read: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  list: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  create: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  update: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  delete: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  action: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+};
+
+export function annotationsOf(op: Operation): Annotations {
+  return { ...DEFAULT_ANNOTATIONS[op.kind], ...op.annotations };
+}
+
+export function isReadOnly(op: Operation): boolean {
+  return annotationsOf(op).readOnlyHint;
+}
+
+/** Creates and actions accept an idempotency key (header `Idempotency-Key`, MCP `idempotencyKey`). */
+export function acceptsIdempotencyKey(op: Operation): boolean {
+  return op.kind === 'create' || op.kind === 'action';
+}
+
+export function successStatus(op: Operation): number {
+  if (op.kind === 'create') return 201;
+  if (op.kind === 'delete') return 204;
+  return 200;
+}
+
+export function pathParams(op: Operation): string[] {
+  return [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
+}

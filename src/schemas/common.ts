@@ -1,0 +1,115 @@
+import { z } from 'zod';
+
+/** Date-time on input: ISO 8601 with an explicit offset (`Z` or `+01:00`); without one it is rejected. */
+export const dateTimeInput = z.iso.datetime({
+  offset: true,
+  message: 'must be an ISO 8601 date-time with an offset, e.g. 2026-01-31T12:00:00Z',
+});
+/** Date-time in responses: always UTC, `toISOString()` form. */
+export const dateTime = z.iso.datetime({ offset: true });
+export const date = z.iso.date({ message: 'must be a calendar date YYYY-MM-DD' });
+
+export const id = z.string().min(1).max(255);
+
+export const text255 = z.string().max(255, { message: 'must be at most 255 characters' });
+
+export const timestamps = {
+  createdAt: dateTime.describe('When the resource was created (UTC).'),
+  updatedAt: dateTime.describe('When the resource was last changed (UTC).'),
+};
+
+export const pathId = (what: string) => id.describe(`Id of the ${what}.`);
+
+/** Query parameters every list operation takes. */
+export const pageInput = {
+  page: z.number().int().min(1, { message: 'must be an integer >= 1' }).default(1).describe('Page number, 1-based. Default 1.'),
+  limit: z
+    .number()
+    .int()
+    .min(0, { message: 'must be an integer from 0 to 100' })
+    .max(100, { message: 'must be an integer from 0 to 100' })
+    .optional()
+    .describe('Items per page, 0 to 100 (default 30). 0 returns no rows, only the counts.'),
+  itemsPerPage: z
+    .number()
+    .int()
+    .min(0, { message: 'must be an integer from 0 to 100' })
+    .max(100, { message: 'must be an integer from 0 to 100' })
+    .optional()
+    .describe('Alias of limit.'),
+  order: z
+    .strictObject({ createdAt: z.enum(['asc', 'desc']).describe('asc (default) or desc.') })
+    .optional()
+    .describe('Sort order by creation time; ties are broken by id. Over HTTP: order[createdAt]=desc.'),
+};
+
+export interface PageRequest {
+  page: number;
+  limit: number;
+  descending: boolean;
+}
+
+export function pageRequest(input: {
+  page: number;
+  limit?: number | undefined;
+  itemsPerPage?: number | undefined;
+  order?: { createdAt: 'asc' | 'desc' } | undefined;
+}): PageRequest {
+  return {
+    page: input.page,
+    limit: input.limit ?? input.itemsPerPage ?? 30,
+    descending: input.order?.createdAt === 'desc',
+  };
+}
+
+export const paginationMeta = z.object({
+  pagination: z.object({
+    totalItems: z.number().int(),
+    itemsPerPage: z.number().int(),
+    currentPage: z.number().int(),
+    lastPage: z.number().int(),
+    pageTotalItems: z.number().int(),
+  }),
+});
+
+export function listOf<T extends z.ZodType>(item: T) {
+  return z.object({ data: z.array(item), meta: paginationMeta });
+}
+
+export interface Page<T> {
+  data: T[];
+  meta: {
+    pagination: {
+      totalItems: number;
+      itemsPerPage: number;
+      currentPage: number;
+      lastPage: number;
+      pageTotalItems: number;
+    };
+  };
+}
+
+export function toPage<T>(items: T[], totalItems: number, req: PageRequest): Page<T> {
+  return {
+    data: items,
+    meta: {
+      pagination: {
+        totalItems,
+        itemsPerPage: req.limit,
+        currentPage: req.page,
+        lastPage: req.limit === 0 ? 1 : Math.max(1, Math.ceil(totalItems / req.limit)),
+        pageTotalItems: items.length,
+      },
+    },
+  };
+}
+
+export const problemSchema = z.object({
+  type: z.string(),
+  title: z.string(),
+  status: z.number().int(),
+  detail: z.string(),
+  violations: z
+    .array(z.object({ propertyPath: z.string(), message: z.string(), code: z.string() }))
+    .optional(),
+});

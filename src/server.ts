@@ -1,0 +1,99 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApiKey } from './auth/keys.js';
+import type { Config } from './config.js';
+import { createHttpApp } from './http/app.js';
+import { newId } from './ids.js';
+import { runDueJobs } from './jobs/runner.js';
+import { createLogger, type Logger } from './logger.js';
+import { Catalog } from './registry/catalog.js';
+import { Executor } from './registry/executor.js';
+import { SqliteStore } from './store/sqlite.js';
+import type { Store } from './store/store.js';
+import { OPERATIONS } from './tools/index.js';
+
+export interface App {
+  config: Config;
+  store: Store;
+  catalog: Catalog;
+  executor: Executor;
+  logger: Logger;
+  clock: () => Date;
+}
+
+/** Composition root: config → store → registry → surfaces. No rules live here. */
+export function createApp(config: Config, options: { store?: Store; clock?: () => Date; logger?: Logger } = {}): App {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const store = options.store ?? SqliteStore.open(config.db);
+  const clock = options.clock ?? (() => new Date());
+  const catalog = new Catalog(OPERATIONS, { readOnly: config.readOnly, toolsets: config.toolsets });
+  const executor = new Executor({ store, config, logger, clock });
+  return { config, store, catalog, executor, logger, clock };
+}
+
+export interface RunningServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The HTTP server (REST, /mcp, OpenAPI, health) and the jobs loop. */
+export async function startHttp(app: App, host = app.config.host, port = app.config.port): Promise<RunningServer> {
+  const server = http.createServer(
+    createHttpApp({
+      catalog: app.catalog,
+      executor: app.executor,
+      store: app.store,
+      logger: app.logger,
+      clock: app.clock,
+      readOnly: app.config.readOnly,
+    }),
+  );
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  let timer: NodeJS.Timeout | undefined;
+  if (app.config.jobsIntervalMs > 0) {
+    timer = setInterval(() => {
+      runDueJobs(app, app.clock()).catch((err: unknown) => app.logger.error({ err }, 'jobs run failed'));
+    }, app.config.jobsIntervalMs);
+    timer.unref();
+  }
+  const { port: actual } = server.address() as AddressInfo;
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${shownHost}:${actual}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (timer) clearInterval(timer);
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Creates an organisation and a key with every permission. */
+export async function createOrganisation(store: Store, name: string, now = new Date()) {
+  return store.transaction(async (tx) => {
+    const organisationId = newId();
+    await tx.system.createOrganisation({ id: organisationId, name, createdAt: now.toISOString() });
+    const key = await createApiKey(tx, { organisationId, name: `${name} admin key` }, now);
+    return { organisationId, apiKey: key.apiKey, keyId: key.id };
+  });
+}
+
+export const DEMO_ORGANISATION = 'Demo organisation';
+
+/**
+ * `serve --demo`: an empty database gets a demo organisation; a database that already has it gets a
+ * fresh key for it (only hashes are stored, so an earlier key cannot be shown again).
+ */
+export async function ensureDemo(store: Store, now = new Date()) {
+  const existing = await store.read(async (tx) => (await tx.system.listOrganisations()).find((o) => o.name === DEMO_ORGANISATION));
+  if (!existing) return { ...(await createOrganisation(store, DEMO_ORGANISATION, now)), created: true };
+  const key = await store.transaction((tx) =>
+    createApiKey(tx, { organisationId: existing.id, name: `demo key ${now.toISOString()}` }, now),
+  );
+  return { organisationId: existing.id, apiKey: key.apiKey, keyId: key.id, created: false };
+}

@@ -1,0 +1,146 @@
+import type { PageRequest } from '../../schemas/common.js';
+import type { Customer, CustomerEmail } from '../../schemas/customers.js';
+import { bool, int, type Sql } from '../sql.js';
+
+export interface CustomerRepo {
+  insert(org: string, c: Customer): Promise<void>;
+  update(org: string, c: Customer): Promise<void>;
+  get(org: string, id: string): Promise<Customer | undefined>;
+  numberTaken(org: string, customerNumber: string, exceptId?: string): Promise<boolean>;
+  list(org: string, filter: { status?: string | undefined }, page: PageRequest): Promise<{ rows: Customer[]; total: number }>;
+
+  insertEmail(org: string, e: CustomerEmail): Promise<void>;
+  getEmail(org: string, id: string): Promise<CustomerEmail | undefined>;
+  listEmails(org: string, customerId: string, page: PageRequest): Promise<{ rows: CustomerEmail[]; total: number }>;
+  clearDefaultEmail(org: string, customerId: string, at: string): Promise<void>;
+}
+
+const CUSTOMER_COLUMNS = `id, customer_number AS customerNumber, time_zone AS timeZone, first_name AS firstName,
+  last_name AS lastName, currency_code AS currencyCode, company_name AS companyName, datev_id AS datevId,
+  status, created_at AS createdAt, updated_at AS updatedAt`;
+
+interface EmailRow {
+  id: string;
+  customer_id: string;
+  email: string;
+  receiver_name: string | null;
+  is_invoice_email: number;
+  is_dunning_email: number;
+  is_default: number;
+  created_at: string;
+  updated_at: string;
+}
+
+const toEmail = (r: EmailRow): CustomerEmail => ({
+  id: r.id,
+  customer: r.customer_id,
+  email: r.email,
+  receiverName: r.receiver_name,
+  isInvoiceEmail: bool(r.is_invoice_email),
+  isDunningEmail: bool(r.is_dunning_email),
+  default: bool(r.is_default),
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export class SqliteCustomerRepo implements CustomerRepo {
+  constructor(private readonly sql: Sql) {}
+
+  async insert(org: string, c: Customer): Promise<void> {
+    this.sql.run(
+      `INSERT INTO customers (id, organisation_id, customer_number, time_zone, first_name, last_name, currency_code,
+         company_name, datev_id, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      c.id,
+      org,
+      c.customerNumber,
+      c.timeZone,
+      c.firstName,
+      c.lastName,
+      c.currencyCode,
+      c.companyName,
+      c.datevId,
+      c.status,
+      c.createdAt,
+      c.updatedAt,
+    );
+  }
+
+  async update(org: string, c: Customer): Promise<void> {
+    this.sql.run(
+      `UPDATE customers SET customer_number = ?, time_zone = ?, first_name = ?, last_name = ?, currency_code = ?,
+         company_name = ?, datev_id = ?, status = ?, updated_at = ? WHERE organisation_id = ? AND id = ?`,
+      c.customerNumber,
+      c.timeZone,
+      c.firstName,
+      c.lastName,
+      c.currencyCode,
+      c.companyName,
+      c.datevId,
+      c.status,
+      c.updatedAt,
+      org,
+      c.id,
+    );
+  }
+
+  async get(org: string, id: string): Promise<Customer | undefined> {
+    return this.sql.get<Customer>(`SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE organisation_id = ? AND id = ?`, org, id);
+  }
+
+  async numberTaken(org: string, customerNumber: string, exceptId = ''): Promise<boolean> {
+    return (
+      this.sql.get(
+        'SELECT 1 FROM customers WHERE organisation_id = ? AND customer_number = ? AND id <> ?',
+        org,
+        customerNumber,
+        exceptId,
+      ) !== undefined
+    );
+  }
+
+  async list(org: string, filter: { status?: string | undefined }, page: PageRequest) {
+    return filter.status
+      ? this.sql.page<Customer>('FROM customers WHERE organisation_id = ? AND status = ?', [org, filter.status], page, CUSTOMER_COLUMNS)
+      : this.sql.page<Customer>('FROM customers WHERE organisation_id = ?', [org], page, CUSTOMER_COLUMNS);
+  }
+
+  async insertEmail(org: string, e: CustomerEmail): Promise<void> {
+    this.sql.run(
+      `INSERT INTO customer_emails (id, organisation_id, customer_id, email, receiver_name, is_invoice_email,
+         is_dunning_email, is_default, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      e.id,
+      org,
+      e.customer,
+      e.email,
+      e.receiverName,
+      int(e.isInvoiceEmail),
+      int(e.isDunningEmail),
+      int(e.default),
+      e.createdAt,
+      e.updatedAt,
+    );
+  }
+
+  async getEmail(org: string, id: string): Promise<CustomerEmail | undefined> {
+    const row = this.sql.get<EmailRow>('SELECT * FROM customer_emails WHERE organisation_id = ? AND id = ?', org, id);
+    return row && toEmail(row);
+  }
+
+  async listEmails(org: string, customerId: string, page: PageRequest) {
+    const { rows, total } = this.sql.page<EmailRow>(
+      'FROM customer_emails WHERE organisation_id = ? AND customer_id = ?',
+      [org, customerId],
+      page,
+    );
+    return { rows: rows.map(toEmail), total };
+  }
+
+  async clearDefaultEmail(org: string, customerId: string, at: string): Promise<void> {
+    this.sql.run(
+      'UPDATE customer_emails SET is_default = 0, updated_at = ? WHERE organisation_id = ? AND customer_id = ? AND is_default = 1',
+      at,
+      org,
+      customerId,
+    );
+  }
+}

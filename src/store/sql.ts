@@ -1,0 +1,62 @@
+import type Database from 'better-sqlite3';
+import type { PageRequest } from '../schemas/common.js';
+
+type Params = unknown[];
+
+/** Prepared statements cached by their text; the only door to the connection for repositories. */
+export class Sql {
+  private readonly cache = new Map<string, Database.Statement>();
+
+  constructor(readonly db: Database.Database) {}
+
+  stmt(sql: string): Database.Statement {
+    let s = this.cache.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.cache.set(sql, s);
+    }
+    return s;
+  }
+
+  get<T>(sql: string, ...params: Params): T | undefined {
+    return this.stmt(sql).get(...params) as T | undefined;
+  }
+
+  all<T>(sql: string, ...params: Params): T[] {
+    return this.stmt(sql).all(...params) as T[];
+  }
+
+  run(sql: string, ...params: Params): Database.RunResult {
+    return this.stmt(sql).run(...params);
+  }
+
+  /**
+   * One page of `SELECT <columns> <from>` ordered by (created_at, id), with the total count.
+   * `from` is the FROM and WHERE part; its table must expose created_at and id (qualify with `alias`).
+   */
+  page<R>(from: string, params: Params, req: PageRequest, columns = '*', alias = ''): { rows: R[]; total: number } {
+    const total = (this.get<{ n: number }>(`SELECT count(*) AS n ${from}`, ...params) as { n: number }).n;
+    if (req.limit === 0) return { rows: [], total };
+    const dir = req.descending ? 'DESC' : 'ASC';
+    const p = alias ? `${alias}.` : '';
+    const rows = this.all<R>(
+      `SELECT ${columns} ${from} ORDER BY ${p}created_at ${dir}, ${p}id ${dir} LIMIT ? OFFSET ?`,
+      ...params,
+      req.limit,
+      (req.page - 1) * req.limit,
+    );
+    return { rows, total };
+  }
+}
+
+export function isUniqueViolation(err: unknown): boolean {
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    'code' in err &&
+    (err.code === 'SQLITE_CONSTRAINT_UNIQUE' || err.code === 'SQLITE_CONSTRAINT_PRIMARYKEY')
+  );
+}
+
+export const bool = (v: number): boolean => v === 1;
+export const int = (v: boolean): number => (v ? 1 : 0);

@@ -1,0 +1,119 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { AppError } from '../errors.js';
+import { MIGRATIONS } from './migrations/index.js';
+import { SqliteCatalogueRepo } from './repos/catalogue.js';
+import { SqliteCustomerRepo } from './repos/customers.js';
+import { SqliteSystemRepo } from './repos/system.js';
+import { SqliteWebhookRepo } from './repos/webhooks.js';
+import { Sql } from './sql.js';
+import type { Store, Tx } from './store.js';
+
+export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
+
+/** Applies the migrations the database lacks, each in its own transaction; refuses a newer database. */
+export function migrate(db: Database.Database): { from: number; to: number } {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT`);
+  const current = (db.prepare('SELECT coalesce(max(version), 0) AS v FROM schema_migrations').get() as { v: number }).v;
+  if (current > SCHEMA_VERSION) {
+    throw new AppError(
+      'internal',
+      `The database has schema version ${current}, newer than the ${SCHEMA_VERSION} this billing-mcp knows. ` +
+        'Upgrade billing-mcp; it will not open a database written by a newer version.',
+    );
+  }
+  for (const m of MIGRATIONS.filter((m) => m.version > current).sort((a, b) => a.version - b.version)) {
+    db.transaction(() => {
+      db.exec(m.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        m.version,
+        m.name,
+        new Date().toISOString(),
+      );
+    })();
+  }
+  return { from: current, to: SCHEMA_VERSION };
+}
+
+export function openDatabase(file: string): Database.Database {
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('synchronous = NORMAL');
+  migrate(db);
+  return db;
+}
+
+export class SqliteStore implements Store {
+  private readonly tx: Tx;
+  private busy = false;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(readonly db: Database.Database) {
+    const sql = new Sql(db);
+    this.tx = {
+      system: new SqliteSystemRepo(sql),
+      catalogue: new SqliteCatalogueRepo(sql),
+      customers: new SqliteCustomerRepo(sql),
+      webhooks: new SqliteWebhookRepo(sql),
+    };
+  }
+
+  static open(file: string): SqliteStore {
+    return new SqliteStore(openDatabase(file));
+  }
+
+  private acquire(): Promise<void> | undefined {
+    if (!this.busy) {
+      this.busy = true;
+      return undefined;
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.busy = false;
+  }
+
+  async read<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const wait = this.acquire();
+    if (wait) await wait;
+    try {
+      return await fn(this.tx);
+    } finally {
+      this.release();
+    }
+  }
+
+  async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const wait = this.acquire();
+    if (wait) await wait;
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+      try {
+        const result = await fn(this.tx);
+        this.db.exec('COMMIT');
+        return result;
+      } catch (err) {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        throw err;
+      }
+    } finally {
+      this.release();
+    }
+  }
+
+  async ping(): Promise<void> {
+    this.db.prepare('SELECT 1').get();
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}

@@ -1,0 +1,25 @@
+import type { CatalogueRepo } from './repos/catalogue.js';
+import type { CustomerRepo } from './repos/customers.js';
+import type { SystemRepo } from './repos/system.js';
+import type { WebhookRepo } from './repos/webhooks.js';
+
+/** The repositories one unit of work sees. Domain code only talks to these. */
+export interface Tx {
+  system: SystemRepo;
+  catalogue: CatalogueRepo;
+  customers: CustomerRepo;
+  webhooks: WebhookRepo;
+}
+
+/**
+ * The store: units of work run one at a time (better-sqlite3 is synchronous and there is one
+ * connection), so no operation ever sees another's half-done writes. `transaction` commits or rolls
+ * back as a whole. No network I/O belongs inside either.
+ */
+export interface Store {
+  read<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** Throws when the database cannot be reached. */
+  ping(): Promise<void>;
+  close(): void;
+}

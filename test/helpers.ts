@@ -1,0 +1,153 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { expect } from 'vitest';
+import { authenticate, createApiKey } from '../src/auth/keys.js';
+import { loadConfig, type Config } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
+import { createMcpServer } from '../src/mcp/server.js';
+import { createApp, createOrganisation, startHttp, type App, type RunningServer } from '../src/server.js';
+import { openDatabase, SqliteStore } from '../src/store/sqlite.js';
+
+export interface Org {
+  organisationId: string;
+  apiKey: string;
+  keyId: string;
+}
+
+export interface TestEnv {
+  app: App;
+  /** The first organisation, with an all-permission key. */
+  org: Org;
+  /** The MCP client of `org`, over an in-memory transport. */
+  mcp: Client;
+  /** Base URL of the real HTTP server on 127.0.0.1. */
+  url: string;
+  server: RunningServer;
+  /** Sets the clock every operation sees from now on. */
+  setNow(date: Date | string): void;
+  newOrg(name?: string): Promise<Org>;
+  newKey(org: Org, permissions: string[], expiresAt?: string): Promise<string>;
+  mcpFor(apiKey: string): Promise<Client>;
+  http(method: string, path: string, options?: HttpOptions): Promise<HttpResult>;
+  close(): Promise<void>;
+}
+
+export interface HttpOptions {
+  body?: unknown;
+  token?: string | null;
+  headers?: Record<string, string>;
+  contentType?: string;
+}
+
+export interface HttpResult {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+export async function setup(overrides: Partial<Config> = {}): Promise<TestEnv> {
+  const config = { ...loadConfig({ LOG_LEVEL: 'silent', BILLING_JOBS_INTERVAL_MS: '0' }), ...overrides };
+  let now: Date | undefined;
+  const store = new SqliteStore(openDatabase(config.db === './data/billing.sqlite' ? ':memory:' : config.db));
+  const app = createApp(config, { store, clock: () => now ?? new Date(), logger: createLogger('silent') });
+  const org = await createOrganisation(store, 'Test organisation');
+  const server = await startHttp(app, '127.0.0.1', 0);
+  const clients: Client[] = [];
+
+  async function mcpFor(apiKey: string): Promise<Client> {
+    const mcpServer = createMcpServer({
+      catalog: app.catalog,
+      executor: app.executor,
+      logger: app.logger,
+      principal: () => authenticate(app.store, apiKey, app.clock()),
+    });
+    const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+    await mcpServer.connect(serverTransport);
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(clientTransport);
+    clients.push(client);
+    return client;
+  }
+
+  const env: TestEnv = {
+    app,
+    org,
+    mcp: await mcpFor(org.apiKey),
+    url: server.url,
+    server,
+    setNow(date) {
+      now = new Date(date);
+    },
+    newOrg: (name = 'Other organisation') => createOrganisation(store, name),
+    async newKey(o, permissions, expiresAt) {
+      const created = await store.transaction((tx) =>
+        createApiKey(tx, { organisationId: o.organisationId, name: 'test key', permissions, expiresAt }, new Date()),
+      );
+      return created.apiKey;
+    },
+    mcpFor,
+    async http(method, path, options = {}) {
+      const headers: Record<string, string> = { ...options.headers };
+      const token = options.token === undefined ? org.apiKey : options.token;
+      if (token !== null) headers.authorization = `Bearer ${token}`;
+      let body: string | undefined;
+      if (options.body !== undefined) {
+        body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+        headers['content-type'] = options.contentType ?? 'application/json';
+      }
+      const res = await fetch(`${server.url}${path}`, { method, headers, body });
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        // not JSON: keep the text
+      }
+      return { status: res.status, headers: res.headers, body: parsed };
+    },
+    async close() {
+      for (const c of clients) await c.close();
+      await server.close();
+      store.close();
+    },
+  };
+  return env;
+}
+
+export interface ToolResult {
+  isError: boolean;
+  /** structuredContent on success; the problem JSON on error. */
+  body: any;
+  text: string;
+}
+
+export async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<ToolResult> {
+  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
+  if (result.isError) {
+    const json = text.slice(text.indexOf('\n') + 1);
+    return { isError: true, body: JSON.parse(json), text };
+  }
+  return { isError: false, body: result.structuredContent, text };
+}
+
+/** Calls a tool that must succeed and returns its structured content. */
+export async function ok(client: Client, name: string, args: Record<string, unknown> = {}): Promise<any> {
+  const r = await call(client, name, args);
+  if (r.isError) throw new Error(`${name} failed: ${r.text}`);
+  return r.body;
+}
+
+/** Calls a tool that must fail with the given status; returns the problem. */
+export async function fails(client: Client, name: string, args: Record<string, unknown>, status: number): Promise<any> {
+  const r = await call(client, name, args);
+  expect(r.isError, `${name} should fail with ${status} but returned ${r.text}`).toBe(true);
+  expect(r.body.status, r.text).toBe(status);
+  return r.body;
+}
+
+/** The violation paths of a problem. */
+export function paths(problem: { violations?: Array<{ propertyPath: string }> }): string[] {
+  return (problem.violations ?? []).map((v) => v.propertyPath);
+}
