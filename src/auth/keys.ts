@@ -65,7 +65,7 @@ export async function authenticate(store: Store, token: string | undefined, now:
   if (!token) {
     throw new AppError('unauthorized', 'Missing API key: send the header Authorization: Bearer <API key>');
   }
-  const key = await store.read((tx) => tx.system.findApiKeyByHash(hashToken(token)));
+  const key = await store.findApiKey(hashToken(token));
   if (!key) throw new AppError('unauthorized', 'Unknown API key');
   if (key.revokedAt) throw new AppError('unauthorized', 'This API key has been revoked');
   if (key.expiresAt && Date.parse(key.expiresAt) <= now.getTime()) {

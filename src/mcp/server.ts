@@ -58,7 +58,7 @@ export function createMcpServer(deps: McpDeps): Server {
     try {
       const principal = await deps.principal();
       const op = deps.catalog.find(name);
-      if (!op || !deps.catalog.visibleTo(op, principal)) {
+      if (!op || !deps.catalog.exposed(op)) {
         throw new AppError('not_found', `Unknown tool '${name}'; call tools/list for the tools this token can use`);
       }
       const { idempotencyKey, ...input } = args as Record<string, unknown>;

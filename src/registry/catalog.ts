@@ -62,7 +62,7 @@ export class Catalog {
   }
 
   /** Read-only mode and toolsets come from each operation's own metadata. */
-  private exposed(op: Operation): boolean {
+  exposed(op: Operation): boolean {
     if (this.filter.readOnly && !isReadOnly(op)) return false;
     if (this.filter.toolsets && !this.filter.toolsets.includes(op.toolset)) return false;
     return true;

@@ -5,7 +5,7 @@ import { AppError } from '../errors.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { SqliteCatalogueRepo } from './repos/catalogue.js';
 import { SqliteCustomerRepo } from './repos/customers.js';
-import { SqliteSystemRepo } from './repos/system.js';
+import { SqliteSystemRepo, type ApiKeyRecord } from './repos/system.js';
 import { SqliteWebhookRepo } from './repos/webhooks.js';
 import { Sql } from './sql.js';
 import type { Store, Tx } from './store.js';
@@ -107,6 +107,10 @@ export class SqliteStore implements Store {
     } finally {
       this.release();
     }
+  }
+
+  findApiKey(keyHash: string): Promise<ApiKeyRecord | undefined> {
+    return this.tx.system.findApiKeyByHash(keyHash);
   }
 
   async ping(): Promise<void> {

@@ -1,6 +1,6 @@
 import type { CatalogueRepo } from './repos/catalogue.js';
 import type { CustomerRepo } from './repos/customers.js';
-import type { SystemRepo } from './repos/system.js';
+import type { ApiKeyRecord, SystemRepo } from './repos/system.js';
 import type { WebhookRepo } from './repos/webhooks.js';
 
 /** The repositories one unit of work sees. Domain code only talks to these. */
@@ -19,6 +19,11 @@ export interface Tx {
 export interface Store {
   read<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * The API key with this hash, read outside the unit-of-work queue: authentication never waits
+   * behind other operations, and api_keys is written only by key management, never by an operation.
+   */
+  findApiKey(keyHash: string): Promise<ApiKeyRecord | undefined>;
   /** Throws when the database cannot be reached. */
   ping(): Promise<void>;
   close(): void;

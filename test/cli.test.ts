@@ -1,0 +1,164 @@
+import { execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, ok } from './helpers.js';
+
+const run = promisify(execFile);
+const CLI = path.resolve('dist/cli.js');
+let dir: string;
+let db: string;
+
+function cli(args: string[], env: Record<string, string> = {}) {
+  return run(process.execPath, [CLI, ...args], { env: { ...process.env, BILLING_DB: db, LOG_LEVEL: 'silent', ...env } });
+}
+
+async function cliFails(args: string[], env: Record<string, string> = {}): Promise<string> {
+  try {
+    await cli(args, env);
+  } catch (err) {
+    const e = err as { code: number; stderr: string };
+    expect(e.code).toBe(1);
+    return e.stderr;
+  }
+  throw new Error(`billing-mcp ${args.join(' ')} should have failed`);
+}
+
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-cli-'));
+  db = path.join(dir, 'billing.sqlite');
+  if (!fs.existsSync(CLI)) throw new Error('dist/cli.js is missing: npm test builds it first (npm run build)');
+});
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe('CLI', () => {
+  it('init creates the database, an organisation and a key; keys create, list and revoke manage keys', async () => {
+    const { stdout } = await cli(['init', '--org', 'Acme']);
+    const init = JSON.parse(stdout);
+    expect(init).toEqual({ organisationId: expect.any(String), apiKey: expect.stringMatching(/^bmk_/) });
+
+    const created = JSON.parse(
+      (await cli(['keys', 'create', '--org', init.organisationId, '--name', 'reader', '--permissions', 'measurement:read', '--expires', '2999-01-01T00:00:00Z']))
+        .stdout,
+    );
+    expect(created).toEqual({ id: expect.any(String), apiKey: expect.stringMatching(/^bmk_/) });
+
+    const keys = JSON.parse((await cli(['keys', 'list', '--org', init.organisationId])).stdout);
+    expect(keys).toHaveLength(2);
+    expect(JSON.stringify(keys)).not.toContain(created.apiKey);
+    expect(keys[1]).toMatchObject({ name: 'reader', permissions: ['measurement:read'], expiresAt: '2999-01-01T00:00:00.000Z', revokedAt: null });
+
+    const revoked = JSON.parse((await cli(['keys', 'revoke', created.id])).stdout);
+    expect(revoked.revokedAt).toEqual(expect.any(String));
+    expect(await cliFails(['keys', 'revoke', 'no-such-key'])).toMatch(/not found/);
+  });
+
+  it('refuses unknown permissions, bad flags and bad configuration, naming them', async () => {
+    const { stdout } = await cli(['init', '--org', 'Flags']);
+    const { organisationId } = JSON.parse(stdout);
+    expect(await cliFails(['keys', 'create', '--org', organisationId, '--name', 'x', '--permissions', 'everything:write'])).toMatch(
+      /Unknown permission\(s\) everything:write; allowed: .*measurement:read/,
+    );
+    expect(await cliFails(['keys', 'create', '--org', organisationId, '--name', 'x', '--expires', 'tomorrow'])).toMatch(/--expires/);
+    expect(await cliFails(['jobs', 'run'], { BILLING_PORT: 'eighty' })).toMatch(/BILLING_PORT/);
+    expect(await cliFails(['jobs', 'run'], { BILLING_WEBHOOK_RETRY_DELAYS: '10,x' })).toMatch(/BILLING_WEBHOOK_RETRY_DELAYS/);
+    expect(await cliFails(['frobnicate'])).toMatch(/Unknown command/);
+  });
+
+  it('jobs run prints a JSON summary as of --now', async () => {
+    const { stdout } = await cli(['jobs', 'run', '--now', '2026-12-01T00:00:00+01:00']);
+    expect(JSON.parse(stdout)).toMatchObject({ now: '2026-11-30T23:00:00.000Z', jobs: expect.any(Object) });
+  });
+
+  it('refuses a database written by a newer version', async () => {
+    const newer = path.join(dir, 'newer.sqlite');
+    await cli(['init', '--org', 'Future'], { BILLING_DB: newer });
+    const raw = new Database(newer);
+    raw.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, 'future', '2030-01-01T00:00:00Z')").run();
+    raw.close();
+    expect(await cliFails(['jobs', 'run'], { BILLING_DB: newer })).toMatch(/schema version 9999, newer than/);
+  });
+
+  it('serve --demo prints a working demo key and serves on the given host and port', async () => {
+    const demoDb = path.join(dir, 'demo.sqlite');
+    const child = spawn(process.execPath, [CLI, 'serve', '--demo', '--port', '0'], {
+      env: { ...process.env, BILLING_DB: demoDb, LOG_LEVEL: 'silent' },
+    });
+    try {
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => (stdout += d));
+      child.stderr.on('data', (d) => (stderr += d));
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no listening line: ${stderr}`)), 10_000);
+        child.stderr.on('data', () => {
+          const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
+          if (m) {
+            clearTimeout(timer);
+            resolve(m[1]!);
+          }
+        });
+      });
+      const { apiKey } = JSON.parse(stdout);
+      expect(stderr).toContain(apiKey);
+      const res = await fetch(`${url}/catalogue/units`, { headers: { authorization: `Bearer ${apiKey}` } });
+      expect(res.status).toBe(200);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+});
+
+describe('MCP over stdio against dist/', () => {
+  it('lists and calls tools with BILLING_API_KEY, and stops at once when the key is revoked by another process', async () => {
+    const stdioDb = path.join(dir, 'stdio.sqlite');
+    const init = JSON.parse((await cli(['init', '--org', 'Stdio'], { BILLING_DB: stdioDb })).stdout);
+    const key = JSON.parse(
+      (await cli(['keys', 'create', '--org', init.organisationId, '--name', 'desktop'], { BILLING_DB: stdioDb })).stdout,
+    );
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'stdio'],
+      env: { ...(process.env as Record<string, string>), BILLING_DB: stdioDb, BILLING_API_KEY: key.apiKey, LOG_LEVEL: 'info' },
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'stdio-test', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toContain('create_unit');
+      const unit = await ok(client, 'create_unit', { name: 'over stdio' });
+      expect(unit.name).toBe('over stdio');
+      await cli(['keys', 'revoke', key.id], { BILLING_DB: stdioDb });
+      const after = await call(client, 'list_units');
+      expect(after.isError).toBe(true);
+      expect(after.body.status).toBe(401);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('--read-only exposes only read-only tools', async () => {
+    const stdioDb = path.join(dir, 'stdio-ro.sqlite');
+    const init = JSON.parse((await cli(['init', '--org', 'Stdio RO'], { BILLING_DB: stdioDb })).stdout);
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'stdio', '--read-only', '--toolsets', 'catalogue'],
+      env: { ...(process.env as Record<string, string>), BILLING_DB: stdioDb, BILLING_API_KEY: init.apiKey, LOG_LEVEL: 'silent' },
+    });
+    const client = new Client({ name: 'stdio-test', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.length).toBeGreaterThan(0);
+      expect(tools.every((t) => t.annotations?.readOnlyHint)).toBe(true);
+    } finally {
+      await client.close();
+    }
+  });
+});

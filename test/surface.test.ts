@@ -1,0 +1,123 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPERATIONS } from '../src/tools/index.js';
+import { setup, type TestEnv } from './helpers.js';
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await setup();
+});
+afterAll(() => env.close());
+
+type Schema = { type?: string; properties?: Record<string, Schema>; items?: Schema; description?: string; anyOf?: Schema[] };
+
+/** Paths of input properties (nested ones included) that carry no description. */
+function undocumented(schema: Schema, at = ''): string[] {
+  const out: string[] = [];
+  for (const [name, prop] of Object.entries(schema.properties ?? {})) {
+    const path = at ? `${at}.${name}` : name;
+    if (!prop.description) out.push(path);
+    for (const variant of [prop, prop.items, ...(prop.anyOf ?? [])]) {
+      if (variant?.properties) out.push(...undocumented(variant, path));
+      if (variant?.items?.properties) out.push(...undocumented(variant.items, `${path}[]`));
+    }
+  }
+  return out;
+}
+
+describe('tools/list', () => {
+  it('matches the reviewed snapshot (any change to the tool surface shows up in review)', async () => {
+    const { tools } = await env.mcp.listTools();
+    await expect(JSON.stringify(tools, null, 2)).toMatchFileSnapshot('./__snapshots__/tools-list.json');
+  });
+
+  it('every tool declares a title, all four annotations, an output schema and a described input field', async () => {
+    const { tools } = await env.mcp.listTools();
+    expect(tools.length).toBe(OPERATIONS.length);
+    for (const tool of tools) {
+      expect(tool.title, tool.name).toBeTruthy();
+      expect(tool.name).toMatch(/^[a-z]+(_[a-z]+)+$/);
+      for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const) {
+        expect(typeof tool.annotations?.[hint], `${tool.name}.${hint}`).toBe('boolean');
+      }
+      expect(tool.outputSchema?.type, tool.name).toBe('object');
+      expect(tool.description!.length, tool.name).toBeGreaterThan(40);
+      expect(undocumented(tool.inputSchema as Schema), tool.name).toEqual([]);
+    }
+  });
+
+  it('read operations are read-only and the rest are not', () => {
+    for (const op of OPERATIONS) {
+      expect(op.kind === 'read' || op.kind === 'list', op.name).toBe(op.method === 'GET');
+    }
+  });
+});
+
+describe('read-only mode and toolsets come from the definitions', () => {
+  it('--read-only keeps only tools with readOnlyHint, and REST refuses writes', async () => {
+    const ro = await setup({ readOnly: true });
+    try {
+      const { tools } = await ro.mcp.listTools();
+      expect(tools.length).toBeGreaterThan(0);
+      expect(tools.every((t) => t.annotations?.readOnlyHint === true)).toBe(true);
+      expect(tools.map((t) => t.name)).not.toContain('create_unit');
+      const res = await ro.http('POST', '/catalogue/units', { body: { name: 'x' } });
+      expect(res.status).toBe(403);
+      expect(res.body.detail).toMatch(/read-only/);
+      const call = await ro.mcp.callTool({ name: 'create_unit', arguments: { name: 'x' } });
+      expect(call.isError).toBe(true);
+    } finally {
+      await ro.close();
+    }
+  });
+
+  it('--toolsets keeps the named groups only', async () => {
+    const only = await setup({ toolsets: ['webhooks'] });
+    try {
+      const names = (await only.mcp.listTools()).tools.map((t) => t.name);
+      const expected = OPERATIONS.filter((op) => op.toolset === 'webhooks').map((op) => op.name);
+      expect(names.sort()).toEqual(expected.sort());
+      expect(names).not.toContain('list_units');
+    } finally {
+      await only.close();
+    }
+  });
+});
+
+describe('OpenAPI', () => {
+  it('is a valid OpenAPI 3.1 document covering every operation', async () => {
+    const res = await env.http('GET', '/openapi.json', { token: null });
+    expect(res.status).toBe(200);
+    const doc = res.body;
+    expect(doc.openapi).toBe('3.1.0');
+    const validator = new Validator();
+    const result = await validator.validate(doc);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    const ids = Object.values(doc.paths as Record<string, Record<string, { operationId: string }>>).flatMap((p) =>
+      Object.values(p).map((o) => o.operationId),
+    );
+    expect(ids.sort()).toEqual(OPERATIONS.map((o) => o.name).sort());
+    expect(doc.paths['/catalogue/measurements'].get.deprecated).toBe(true);
+  });
+});
+
+describe('Streamable HTTP /mcp', () => {
+  it('answers tools/list and tools/call statelessly with JSON', async () => {
+    const headers = { accept: 'application/json, text/event-stream' };
+    const list = await env.http('POST', '/mcp', { headers, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    expect(list.status).toBe(200);
+    expect(list.body.result.tools.length).toBe(OPERATIONS.length);
+    const created = await env.http('POST', '/mcp', {
+      headers,
+      body: { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'create_unit', arguments: { name: 'via /mcp' } } },
+    });
+    expect(created.body.result.structuredContent.name).toBe('via /mcp');
+    const bad = await env.http('POST', '/mcp', {
+      headers,
+      body: { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'create_unit', arguments: {} } },
+    });
+    expect(bad.body.result.isError).toBe(true);
+    expect(bad.body.result.content[0].text).toMatch(/^Validation failed: name is required/);
+  });
+});
