@@ -1,7 +1,9 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATIONS } from '../src/tools/index.js';
-import { setup, type TestEnv } from './helpers.js';
+import { ok, setup, type TestEnv } from './helpers.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -119,5 +121,56 @@ describe('Streamable HTTP /mcp', () => {
     });
     expect(bad.body.result.isError).toBe(true);
     expect(bad.body.result.content[0].text).toMatch(/^Validation failed: name is required/);
+  });
+});
+
+describe('Streamable HTTP with the SDK client', () => {
+  it('connects, lists and calls tools over real HTTP with the bearer token', async () => {
+    const transport = new StreamableHTTPClientTransport(new URL(`${env.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${env.org.apiKey}` } },
+    });
+    const client = new Client({ name: 'remote-agent', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      expect(client.getServerVersion()?.name).toBe('billing-mcp');
+      expect((await client.listTools()).tools.length).toBe(OPERATIONS.length);
+      const unit = await ok(client, 'create_unit', { name: 'remote' });
+      expect(unit.name).toBe('remote');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('keeps concurrent callers apart even when they use the same JSON-RPC ids', async () => {
+    const other = await env.newOrg('Concurrent org');
+    await env.http('POST', '/catalogue/units', { token: other.apiKey, body: { name: 'theirs' } });
+    await env.http('POST', '/catalogue/units', { body: { name: 'ours' } });
+    const listFor = (token: string) =>
+      env.http('POST', '/mcp', {
+        token,
+        headers: { accept: 'application/json, text/event-stream' },
+        body: { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'list_units', arguments: { limit: 100 } } },
+      });
+    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => listFor(i % 2 ? other.apiKey : env.org.apiKey)));
+    results.forEach((res, i) => {
+      expect(res.body.id).toBe(7);
+      const names = res.body.result.structuredContent.data.map((u: { name: string }) => u.name);
+      if (i % 2) expect(names).toEqual(['theirs']);
+      else {
+        expect(names).toContain('ours');
+        expect(names).not.toContain('theirs');
+      }
+    });
+  });
+
+  it('answers a notification with 202 and a body that is not JSON-RPC with an error', async () => {
+    const headers = { accept: 'application/json, text/event-stream' };
+    const note = await env.http('POST', '/mcp', { headers, body: { jsonrpc: '2.0', method: 'notifications/initialized' } });
+    expect(note.status).toBe(202);
+    const bad = await env.http('POST', '/mcp', { headers, body: { hello: 'world' } });
+    expect(bad.body.error.code).toBe(-32600);
+    const unparsable = await env.http('POST', '/mcp', { headers, body: '{' });
+    expect(unparsable.status).toBe(400);
+    expect(unparsable.body.error.code).toBe(-32700);
   });
 });

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import FindMyWay, { type HTTPVersion } from 'find-my-way';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { authenticate, type Principal } from '../auth/keys.js';
 import { AppError, toAppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createMcpServer } from '../mcp/server.js';
+import { principalFromExtra, StatelessMcpEndpoint } from '../mcp/stateless.js';
 import type { Catalog } from '../registry/catalog.js';
 import type { Executor } from '../registry/executor.js';
 import { isReadOnly, pathParams, successStatus, type HttpMethod, type Operation } from '../registry/operation.js';
@@ -114,6 +114,18 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
     }
   }
 
+  const mcpServer = createMcpServer({
+    catalog: deps.catalog,
+    executor: deps.executor,
+    logger: deps.logger,
+    principal: async (extra) => {
+      const principal = principalFromExtra(extra);
+      if (!principal) throw new AppError('unauthorized', 'Missing API key');
+      return principal;
+    },
+  });
+  const mcpEndpoint = StatelessMcpEndpoint.attach(mcpServer);
+
   async function handleMcp(req: IncomingMessage, res: ServerResponse) {
     if (req.method !== 'POST') {
       return sendProblem(res, new AppError('method_not_allowed', 'The MCP endpoint is stateless: only POST is supported'), { Allow: 'POST' });
@@ -131,14 +143,13 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
     } catch (err) {
       return sendProblem(res, toAppError(err));
     }
-    const server = createMcpServer({ catalog: deps.catalog, executor: deps.executor, logger: deps.logger, principal: async () => principal });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, body);
+    const response = await (await mcpEndpoint).handle(body, principal);
+    if (response === undefined) {
+      res.writeHead(202);
+      res.end();
+      return;
+    }
+    send(res, 200, response);
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

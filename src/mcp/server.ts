@@ -12,6 +12,8 @@ import type { Logger } from '../logger.js';
 import type { Catalog } from '../registry/catalog.js';
 import type { Executor } from '../registry/executor.js';
 
+export type RequestExtra = { authInfo?: { extra?: Record<string, unknown> } };
+
 export const SERVER_INFO = { name: 'billing-mcp', version: '0.1.0' };
 
 const INSTRUCTIONS =
@@ -24,8 +26,11 @@ export interface McpDeps {
   catalog: Catalog;
   executor: Executor;
   logger: Logger;
-  /** Resolved on every request, so a revoked key stops working at once (stdio included). */
-  principal: () => Promise<Principal>;
+  /**
+   * Resolved on every request, so a revoked key stops working at once (stdio included). Over HTTP
+   * the principal authenticated for the request arrives with the message (`extra.authInfo`).
+   */
+  principal: (extra: RequestExtra) => Promise<Principal>;
 }
 
 export function errorResult(err: unknown, logger: Logger, tool: string): CallToolResult {
@@ -44,19 +49,19 @@ export function errorResult(err: unknown, logger: Logger, tool: string): CallToo
 export function createMcpServer(deps: McpDeps): Server {
   const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
+  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
     try {
-      return { tools: deps.catalog.tools(await deps.principal()) };
+      return { tools: deps.catalog.tools(await deps.principal(extra)) };
     } catch (err) {
       const e = toAppError(err);
       throw new McpError(ErrorCode.InvalidRequest, e.summary());
     }
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name, arguments: args = {} } = request.params;
     try {
-      const principal = await deps.principal();
+      const principal = await deps.principal(extra);
       const op = deps.catalog.find(name);
       if (!op || !deps.catalog.exposed(op)) {
         throw new AppError('not_found', `Unknown tool '${name}'; call tools/list for the tools this token can use`);

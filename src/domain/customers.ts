@@ -1,0 +1,176 @@
+import { invalidMany, notFound, type Violation } from '../errors.js';
+import { newId } from '../ids.js';
+import type { PageRequest } from '../schemas/common.js';
+import type { Customer, CustomerEmail } from '../schemas/customers.js';
+import type { Tx } from '../store/store.js';
+
+const TIME_ZONES = new Set([...Intl.supportedValuesOf('timeZone'), 'UTC']);
+const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
+
+/** An IANA time zone name the runtime knows (`Europe/Berlin`), or `UTC`. */
+export function isTimeZone(name: string): boolean {
+  return TIME_ZONES.has(name);
+}
+
+/** An ISO 4217 code, upper case (`EUR`). */
+export function isCurrencyCode(code: string): boolean {
+  return CURRENCIES.has(code);
+}
+
+export type CustomerStatus = Customer['status'];
+
+export interface CustomerInput {
+  customerNumber?: string | undefined;
+  firstName?: string | null | undefined;
+  lastName?: string | null | undefined;
+  companyName?: string | null | undefined;
+  datevId?: string | null | undefined;
+  timeZone: string;
+  currencyCode: string;
+  status: CustomerStatus;
+}
+
+const filled = (value: string | null) => value !== null && value.trim() !== '';
+
+/** A customer is addressed by a company name, a last name, or both. */
+function nameViolation(c: Pick<Customer, 'lastName' | 'companyName'>): Violation | undefined {
+  if (filled(c.lastName) || filled(c.companyName)) return undefined;
+  return {
+    propertyPath: 'lastName',
+    message: 'a customer needs a name: give lastName (a person) or companyName (a business), or both; at least one must be non-empty',
+    code: 'name_required',
+  };
+}
+
+async function numberViolation(tx: Tx, org: string, customerNumber: string, exceptId?: string): Promise<Violation | undefined> {
+  if (!(await tx.customers.numberTaken(org, customerNumber, exceptId))) return undefined;
+  return {
+    propertyPath: 'customerNumber',
+    message: `customerNumber must be unique: another customer already has the number '${customerNumber}'`,
+    code: 'unique',
+  };
+}
+
+/** CUS-000001, CUS-000002, …; numbers someone chose by hand are skipped. */
+async function nextCustomerNumber(tx: Tx, org: string): Promise<string> {
+  for (;;) {
+    const n = await tx.system.nextCounter(org, 'customer');
+    const candidate = `CUS-${String(n).padStart(6, '0')}`;
+    if (!(await tx.customers.numberTaken(org, candidate))) return candidate;
+  }
+}
+
+function throwIfAny(violations: Array<Violation | undefined>): void {
+  const found = violations.filter((v): v is Violation => v !== undefined);
+  if (found.length) throw invalidMany(found);
+}
+
+export async function createCustomer(tx: Tx, org: string, input: CustomerInput, now: Date): Promise<Customer> {
+  const names = { lastName: input.lastName ?? null, companyName: input.companyName ?? null };
+  throwIfAny([
+    nameViolation(names),
+    input.customerNumber === undefined ? undefined : await numberViolation(tx, org, input.customerNumber),
+  ]);
+  const at = now.toISOString();
+  const customer: Customer = {
+    id: newId(),
+    customerNumber: input.customerNumber ?? (await nextCustomerNumber(tx, org)),
+    timeZone: input.timeZone,
+    firstName: input.firstName ?? null,
+    ...names,
+    currencyCode: input.currencyCode,
+    datevId: input.datevId ?? null,
+    status: input.status,
+    createdAt: at,
+    updatedAt: at,
+  };
+  await tx.customers.insert(org, customer);
+  return customer;
+}
+
+export async function getCustomer(tx: Tx, org: string, id: string): Promise<Customer> {
+  const customer = await tx.customers.get(org, id);
+  if (!customer) throw notFound('Customer', id);
+  return customer;
+}
+
+export async function listCustomers(tx: Tx, org: string, filter: { status?: CustomerStatus | undefined }, page: PageRequest) {
+  return tx.customers.list(org, filter, page);
+}
+
+/** An omitted field (undefined) keeps its current value; null is a value and clears it. */
+const given = <T>(value: T | undefined, current: T): T => (value === undefined ? current : value);
+
+/** PUT: omitted fields stay, null clears a nullable field; the result must still have a name. */
+export async function updateCustomer(
+  tx: Tx,
+  org: string,
+  id: string,
+  patch: Partial<CustomerInput>,
+  now: Date,
+): Promise<Customer> {
+  const current = await getCustomer(tx, org, id);
+  const next: Customer = {
+    ...current,
+    customerNumber: given(patch.customerNumber, current.customerNumber),
+    timeZone: given(patch.timeZone, current.timeZone),
+    firstName: given(patch.firstName, current.firstName),
+    lastName: given(patch.lastName, current.lastName),
+    currencyCode: given(patch.currencyCode, current.currencyCode),
+    companyName: given(patch.companyName, current.companyName),
+    datevId: given(patch.datevId, current.datevId),
+    status: given(patch.status, current.status),
+    updatedAt: now.toISOString(),
+  };
+  throwIfAny([
+    nameViolation(next),
+    next.customerNumber === current.customerNumber ? undefined : await numberViolation(tx, org, next.customerNumber, id),
+  ]);
+  await tx.customers.update(org, next);
+  return next;
+}
+
+export interface CustomerEmailInput {
+  email: string;
+  receiverName?: string | null | undefined;
+  isInvoiceEmail: boolean;
+  isDunningEmail: boolean;
+  default: boolean;
+}
+
+/** A customer has at most one default address: a new default takes over from the old one. */
+export async function createCustomerEmail(
+  tx: Tx,
+  org: string,
+  customerId: string,
+  input: CustomerEmailInput,
+  now: Date,
+): Promise<CustomerEmail> {
+  const customer = await getCustomer(tx, org, customerId);
+  const at = now.toISOString();
+  if (input.default) await tx.customers.clearDefaultEmail(org, customer.id, at);
+  const email: CustomerEmail = {
+    id: newId(),
+    customer: customer.id,
+    email: input.email,
+    receiverName: input.receiverName ?? null,
+    isInvoiceEmail: input.isInvoiceEmail,
+    isDunningEmail: input.isDunningEmail,
+    default: input.default,
+    createdAt: at,
+    updatedAt: at,
+  };
+  await tx.customers.insertEmail(org, email);
+  return email;
+}
+
+export async function getCustomerEmail(tx: Tx, org: string, id: string): Promise<CustomerEmail> {
+  const email = await tx.customers.getEmail(org, id);
+  if (!email) throw notFound('Customer e-mail address', id);
+  return email;
+}
+
+export async function listCustomerEmails(tx: Tx, org: string, customerId: string, page: PageRequest) {
+  const customer = await getCustomer(tx, org, customerId);
+  return tx.customers.listEmails(org, customer.id, page);
+}

@@ -1,0 +1,320 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fails, ok, paths, setup, type TestEnv } from './helpers.js';
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await setup();
+});
+afterAll(() => env.close());
+
+/** An MCP client of a fresh organisation, so counters and lists start empty. */
+async function freshOrg(): Promise<Client> {
+  const org = await env.newOrg();
+  return env.mcpFor(org.apiKey);
+}
+
+describe('customers', () => {
+  it('creates with defaults and numbers CUS-000001, CUS-000002, … skipping numbers already taken', async () => {
+    const mcp = await freshOrg();
+    const first = await ok(mcp, 'create_customer', { lastName: 'Lovelace' });
+    expect(first).toEqual({
+      id: expect.any(String),
+      customerNumber: 'CUS-000001',
+      timeZone: 'Europe/Berlin',
+      firstName: null,
+      lastName: 'Lovelace',
+      currencyCode: 'EUR',
+      companyName: null,
+      datevId: null,
+      status: 'STATUS_ACTIVE',
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
+    expect((await ok(mcp, 'create_customer', { companyName: 'Acme' })).customerNumber).toBe('CUS-000002');
+    expect((await ok(mcp, 'create_customer', { companyName: 'Manual', customerNumber: 'CUS-000004' })).customerNumber).toBe(
+      'CUS-000004',
+    );
+    expect((await ok(mcp, 'create_customer', { companyName: 'C' })).customerNumber).toBe('CUS-000003');
+    expect((await ok(mcp, 'create_customer', { companyName: 'D' })).customerNumber).toBe('CUS-000005');
+    expect(await ok(mcp, 'get_customer', { id: first.id })).toEqual(first);
+  });
+
+  it('keeps the values given instead of the defaults', async () => {
+    const c = await ok(env.mcp, 'create_customer', {
+      firstName: 'Grace',
+      lastName: 'Hopper',
+      companyName: 'Navy',
+      datevId: 'D-1',
+      timeZone: 'America/New_York',
+      currencyCode: 'USD',
+      status: 'STATUS_INACTIVE',
+    });
+    expect(c).toMatchObject({
+      firstName: 'Grace',
+      lastName: 'Hopper',
+      companyName: 'Navy',
+      datevId: 'D-1',
+      timeZone: 'America/New_York',
+      currencyCode: 'USD',
+      status: 'STATUS_INACTIVE',
+    });
+    expect((await ok(env.mcp, 'create_customer', { lastName: 'Utc', timeZone: 'UTC' })).timeZone).toBe('UTC');
+  });
+
+  it('rejects a customerNumber another customer of the organisation has, on create and on update', async () => {
+    const a = await ok(env.mcp, 'create_customer', { lastName: 'A', customerNumber: 'K-1' });
+    const b = await ok(env.mcp, 'create_customer', { lastName: 'B', customerNumber: 'K-2' });
+    const dup = await fails(env.mcp, 'create_customer', { lastName: 'C', customerNumber: 'K-1' }, 422);
+    expect(paths(dup)).toEqual(['customerNumber']);
+    expect(dup.violations[0].message).toContain('unique');
+    expect(paths(await fails(env.mcp, 'update_customer', { id: b.id, customerNumber: 'K-1' }, 422))).toEqual(['customerNumber']);
+    expect((await ok(env.mcp, 'update_customer', { id: a.id, customerNumber: 'K-1' })).customerNumber).toBe('K-1');
+    expect((await ok(await freshOrg(), 'create_customer', { lastName: 'C', customerNumber: 'K-1' })).customerNumber).toBe('K-1');
+  });
+
+  it.each([
+    ['timeZone', 'Mars/Olympus_Mons'],
+    ['timeZone', 'europe/berlin'],
+    ['currencyCode', 'XYZ'],
+    ['currencyCode', 'eur'],
+    ['status', 'STATUS_DELETED'],
+  ])('rejects %s %s, naming the field', async (field, value) => {
+    const p = await fails(env.mcp, 'create_customer', { lastName: 'X', [field]: value }, 422);
+    expect(paths(p)).toEqual([field]);
+    const c = await ok(env.mcp, 'create_customer', { lastName: 'X' });
+    expect(paths(await fails(env.mcp, 'update_customer', { id: c.id, [field]: value }, 422))).toEqual([field]);
+  });
+
+  it('requires lastName or companyName, on create and after an update', async () => {
+    for (const input of [{}, { firstName: 'Ada' }, { lastName: '', companyName: null }, { lastName: '  ' }]) {
+      const p = await fails(env.mcp, 'create_customer', input, 422);
+      expect(paths(p)).toEqual(['lastName']);
+      expect(p.violations[0].message).toMatch(/lastName.*companyName/);
+    }
+    const company = await ok(env.mcp, 'create_customer', { companyName: 'Only Company' });
+    const p = await fails(env.mcp, 'update_customer', { id: company.id, companyName: null }, 422);
+    expect(paths(p)).toEqual(['lastName']);
+    expect((await ok(env.mcp, 'get_customer', { id: company.id })).companyName).toBe('Only Company');
+    const swapped = await ok(env.mcp, 'update_customer', { id: company.id, companyName: null, lastName: 'Person' });
+    expect(swapped).toMatchObject({ companyName: null, lastName: 'Person' });
+  });
+
+  it('update keeps omitted fields and null clears a nullable field', async () => {
+    const c = await ok(env.mcp, 'create_customer', {
+      firstName: 'Alan',
+      lastName: 'Turing',
+      companyName: 'Bletchley',
+      datevId: 'D-7',
+      currencyCode: 'GBP',
+      timeZone: 'Europe/London',
+    });
+    const u = await ok(env.mcp, 'update_customer', { id: c.id, firstName: null, datevId: null, status: 'STATUS_INACTIVE' });
+    expect(u).toEqual({
+      ...c,
+      firstName: null,
+      datevId: null,
+      status: 'STATUS_INACTIVE',
+      updatedAt: expect.any(String),
+    });
+    expect(await ok(env.mcp, 'get_customer', { id: c.id })).toEqual(u);
+    const put = await env.http('PUT', `/customers/${c.id}`, { body: { timeZone: 'UTC', companyName: null } });
+    expect(put.status).toBe(200);
+    expect(put.body).toMatchObject({ timeZone: 'UTC', companyName: null, lastName: 'Turing', currencyCode: 'GBP', firstName: null });
+  });
+
+  it.each(['customerNumber', 'firstName', 'lastName', 'companyName', 'datevId'])(
+    'rejects %s over 255 characters and accepts 255',
+    async (field) => {
+      const base = { lastName: 'Name', companyName: 'Company' };
+      expect(paths(await fails(env.mcp, 'create_customer', { ...base, [field]: 'x'.repeat(256) }, 422))).toEqual([field]);
+      const c = await ok(env.mcp, 'create_customer', { ...base, [field]: field.charAt(0).repeat(255) });
+      expect(c[field]).toHaveLength(255);
+      expect(paths(await fails(env.mcp, 'update_customer', { id: c.id, [field]: 'y'.repeat(256) }, 422))).toEqual([field]);
+    },
+  );
+
+  it('rejects an empty customerNumber', async () => {
+    expect(paths(await fails(env.mcp, 'create_customer', { lastName: 'X', customerNumber: '' }, 422))).toEqual(['customerNumber']);
+  });
+
+  it('filters the list by status, over MCP and HTTP', async () => {
+    const org = await env.newOrg();
+    const mcp = await env.mcpFor(org.apiKey);
+    const active = await ok(mcp, 'create_customer', { lastName: 'Active' });
+    const inactive = await ok(mcp, 'create_customer', { lastName: 'Inactive', status: 'STATUS_INACTIVE' });
+    const all = await ok(mcp, 'list_customers', {});
+    expect(all.data.map((c: { id: string }) => c.id)).toEqual([active.id, inactive.id]);
+    const only = await ok(mcp, 'list_customers', { status: 'STATUS_INACTIVE' });
+    expect(only.data.map((c: { id: string }) => c.id)).toEqual([inactive.id]);
+    expect(only.meta.pagination.totalItems).toBe(1);
+    const res = await env.http('GET', '/customers?status=STATUS_ACTIVE', { token: org.apiKey });
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((c: { id: string }) => c.id)).toEqual([active.id]);
+    const bad = await env.http('GET', '/customers?status=deleted', { token: org.apiKey });
+    expect(bad.status).toBe(400);
+    expect(paths(bad.body)).toEqual(['status']);
+  });
+
+  it('serves customers over HTTP with 201 and Location', async () => {
+    const res = await env.http('POST', '/customers', { body: { companyName: 'Rest GmbH' } });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('location')).toBe(`/customers/${res.body.id}`);
+    expect((await env.http('GET', res.headers.get('location')!)).body).toEqual(res.body);
+    const bad = await env.http('POST', '/customers', { body: { firstName: 'No' } });
+    expect(bad.status).toBe(422);
+    expect(paths(bad.body)).toEqual(['lastName']);
+  });
+});
+
+describe('customer e-mail addresses', () => {
+  let customer: { id: string };
+  beforeAll(async () => {
+    customer = await ok(env.mcp, 'create_customer', { companyName: 'Mail AG' });
+  });
+
+  it('creates, gets and lists addresses, flags defaulting to false', async () => {
+    const e = await ok(env.mcp, 'create_customer_email_address', { id: customer.id, email: 'billing@mail.example' });
+    expect(e).toEqual({
+      id: expect.any(String),
+      customer: customer.id,
+      email: 'billing@mail.example',
+      receiverName: null,
+      isInvoiceEmail: false,
+      isDunningEmail: false,
+      default: false,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
+    const f = await ok(env.mcp, 'create_customer_email_address', {
+      id: customer.id,
+      email: 'dunning@mail.example',
+      receiverName: 'Accounts',
+      isInvoiceEmail: true,
+      isDunningEmail: true,
+    });
+    expect(f).toMatchObject({ receiverName: 'Accounts', isInvoiceEmail: true, isDunningEmail: true, default: false });
+    expect(await ok(env.mcp, 'get_customer_email_address', { id: e.id })).toEqual(e);
+    const list = await ok(env.mcp, 'list_customer_email_addresses', { id: customer.id });
+    expect(list.data).toEqual([e, f]);
+    const other = await ok(env.mcp, 'create_customer', { lastName: 'Other' });
+    expect((await ok(env.mcp, 'list_customer_email_addresses', { id: other.id })).data).toEqual([]);
+  });
+
+  it('keeps a single default: a new default clears the previous one, a non-default leaves it', async () => {
+    const c = await ok(env.mcp, 'create_customer', { lastName: 'Defaults' });
+    const first = await ok(env.mcp, 'create_customer_email_address', { id: c.id, email: 'one@x.example', default: true });
+    expect(first.default).toBe(true);
+    await ok(env.mcp, 'create_customer_email_address', { id: c.id, email: 'plain@x.example' });
+    expect((await ok(env.mcp, 'get_customer_email_address', { id: first.id })).default).toBe(true);
+    const second = await ok(env.mcp, 'create_customer_email_address', { id: c.id, email: 'two@x.example', default: true });
+    expect(second.default).toBe(true);
+    expect((await ok(env.mcp, 'get_customer_email_address', { id: first.id })).default).toBe(false);
+    const list = await ok(env.mcp, 'list_customer_email_addresses', { id: c.id });
+    expect(list.data.filter((e: { default: boolean }) => e.default).map((e: { id: string }) => e.id)).toEqual([second.id]);
+    const otherCustomer = await ok(env.mcp, 'create_customer', { lastName: 'Untouched' });
+    const own = await ok(env.mcp, 'create_customer_email_address', { id: otherCustomer.id, email: 'own@x.example', default: true });
+    await ok(env.mcp, 'create_customer_email_address', { id: c.id, email: 'three@x.example', default: true });
+    expect((await ok(env.mcp, 'get_customer_email_address', { id: own.id })).default).toBe(true);
+  });
+
+  it('rejects an invalid address, and address or receiverName over 255 characters', async () => {
+    for (const email of ['not-an-address', 'a@b', '', 'a'.repeat(244) + '@example.com']) {
+      const p = await fails(env.mcp, 'create_customer_email_address', { id: customer.id, email }, 422);
+      expect(new Set(paths(p))).toEqual(new Set(['email']));
+    }
+    expect(paths(await fails(env.mcp, 'create_customer_email_address', { id: customer.id }, 422))).toEqual(['email']);
+    const p = await fails(
+      env.mcp,
+      'create_customer_email_address',
+      { id: customer.id, email: 'ok@example.com', receiverName: 'r'.repeat(256) },
+      422,
+    );
+    expect(paths(p)).toEqual(['receiverName']);
+    const longest = await ok(env.mcp, 'create_customer_email_address', {
+      id: customer.id,
+      email: 'a'.repeat(243) + '@example.com',
+      receiverName: 'r'.repeat(255),
+    });
+    expect(longest.email).toHaveLength(255);
+  });
+
+  it('answers 201 with Location /customer-email-addresses/{id} over HTTP', async () => {
+    const res = await env.http('POST', `/customers/${customer.id}/email-addresses`, {
+      body: { email: 'rest@mail.example', isInvoiceEmail: true },
+    });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('location')).toBe(`/customer-email-addresses/${res.body.id}`);
+    const got = await env.http('GET', res.headers.get('location')!);
+    expect(got.status).toBe(200);
+    expect(got.body).toEqual(res.body);
+    const list = await env.http('GET', `/customers/${customer.id}/email-addresses?limit=1`);
+    expect(list.status).toBe(200);
+    expect(list.body.meta.pagination).toMatchObject({ itemsPerPage: 1, pageTotalItems: 1 });
+  });
+});
+
+describe('isolation and permissions', () => {
+  it('answers 404 for unknown ids', async () => {
+    await fails(env.mcp, 'get_customer', { id: 'no-such-id' }, 404);
+    await fails(env.mcp, 'update_customer', { id: 'no-such-id', lastName: 'X' }, 404);
+    await fails(env.mcp, 'create_customer_email_address', { id: 'no-such-id', email: 'a@b.example' }, 404);
+    await fails(env.mcp, 'list_customer_email_addresses', { id: 'no-such-id' }, 404);
+    await fails(env.mcp, 'get_customer_email_address', { id: 'no-such-id' }, 404);
+    expect((await env.http('GET', '/customer-email-addresses/no-such-id')).status).toBe(404);
+  });
+
+  it("answers 404 for another organisation's customer and e-mail address", async () => {
+    const c = await ok(env.mcp, 'create_customer', { lastName: 'Mine' });
+    const e = await ok(env.mcp, 'create_customer_email_address', { id: c.id, email: 'mine@x.example', default: true });
+    const org = await env.newOrg();
+    const other = await env.mcpFor(org.apiKey);
+    await fails(other, 'get_customer', { id: c.id }, 404);
+    await fails(other, 'update_customer', { id: c.id, lastName: 'Theirs' }, 404);
+    await fails(other, 'create_customer_email_address', { id: c.id, email: 'theirs@x.example', default: true }, 404);
+    await fails(other, 'list_customer_email_addresses', { id: c.id }, 404);
+    await fails(other, 'get_customer_email_address', { id: e.id }, 404);
+    expect((await env.http('GET', `/customers/${c.id}`, { token: org.apiKey })).status).toBe(404);
+    expect(await ok(env.mcp, 'get_customer', { id: c.id })).toEqual(c);
+    expect(await ok(env.mcp, 'get_customer_email_address', { id: e.id })).toEqual(e);
+    expect((await ok(other, 'list_customers', {})).data).toEqual([]);
+  });
+
+  it('answers 403 to a key without customer permissions and hides the tools from it', async () => {
+    const c = await ok(env.mcp, 'create_customer', { lastName: 'Guarded' });
+    const key = await env.newKey(env.org, ['measurement:read']);
+    const mcp = await env.mcpFor(key);
+    await fails(mcp, 'create_customer', { lastName: 'X' }, 403);
+    await fails(mcp, 'list_customers', {}, 403);
+    await fails(mcp, 'get_customer', { id: c.id }, 403);
+    await fails(mcp, 'update_customer', { id: c.id, lastName: 'X' }, 403);
+    await fails(mcp, 'create_customer_email_address', { id: c.id, email: 'a@b.example' }, 403);
+    await fails(mcp, 'list_customer_email_addresses', { id: c.id }, 403);
+    const { tools } = await mcp.listTools();
+    expect(tools.filter((t) => t.name.includes('customer'))).toEqual([]);
+    expect((await env.http('GET', `/customers/${c.id}`, { token: key })).status).toBe(403);
+    const reader = await env.mcpFor(await env.newKey(env.org, ['customer:read']));
+    expect((await ok(reader, 'get_customer', { id: c.id })).id).toBe(c.id);
+    await fails(reader, 'update_customer', { id: c.id, lastName: 'X' }, 403);
+  });
+
+  it('describes every input field of the customer tools', async () => {
+    const { tools } = await env.mcp.listTools();
+    const names = [
+      'create_customer',
+      'list_customers',
+      'get_customer',
+      'update_customer',
+      'create_customer_email_address',
+      'list_customer_email_addresses',
+      'get_customer_email_address',
+    ];
+    for (const name of names) {
+      const tool = tools.find((t) => t.name === name);
+      expect(tool?.outputSchema, name).toBeDefined();
+      for (const [field, schema] of Object.entries(tool?.inputSchema.properties ?? {})) {
+        expect((schema as { description?: string }).description, `${name}.${field}`).toBeTruthy();
+      }
+    }
+  });
+});
