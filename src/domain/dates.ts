@@ -1,0 +1,140 @@
+import { DateTime } from 'luxon';
+
+/**
+ * Calendar arithmetic for billing: intervals and contract periods (`<n>D|W|M|Y`), period boundaries
+ * and month-end alignment, all computed on the wall clock of the customer's time zone (Luxon) and
+ * returned as UTC instants. Repeated steps are always taken from the anchor (anchor + k·interval),
+ * never by chaining, so a period starting on the 31st comes back to the 31st after a short month.
+ */
+
+export type IntervalUnit = 'D' | 'W' | 'M' | 'Y';
+export interface Interval {
+  count: number;
+  unit: IntervalUnit;
+}
+
+export const INTERVAL_PATTERN = /^(0|[1-9]\d{0,2})([DWMY])$/;
+
+export function parseInterval(text: string): Interval {
+  const m = INTERVAL_PATTERN.exec(text);
+  if (!m) throw new Error(`not an interval: ${text}`);
+  return { count: Number(m[1]), unit: m[2] as IntervalUnit };
+}
+
+const UNIT_KEY = { D: 'days', W: 'weeks', M: 'months', Y: 'years' } as const;
+
+export function zoned(instant: string | Date, timeZone: string): DateTime {
+  const dt = typeof instant === 'string' ? DateTime.fromISO(instant, { zone: timeZone }) : DateTime.fromJSDate(instant, { zone: timeZone });
+  if (!dt.isValid) throw new Error(`invalid instant ${String(instant)} in ${timeZone}`);
+  return dt;
+}
+
+export function toIso(dt: DateTime): string {
+  return dt.toUTC().toISO({ suppressMilliseconds: false }) as string;
+}
+
+/** anchor + times·interval on the wall clock; a month end that does not exist clamps (Jan 31 + 1M = Feb 28/29). */
+export function addInterval(anchor: DateTime, interval: Interval, times = 1): DateTime {
+  return anchor.plus({ [UNIT_KEY[interval.unit]]: interval.count * times });
+}
+
+export function subtractInterval(anchor: DateTime, interval: Interval): DateTime {
+  return anchor.minus({ [UNIT_KEY[interval.unit]]: interval.count });
+}
+
+export type Alignment =
+  | { type: 'anniversary' }
+  | { type: 'end_of_month' }
+  | { type: 'custom_day'; customDay: number };
+
+/**
+ * The first boundary after the start of an item's billing: the start plus one interval
+ * (anniversary), the start of the next calendar month (end_of_month: the first period runs to the
+ * month's end), or the next `customDay` of a month at midnight. Aligned first periods may be short.
+ */
+export function firstBoundary(start: DateTime, interval: Interval, alignment: Alignment): DateTime {
+  if (interval.unit === 'D' || interval.unit === 'W' || alignment.type === 'anniversary') {
+    return addInterval(start, interval);
+  }
+  if (alignment.type === 'end_of_month') return start.startOf('month').plus({ months: 1 });
+  const sameMonth = start.startOf('month').set({ day: alignment.customDay });
+  return sameMonth > start ? sameMonth : sameMonth.plus({ months: 1 });
+}
+
+/** Boundary k (k = 0 is the start itself) of an item's billing periods. */
+export function boundary(start: DateTime, interval: Interval, alignment: Alignment, k: number): DateTime {
+  if (k === 0) return start;
+  if (interval.unit === 'D' || interval.unit === 'W' || alignment.type === 'anniversary') return addInterval(start, interval, k);
+  const first = firstBoundary(start, interval, alignment);
+  return k === 1 ? first : addInterval(first, interval, k - 1);
+}
+
+/** The billing period [start, end) that contains `at` (the first one when `at` precedes the start). */
+export function periodContaining(
+  start: DateTime,
+  interval: Interval,
+  alignment: Alignment,
+  at: DateTime,
+): { start: DateTime; end: DateTime; index: number } {
+  let k = 0;
+  let from = start;
+  let to = boundary(start, interval, alignment, 1);
+  if (interval.unit === 'M' || interval.unit === 'Y') {
+    // Jump close to the answer instead of stepping month by month through a long history.
+    const months = interval.unit === 'Y' ? interval.count * 12 : interval.count;
+    const skip = Math.max(0, Math.floor(at.diff(to, 'months').months / months) - 1);
+    if (skip > 0) {
+      k = skip;
+      from = boundary(start, interval, alignment, k);
+      to = boundary(start, interval, alignment, k + 1);
+    }
+  }
+  while (to <= at) {
+    k += 1;
+    from = to;
+    to = boundary(start, interval, alignment, k + 1);
+  }
+  return { start: from, end: to, index: k };
+}
+
+export interface ContractTerm {
+  start: DateTime;
+  end: DateTime;
+  contractPeriod: Interval;
+  cancellationPeriod: Interval;
+}
+
+/**
+ * Contract terms from the periods of a subscription: the first period is the initial term, the last
+ * repeats as the renewal term (periods[0], …, periods[n-1], periods[n-1], …). The repeating term's
+ * ends are taken from the start of its first occurrence, so they do not drift after a short month.
+ * Returns the first `limit` terms that end after `after`.
+ */
+export function termsAfter(
+  start: DateTime,
+  periods: ReadonlyArray<{ contractPeriod: Interval; cancellationPeriod: Interval }>,
+  after: DateTime,
+  limit: number,
+): ContractTerm[] {
+  const out: ContractTerm[] = [];
+  let termStart = start;
+  for (const p of periods.slice(0, -1)) {
+    const end = addInterval(termStart, p.contractPeriod);
+    if (end > after && out.length < limit) out.push({ start: termStart, end, ...p });
+    termStart = end;
+  }
+  const renewal = periods[periods.length - 1]!;
+  const anchor = termStart;
+  let k = 0;
+  if (renewal.contractPeriod.unit === 'M' || renewal.contractPeriod.unit === 'Y') {
+    const months = renewal.contractPeriod.count * (renewal.contractPeriod.unit === 'Y' ? 12 : 1);
+    k = Math.max(0, Math.floor(after.diff(anchor, 'months').months / months) - 1);
+  }
+  while (out.length < limit) {
+    const from = addInterval(anchor, renewal.contractPeriod, k);
+    const end = addInterval(anchor, renewal.contractPeriod, k + 1);
+    if (end > after) out.push({ start: from, end, ...renewal });
+    k += 1;
+  }
+  return out;
+}
