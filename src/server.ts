@@ -11,6 +11,7 @@ import { Executor } from './registry/executor.js';
 import { SqliteStore } from './store/sqlite.js';
 import type { Store } from './store/store.js';
 import { OPERATIONS } from './tools/index.js';
+import { DeliveryWorker } from './webhooks/delivery.js';
 
 export interface App {
   config: Config;
@@ -19,6 +20,8 @@ export interface App {
   executor: Executor;
   logger: Logger;
   clock: () => Date;
+  /** Sends webhook deliveries; kicked after commits, stopped by the HTTP server's close. */
+  deliveries: DeliveryWorker;
 }
 
 /** Composition root: config → store → registry → surfaces. No rules live here. */
@@ -27,8 +30,9 @@ export function createApp(config: Config, options: { store?: Store; clock?: () =
   const store = options.store ?? SqliteStore.open(config.db);
   const clock = options.clock ?? (() => new Date());
   const catalog = new Catalog(OPERATIONS, { readOnly: config.readOnly, toolsets: config.toolsets });
-  const executor = new Executor({ store, config, logger, clock });
-  return { config, store, catalog, executor, logger, clock };
+  const deliveries = new DeliveryWorker({ store, config, logger, clock });
+  const executor = new Executor({ store, config, logger, clock, deliveries });
+  return { config, store, catalog, executor, logger, clock, deliveries };
 }
 
 export interface RunningServer {
@@ -36,7 +40,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** The HTTP server (REST, /mcp, OpenAPI, health) and the jobs loop. */
+/** The HTTP server (REST, /mcp, OpenAPI, health), the jobs loop and the webhook deliveries (resumed at start). */
 export async function startHttp(app: App, host = app.config.host, port = app.config.port): Promise<RunningServer> {
   const server = http.createServer(
     createHttpApp({
@@ -60,16 +64,19 @@ export async function startHttp(app: App, host = app.config.host, port = app.con
     }, app.config.jobsIntervalMs);
     timer.unref();
   }
+  app.deliveries.kick();
   const { port: actual } = server.address() as AddressInfo;
   const shownHost = host.includes(':') ? `[${host}]` : host;
   return {
     url: `http://${shownHost}:${actual}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        if (timer) clearInterval(timer);
+    close: async () => {
+      if (timer) clearInterval(timer);
+      await new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
-      }),
+      });
+      await app.deliveries.stop();
+    },
   };
 }
 

@@ -4,7 +4,14 @@ import type { Config } from '../config.js';
 import { AppError, invalid } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Store, Tx } from '../store/store.js';
-import { acceptsIdempotencyKey, isReadOnly, successStatus, type Operation, type OperationContext } from './operation.js';
+import {
+  acceptsIdempotencyKey,
+  isReadOnly,
+  successStatus,
+  type DeliveryKicker,
+  type Operation,
+  type OperationContext,
+} from './operation.js';
 import { inputError } from './validation.js';
 
 export interface Outcome {
@@ -35,7 +42,7 @@ export class Executor {
   private readonly inFlight = new Set<string>();
 
   constructor(
-    private readonly deps: { store: Store; config: Config; logger: Logger; clock: () => Date },
+    private readonly deps: { store: Store; config: Config; logger: Logger; clock: () => Date; deliveries: DeliveryKicker },
   ) {}
 
   async execute(
@@ -74,6 +81,7 @@ export class Executor {
         config: this.deps.config,
         logger: this.deps.logger,
         afterCommit: (fn) => effects.push(fn),
+        deliveries: this.deps.deliveries,
       };
       const result = await op.handler(ctx, input);
       return { status: successStatus(op), body: result, replayed: false };

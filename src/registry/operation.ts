@@ -30,6 +30,12 @@ export interface OperationContext {
   logger: Logger;
   /** Runs after the unit of work has committed (never for a rolled-back one): e.g. kick a delivery. */
   afterCommit(fn: () => void): void;
+  /** Webhook deliveries: `kick()` attempts the due ones soon; call it after a commit that wrote some. */
+  deliveries: DeliveryKicker;
+}
+
+export interface DeliveryKicker {
+  kick(): void;
 }
 
 export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType> {

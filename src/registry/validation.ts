@@ -16,7 +16,7 @@ function message(issue: z.core.$ZodIssue, at: string): string {
   if (issue.code === 'unrecognized_keys') {
     return `${where} has unknown field(s) ${issue.keys.map((k) => `'${k}'`).join(', ')}; remove them (see the input schema for the allowed fields)`;
   }
-  if (issue.code === 'invalid_type' && issue.input === undefined) {
+  if (issue.code === 'invalid_type' && issue.message.endsWith('received undefined')) {
     return `${where} is required (expected ${issue.expected})`;
   }
   if (issue.code === 'invalid_value') {

@@ -3,8 +3,16 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { AppError } from '../errors.js';
 import { MIGRATIONS } from './migrations/index.js';
+import { SqliteBillingSetupRepo } from './repos/billing.js';
+import { SqliteBillingDetailsRepo } from './repos/billingDetails.js';
+import { SqliteSubscriptionRepo } from './repos/subscriptions.js';
 import { SqliteCatalogueRepo } from './repos/catalogue.js';
 import { SqliteCustomerRepo } from './repos/customers.js';
+import { SqliteEventRepo } from './repos/events.js';
+import { SqliteInvoiceRepo } from './repos/invoices.js';
+import { SqlitePaymentPlanRepo } from './repos/paymentPlans.js';
+import { SqlitePlanRepo } from './repos/plans.js';
+import { SqliteProductRepo } from './repos/products.js';
 import { SqliteSystemRepo, type ApiKeyRecord } from './repos/system.js';
 import { SqliteWebhookRepo } from './repos/webhooks.js';
 import { Sql } from './sql.js';
@@ -58,8 +66,16 @@ export class SqliteStore implements Store {
     this.tx = {
       system: new SqliteSystemRepo(sql),
       catalogue: new SqliteCatalogueRepo(sql),
+      products: new SqliteProductRepo(sql),
+      plans: new SqlitePlanRepo(sql),
+      billingSetup: new SqliteBillingSetupRepo(sql),
       customers: new SqliteCustomerRepo(sql),
+      billingDetails: new SqliteBillingDetailsRepo(sql),
+      subscriptions: new SqliteSubscriptionRepo(sql),
       webhooks: new SqliteWebhookRepo(sql),
+      invoices: new SqliteInvoiceRepo(sql),
+      paymentPlans: new SqlitePaymentPlanRepo(sql),
+      events: new SqliteEventRepo(sql),
     };
   }
 

@@ -1,5 +1,13 @@
+import type { BillingSetupRepo } from './repos/billing.js';
+import type { BillingDetailsRepo } from './repos/billingDetails.js';
 import type { CatalogueRepo } from './repos/catalogue.js';
 import type { CustomerRepo } from './repos/customers.js';
+import type { EventRepo } from './repos/events.js';
+import type { InvoiceRepo } from './repos/invoices.js';
+import type { PaymentPlanRepo } from './repos/paymentPlans.js';
+import type { PlanRepo } from './repos/plans.js';
+import type { ProductRepo } from './repos/products.js';
+import type { SubscriptionRepo } from './repos/subscriptions.js';
 import type { ApiKeyRecord, SystemRepo } from './repos/system.js';
 import type { WebhookRepo } from './repos/webhooks.js';
 
@@ -7,8 +15,16 @@ import type { WebhookRepo } from './repos/webhooks.js';
 export interface Tx {
   system: SystemRepo;
   catalogue: CatalogueRepo;
+  products: ProductRepo;
+  plans: PlanRepo;
+  billingSetup: BillingSetupRepo;
   customers: CustomerRepo;
+  billingDetails: BillingDetailsRepo;
+  subscriptions: SubscriptionRepo;
   webhooks: WebhookRepo;
+  invoices: InvoiceRepo;
+  paymentPlans: PaymentPlanRepo;
+  events: EventRepo;
 }
 
 /**

@@ -1,11 +1,36 @@
 import type { Operation } from '../registry/operation.js';
+import { billingDetailOperations } from './billingDetails.js';
+import { billingGroupOperations } from './billingGroups.js';
+import { couponOperations } from './coupons.js';
+import { customFieldOperations } from './customFields.js';
 import { customerOperations } from './customers.js';
+import { invoiceOperations } from './invoices.js';
 import { measurementOperations } from './measurements.js';
+import { paymentPlanOperations } from './paymentPlans.js';
+import { planOperations } from './plans.js';
+import { productOperations } from './products.js';
+import { subscriptionOperations } from './subscriptions.js';
 import { taxGroupOperations } from './taxGroups.js';
+import { webhookDeliveryOperations } from './webhookDeliveries.js';
 import { webhookOperations } from './webhooks.js';
 
 /** The one list of every operation; MCP tools, REST routes and OpenAPI are all generated from it. */
-export const OPERATIONS: Operation[] = [...measurementOperations, ...customerOperations, ...taxGroupOperations, ...webhookOperations];
+export const OPERATIONS: Operation[] = [
+  ...measurementOperations,
+  ...productOperations,
+  ...planOperations,
+  ...billingGroupOperations,
+  ...couponOperations,
+  ...customFieldOperations,
+  ...customerOperations,
+  ...billingDetailOperations,
+  ...subscriptionOperations,
+  ...taxGroupOperations,
+  ...webhookOperations,
+  ...invoiceOperations,
+  ...paymentPlanOperations,
+  ...webhookDeliveryOperations,
+];
 
 /** Every permission any operation needs, with both halves of each resource. */
 export const ALL_PERMISSIONS: string[] = [

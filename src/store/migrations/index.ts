@@ -1,4 +1,8 @@
 import { foundation } from './001_foundation.js';
+import { catalogue } from './002_catalogue.js';
+import { billingDetails } from './003_billing_details.js';
+import { subscriptions } from './004_subscriptions.js';
+import { invoices } from './005_invoices.js';
 
 export interface Migration {
   version: number;
@@ -7,4 +11,4 @@ export interface Migration {
 }
 
 /** Append-only: a released migration is never edited, a change is a new one with the next version. */
-export const MIGRATIONS: Migration[] = [foundation];
+export const MIGRATIONS: Migration[] = [foundation, catalogue, billingDetails, subscriptions, invoices];

@@ -1,0 +1,294 @@
+import { invalidMany, type Violation } from '../errors.js';
+import { newId } from '../ids.js';
+import type {
+  Card,
+  InvoiceAddress,
+  PaymentMethod,
+  PaymentMethodType,
+  Paypal,
+  SepaDebit,
+} from '../schemas/billingDetails.js';
+import type { PageRequest } from '../schemas/common.js';
+import type { Tx } from '../store/store.js';
+import { getCustomer } from './customers.js';
+import { ibanProblem, maskIban, normaliseIban } from './iban.js';
+
+/*
+ * Defaults: a customer has at most one default invoice address and one default payment method. The
+ * first one created becomes the default whatever `default` says, so a customer with addresses or
+ * (enabled) payment methods always has a default to fall back on (interface 2.1); a later one with
+ * `default: true` takes the flag over in the same transaction.
+ */
+
+function throwIfAny(violations: Array<Violation | undefined>): void {
+  const found = violations.filter((v): v is Violation => v !== undefined);
+  if (found.length) throw invalidMany(found);
+}
+
+export interface InvoiceAddressInput {
+  type: InvoiceAddress['type'];
+  default: boolean;
+  vatId?: string | null | undefined;
+  companyName?: string | null | undefined;
+  salutation?: string | null | undefined;
+  firstName?: string | null | undefined;
+  lastName?: string | null | undefined;
+  street: string;
+  houseNumber?: string | null | undefined;
+  addition?: string | null | undefined;
+  zip: string;
+  city: string;
+  countryCode: string;
+  costCentre?: string | null | undefined;
+}
+
+export async function createInvoiceAddress(
+  tx: Tx,
+  org: string,
+  customerId: string,
+  input: InvoiceAddressInput,
+  now: Date,
+): Promise<InvoiceAddress> {
+  const customer = await getCustomer(tx, org, customerId);
+  const at = now.toISOString();
+  const current = await tx.billingDetails.defaultInvoiceAddress(org, customer.id);
+  const isDefault = input.default || current === undefined;
+  if (isDefault && current) await tx.billingDetails.clearDefaultInvoiceAddress(org, customer.id, at);
+  const address: InvoiceAddress = {
+    id: newId(),
+    customer: customer.id,
+    vatId: input.vatId ?? null,
+    type: input.type,
+    default: isDefault,
+    status: 'STATUS_ACTIVE',
+    city: input.city,
+    zip: input.zip,
+    street: input.street,
+    houseNumber: input.houseNumber ?? null,
+    countryCode: input.countryCode,
+    companyName: input.companyName ?? null,
+    salutation: input.salutation ?? null,
+    addition: input.addition ?? null,
+    costCentre: input.costCentre ?? null,
+    firstName: input.firstName ?? null,
+    lastName: input.lastName ?? null,
+    createdAt: at,
+    updatedAt: at,
+  };
+  await tx.billingDetails.insertInvoiceAddress(org, address);
+  return address;
+}
+
+export async function listInvoiceAddresses(tx: Tx, org: string, customerId: string, page: PageRequest) {
+  const customer = await getCustomer(tx, org, customerId);
+  return tx.billingDetails.listInvoiceAddresses(org, customer.id, page);
+}
+
+/**
+ * The invoice address `id` of that customer, or undefined when the customer (in this organisation)
+ * has no such address. No error: the caller decides what an unknown reference is (a 422 at the
+ * field that named it, for a subscription's `invoiceAddress`).
+ */
+export async function getInvoiceAddress(
+  tx: Tx,
+  org: string,
+  customerId: string,
+  id: string,
+): Promise<InvoiceAddress | undefined> {
+  return tx.billingDetails.getInvoiceAddress(org, customerId, id);
+}
+
+/** The customer's default invoice address, or undefined when the customer has none (or is unknown). */
+export async function defaultInvoiceAddress(tx: Tx, org: string, customerId: string): Promise<InvoiceAddress | undefined> {
+  return tx.billingDetails.defaultInvoiceAddress(org, customerId);
+}
+
+/** The object of a payment method's input that carries the details of each type. */
+const DETAIL_FIELD = { sepa_debit: 'sepaDebit', card: 'card', paypal: 'paypal' } as const satisfies Record<
+  PaymentMethodType,
+  string
+>;
+
+const DETAIL_SHAPE: Record<PaymentMethodType, string> = {
+  sepa_debit: '{ iban, accountHolder, bic?, mandateReference?, signingDate? }',
+  card: '{ brand, last4, expMonth, expYear, cardHolder? }',
+  paypal: '{ email, billingAgreementId? }',
+};
+
+export interface SepaDebitInput {
+  iban: string;
+  bic?: string | null | undefined;
+  accountHolder: string;
+  mandateReference?: string | null | undefined;
+  signingDate?: string | null | undefined;
+}
+
+export interface CardInput {
+  brand: string;
+  last4: string;
+  expMonth: number;
+  expYear: number;
+  cardHolder?: string | null | undefined;
+}
+
+export interface PaypalInput {
+  email: string;
+  billingAgreementId?: string | null | undefined;
+}
+
+export interface PaymentMethodInput {
+  type: PaymentMethodType;
+  gatewayName: string;
+  name?: string | null | undefined;
+  default: boolean;
+  enabled: boolean;
+  sepaDebit?: SepaDebitInput | null | undefined;
+  card?: CardInput | null | undefined;
+  paypal?: PaypalInput | null | undefined;
+}
+
+/** The type's own object must be given, the other types' objects must not. */
+function detailViolations(input: PaymentMethodInput): Violation[] {
+  const out: Violation[] = [];
+  for (const [type, field] of Object.entries(DETAIL_FIELD) as Array<[PaymentMethodType, keyof PaymentMethodInput]>) {
+    const given = input[field] !== undefined && input[field] !== null;
+    if (type === input.type && !given) {
+      out.push({
+        propertyPath: field,
+        message: `${field} is required when type is ${type}: give ${field}: ${DETAIL_SHAPE[type]}`,
+        code: 'required',
+      });
+    }
+    if (type !== input.type && given) {
+      out.push({
+        propertyPath: field,
+        message: `${field} belongs to type ${type}, but type is ${input.type}: send only ${DETAIL_FIELD[input.type]} (or change type to ${type})`,
+        code: 'type_mismatch',
+      });
+    }
+  }
+  return out;
+}
+
+/** The last instant of the card's expiry month, in UTC (a card is valid through its whole expiry month). */
+export function cardExpiresAt(card: Pick<CardInput, 'expMonth' | 'expYear'>): Date {
+  return new Date(Date.UTC(card.expYear, card.expMonth, 1) - 1);
+}
+
+function expiryViolation(card: CardInput, now: Date): Violation | undefined {
+  if (cardExpiresAt(card).getTime() >= now.getTime()) return undefined;
+  const month = String(card.expMonth).padStart(2, '0');
+  return {
+    propertyPath: 'card',
+    message: `card expired at the end of ${month}/${card.expYear}: expMonth/expYear must not lie before the current month; add a card that is still valid`,
+    code: 'card_expired',
+  };
+}
+
+function ibanViolation(iban: string): Violation | undefined {
+  const problem = ibanProblem(iban);
+  return problem === undefined
+    ? undefined
+    : { propertyPath: 'sepaDebit.iban', message: `sepaDebit.iban ${problem}`, code: 'invalid_iban' };
+}
+
+function defaultViolation(input: PaymentMethodInput): Violation | undefined {
+  if (input.enabled || !input.default) return undefined;
+  return {
+    propertyPath: 'default',
+    message: 'a disabled payment method cannot be the default: set enabled true, or leave default false',
+    code: 'disabled_default',
+  };
+}
+
+/**
+ * Adds a payment method. Only the last four digits of a card are ever accepted. A SEPA method keeps
+ * the full IBAN in the store for collections; the returned resource, like every response, carries
+ * it masked. A disabled method never becomes the default, not even as the customer's first.
+ */
+export async function createPaymentMethod(
+  tx: Tx,
+  org: string,
+  customerId: string,
+  input: PaymentMethodInput,
+  now: Date,
+): Promise<PaymentMethod> {
+  const customer = await getCustomer(tx, org, customerId);
+  const iban = input.type === 'sepa_debit' && input.sepaDebit ? normaliseIban(input.sepaDebit.iban) : null;
+  throwIfAny([
+    ...detailViolations(input),
+    iban === null ? undefined : ibanViolation(iban),
+    input.type === 'card' && input.card ? expiryViolation(input.card, now) : undefined,
+    defaultViolation(input),
+  ]);
+
+  const at = now.toISOString();
+  const current = await tx.billingDetails.defaultPaymentMethod(org, customer.id);
+  const isDefault = input.default || (input.enabled && current === undefined);
+  if (isDefault && current) await tx.billingDetails.clearDefaultPaymentMethod(org, customer.id, at);
+
+  let card: Card | null = null;
+  let sepaDebit: SepaDebit | null = null;
+  let paypal: Paypal | null = null;
+  if (input.type === 'card' && input.card) {
+    const c = input.card;
+    card = { brand: c.brand, last4: c.last4, expMonth: c.expMonth, expYear: c.expYear, cardHolder: c.cardHolder ?? null };
+  }
+  if (iban !== null && input.sepaDebit) {
+    const s = input.sepaDebit;
+    sepaDebit = {
+      iban: maskIban(iban),
+      bic: s.bic ?? null,
+      mandateReference: s.mandateReference ?? null,
+      signingDate: s.signingDate ?? null,
+      accountHolder: s.accountHolder,
+    };
+  }
+  if (input.type === 'paypal' && input.paypal) {
+    paypal = { email: input.paypal.email, billingAgreementId: input.paypal.billingAgreementId ?? null };
+  }
+
+  const method: PaymentMethod = {
+    id: newId(),
+    customer: customer.id,
+    gatewayName: input.gatewayName,
+    type: input.type,
+    default: isDefault,
+    enabled: input.enabled,
+    status: 'active',
+    name: input.name ?? null,
+    creationDate: at,
+    expirationDate: card ? cardExpiresAt(card).toISOString() : null,
+    card,
+    sepaDebit,
+    paypal,
+    createdAt: at,
+    updatedAt: at,
+  };
+  await tx.billingDetails.insertPaymentMethod(org, method, iban);
+  return method;
+}
+
+export async function listPaymentMethods(tx: Tx, org: string, customerId: string, page: PageRequest) {
+  const customer = await getCustomer(tx, org, customerId);
+  return tx.billingDetails.listPaymentMethods(org, customer.id, page);
+}
+
+/**
+ * The payment method `id` of that customer (IBAN masked), or undefined when the customer (in this
+ * organisation) has no such method. No error: the caller decides what an unknown reference is (a 422
+ * at the field that named it, for a subscription's `paymentMethod`).
+ */
+export async function getPaymentMethod(
+  tx: Tx,
+  org: string,
+  customerId: string,
+  id: string,
+): Promise<PaymentMethod | undefined> {
+  return tx.billingDetails.getPaymentMethod(org, customerId, id);
+}
+
+/** The customer's default payment method (always enabled), or undefined when it has none (or is unknown). */
+export async function defaultPaymentMethod(tx: Tx, org: string, customerId: string): Promise<PaymentMethod | undefined> {
+  return tx.billingDetails.defaultPaymentMethod(org, customerId);
+}

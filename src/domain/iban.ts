@@ -1,0 +1,78 @@
+/**
+ * IBANs (ISO 13616): normalising, validating and masking. The full IBAN is needed only for SEPA
+ * collections; every response shows the masked form.
+ */
+
+/** IBAN length per country, from the SWIFT IBAN registry (SEPA countries and all others that use IBANs). */
+export const IBAN_LENGTHS: ReadonlyMap<string, number> = new Map([
+  ['AD', 24], ['AE', 23], ['AL', 28], ['AT', 20], ['AZ', 28],
+  ['BA', 20], ['BE', 16], ['BG', 22], ['BH', 22], ['BI', 27], ['BR', 29], ['BY', 28],
+  ['CH', 21], ['CR', 22], ['CY', 28], ['CZ', 24],
+  ['DE', 22], ['DJ', 27], ['DK', 18], ['DO', 28],
+  ['EE', 20], ['EG', 29], ['ES', 24],
+  ['FI', 18], ['FK', 18], ['FO', 18], ['FR', 27],
+  ['GB', 22], ['GE', 22], ['GI', 23], ['GL', 18], ['GR', 27], ['GT', 28],
+  ['HN', 28], ['HR', 21], ['HU', 28],
+  ['IE', 22], ['IL', 23], ['IQ', 23], ['IS', 26], ['IT', 27],
+  ['JO', 30],
+  ['KW', 30], ['KZ', 20],
+  ['LB', 28], ['LC', 32], ['LI', 21], ['LT', 20], ['LU', 20], ['LV', 21], ['LY', 25],
+  ['MC', 27], ['MD', 24], ['ME', 22], ['MK', 19], ['MN', 20], ['MR', 27], ['MT', 31], ['MU', 30],
+  ['NI', 28], ['NL', 18], ['NO', 15],
+  ['OM', 23],
+  ['PK', 24], ['PL', 28], ['PS', 29], ['PT', 25],
+  ['QA', 29],
+  ['RO', 24], ['RS', 22], ['RU', 33],
+  ['SA', 24], ['SC', 31], ['SD', 18], ['SE', 24], ['SI', 19], ['SK', 24], ['SM', 27], ['SO', 23], ['ST', 25], ['SV', 28],
+  ['TL', 23], ['TN', 24], ['TR', 26],
+  ['UA', 29],
+  ['VA', 22], ['VG', 24],
+  ['XK', 20],
+  ['YE', 30],
+]);
+
+/** The electronic form: whitespace removed, upper case (`de89 3704 …` → `DE893704…`). */
+export function normaliseIban(raw: string): string {
+  return raw.replace(/\s+/g, '').toUpperCase();
+}
+
+/** ISO 7064 MOD 97-10 of the rearranged IBAN, digit by digit so no intermediate exceeds 3 digits. */
+function mod97(iban: string): number {
+  let remainder = 0;
+  for (const ch of iban.slice(4) + iban.slice(0, 4)) {
+    const value = ch >= 'A' ? ch.charCodeAt(0) - 55 : ch.charCodeAt(0) - 48;
+    remainder = (value >= 10 ? remainder * 100 + value : remainder * 10 + value) % 97;
+  }
+  return remainder;
+}
+
+/**
+ * Why a normalised IBAN is invalid (a phrase to follow the field name: "must have 22 characters …"),
+ * or undefined when it is valid. The message never repeats the IBAN itself: error responses must not
+ * carry it either.
+ */
+export function ibanProblem(iban: string): string | undefined {
+  if (!/^[A-Z0-9]*$/.test(iban)) {
+    return 'may contain only letters A-Z and digits (spaces are ignored), e.g. DE89 3704 0044 0532 0130 00';
+  }
+  const country = iban.slice(0, 2);
+  const length = IBAN_LENGTHS.get(country);
+  if (!/^[A-Z]{2}$/.test(country) || length === undefined) {
+    return `must start with the code of a country that uses IBANs (DE, FR, GB, NL, …); '${country}' is not one`;
+  }
+  if (!/^[0-9]{2}$/.test(iban.slice(2, 4))) {
+    return 'must have two check digits after the country code (characters 3 and 4), e.g. DE89…';
+  }
+  if (iban.length !== length) {
+    return `must have ${length} characters for country ${country}; this one has ${iban.length}`;
+  }
+  if (mod97(iban) !== 1) {
+    return 'fails the ISO 13616 mod-97 checksum: the check digits do not match the account number; check for a mistyped character';
+  }
+  return undefined;
+}
+
+/** The first 4 and last 4 characters with `*` between them: `DE89**************3000`. */
+export function maskIban(iban: string): string {
+  return `${iban.slice(0, 4)}${'*'.repeat(Math.max(0, iban.length - 8))}${iban.slice(-4)}`;
+}

@@ -1,0 +1,325 @@
+import { conflict, invalid, invalidMany, notFound, type Violation } from '../errors.js';
+import { newId } from '../ids.js';
+import type { PageRequest } from '../schemas/common.js';
+import type { Invoice, InvoiceLine, InvoiceStatus, InvoiceTax } from '../schemas/invoices.js';
+import type { InvoiceFilter } from '../store/repos/invoices.js';
+import type { Tx } from '../store/store.js';
+
+/* ---------------------------------------------------------------------------------------------
+ * Money math: integers of cents, BigInt where a product could leave the safe-integer range, no
+ * binary floating point. Rounding is half-up on the magnitude (half away from zero), to the cent.
+ * ------------------------------------------------------------------------------------------- */
+
+/** The largest amount in cents an invoice line or total may reach (9,999,999,999.99 major units). */
+export const MAX_AMOUNT_CENTS = 999_999_999_999;
+
+/** Tax rates are integers of 1/10,000 percent (19 % = 190000), as in tax groups. */
+export const RATE_SCALE = 10_000;
+
+/** n / d rounded to the nearest integer, halves away from zero: 2.5 → 3, -2.5 → -3, 2.4 → 2. */
+export function divideRounded(n: bigint, d: bigint): bigint {
+  if (d === 0n) throw new RangeError('division by zero');
+  const negative = n < 0n !== d < 0n;
+  const an = n < 0n ? -n : n;
+  const ad = d < 0n ? -d : d;
+  const q = (2n * an + ad) / (2n * ad);
+  return negative ? -q : q;
+}
+
+const QUANTITY = /^(\d+)(?:\.(\d{1,6}))?$/;
+const QUANTITY_SCALE = 1_000_000n;
+
+/** quantity x unitAmount in cents as an exact BigInt, rounded half-up to the cent. */
+function lineNetCents(quantity: string, unitAmount: number): bigint {
+  const m = QUANTITY.exec(quantity);
+  if (!m) throw new RangeError(`not a quantity: ${quantity}`);
+  const units = BigInt(`${m[1]}${(m[2] ?? '').padEnd(6, '0')}`);
+  return divideRounded(units * BigInt(unitAmount), QUANTITY_SCALE);
+}
+
+/**
+ * Net amount of a line in cents: quantity (a decimal string with at most 6 fractional digits, so that
+ * billing runs can bill usage) times the unit amount in cents, rounded half-up to the cent.
+ */
+export function lineNetAmount(quantity: string, unitAmount: number): number {
+  const net = lineNetCents(quantity, unitAmount);
+  if (net > BigInt(MAX_AMOUNT_CENTS) || net < -BigInt(MAX_AMOUNT_CENTS)) {
+    throw new RangeError(`line amount out of range: ${quantity} x ${unitAmount}`);
+  }
+  return Number(net);
+}
+
+const RATE_FORM = /^(\d+)(?:\.(\d{1,4}))?$/;
+
+/** A percentage (19, 8.1, 5.5) as integer 1/10,000 percent; undefined beyond 4 fractional digits. */
+export function rateToE4(rate: number): number | undefined {
+  const m = RATE_FORM.exec(String(rate));
+  if (!m) return undefined;
+  return Number(`${m[1]}${(m[2] ?? '').padEnd(4, '0')}`);
+}
+
+export interface TaxableLine {
+  netAmount: number;
+  taxRateE4: number;
+}
+
+export interface Totals {
+  netAmount: number;
+  taxAmount: number;
+  grossAmount: number;
+  /** One entry per rate, in the order the rates first appear on the lines. */
+  taxes: Array<{ rateE4: number; netAmount: number; taxAmount: number }>;
+}
+
+/** Totals of an invoice: the net of the lines, tax per rate on the summed net of that rate. */
+export function invoiceTotals(lines: readonly TaxableLine[]): Totals {
+  const byRate = new Map<number, number>();
+  for (const l of lines) byRate.set(l.taxRateE4, (byRate.get(l.taxRateE4) ?? 0) + l.netAmount);
+  const taxes = [...byRate].map(([rateE4, netAmount]) => ({
+    rateE4,
+    netAmount,
+    taxAmount: Number(divideRounded(BigInt(netAmount) * BigInt(rateE4), 100n * BigInt(RATE_SCALE))),
+  }));
+  const netAmount = taxes.reduce((sum, t) => sum + t.netAmount, 0);
+  const taxAmount = taxes.reduce((sum, t) => sum + t.taxAmount, 0);
+  return { netAmount, taxAmount, grossAmount: netAmount + taxAmount, taxes };
+}
+
+/* ------------------------------------------------------------------------------------------- */
+
+export interface InvoiceLineInput {
+  description: string;
+  /** A whole number > 0 for manual lines. */
+  quantity: number;
+  unitAmount: number;
+  taxRate: number;
+}
+
+export interface InvoiceInput {
+  customer: string;
+  subscription?: string | undefined;
+  dueAt?: string | undefined;
+  status: 'draft' | 'open';
+  lines: InvoiceLineInput[];
+}
+
+/** `INV-<year>-000001`, counted per organisation and calendar year (UTC) of issue. */
+async function nextInvoiceNumber(tx: Tx, org: string, issuedAt: Date): Promise<string> {
+  const year = issuedAt.getUTCFullYear();
+  const n = await tx.system.nextCounter(org, `invoice:${year}`);
+  return `INV-${year}-${String(n).padStart(6, '0')}`;
+}
+
+/**
+ * Issues a draft: it gets its number, issuedAt and (unless given) dueAt now. An invoice with nothing
+ * to pay is settled at once.
+ */
+async function issue(tx: Tx, org: string, invoice: Invoice, now: Date): Promise<Invoice> {
+  const at = now.toISOString();
+  const settled = invoice.grossAmount === 0;
+  return {
+    ...invoice,
+    number: await nextInvoiceNumber(tx, org, now),
+    status: settled ? 'paid' : 'open',
+    issuedAt: at,
+    dueAt: invoice.dueAt ?? at,
+    paidAt: settled ? at : null,
+    amountDue: settled ? 0 : invoice.amountDue,
+    updatedAt: at,
+  };
+}
+
+function lineViolations(lines: InvoiceLineInput[]): Violation[] {
+  const violations: Violation[] = [];
+  lines.forEach((l, i) => {
+    if (rateToE4(l.taxRate) === undefined) {
+      violations.push({
+        propertyPath: `lines[${i}].taxRate`,
+        message: `lines[${i}].taxRate must be a percentage with at most 4 fractional digits (got ${l.taxRate}), e.g. 19, 7 or 8.1`,
+        code: 'rate_precision',
+      });
+    }
+    const net = lineNetCents(String(l.quantity), l.unitAmount);
+    if (net > BigInt(MAX_AMOUNT_CENTS) || net < -BigInt(MAX_AMOUNT_CENTS)) {
+      violations.push({
+        propertyPath: `lines[${i}]`,
+        message: `lines[${i}]: quantity x unitAmount must stay within ±${MAX_AMOUNT_CENTS} cents; split the amount over several invoices`,
+        code: 'too_large',
+      });
+    }
+  });
+  return violations;
+}
+
+export async function createInvoice(tx: Tx, org: string, input: InvoiceInput, now: Date): Promise<Invoice> {
+  const customer = await tx.customers.get(org, input.customer);
+  const violations = lineViolations(input.lines);
+  if (!customer) {
+    violations.unshift({
+      propertyPath: 'customer',
+      message: `customer ${input.customer} does not exist in this organisation; use the id of an existing customer (list_customers, create_customer)`,
+      code: 'unknown_reference',
+    });
+  }
+  if (violations.length || !customer) throw invalidMany(violations);
+
+  const lines: InvoiceLine[] = input.lines.map((l, i) => ({
+    id: newId(),
+    position: i + 1,
+    description: l.description,
+    quantity: l.quantity,
+    unitAmount: l.unitAmount,
+    netAmount: lineNetAmount(String(l.quantity), l.unitAmount),
+    taxRate: l.taxRate,
+    periodStart: null,
+    periodEnd: null,
+  }));
+  const totals = invoiceTotals(lines.map((l) => ({ netAmount: l.netAmount, taxRateE4: rateToE4(l.taxRate) as number })));
+  if (totals.grossAmount < 0) {
+    throw invalid(
+      'lines',
+      `The invoice would total ${totals.grossAmount} cents; an invoice cannot be negative. Discount lines (negative unitAmount) may reduce it to 0 at most`,
+      'negative_total',
+    );
+  }
+  if (totals.grossAmount > MAX_AMOUNT_CENTS) {
+    throw invalid('lines', `The invoice would total ${totals.grossAmount} cents; at most ${MAX_AMOUNT_CENTS} cents is allowed`, 'too_large');
+  }
+  const at = now.toISOString();
+  const draft: Invoice = {
+    id: newId(),
+    number: null,
+    customer: customer.id,
+    subscription: input.subscription ?? null,
+    status: 'draft',
+    currencyCode: customer.currencyCode,
+    lines,
+    taxes: totals.taxes.map((t): InvoiceTax => ({ rate: t.rateE4 / RATE_SCALE, netAmount: t.netAmount, taxAmount: t.taxAmount })),
+    netAmount: totals.netAmount,
+    taxAmount: totals.taxAmount,
+    grossAmount: totals.grossAmount,
+    amountPaid: 0,
+    amountDue: totals.grossAmount,
+    issuedAt: null,
+    dueAt: input.dueAt === undefined ? null : new Date(input.dueAt).toISOString(),
+    paidAt: null,
+    voidedAt: null,
+    dunningPaused: false,
+    payments: [],
+    createdAt: at,
+    updatedAt: at,
+  };
+  const invoice = input.status === 'open' ? await issue(tx, org, draft, now) : draft;
+  await tx.invoices.insert(org, invoice);
+  return invoice;
+}
+
+export async function getInvoice(tx: Tx, org: string, id: string): Promise<Invoice> {
+  const invoice = await tx.invoices.get(org, id);
+  if (!invoice) throw notFound('Invoice', id);
+  return invoice;
+}
+
+export async function listInvoices(tx: Tx, org: string, filter: InvoiceFilter, page: PageRequest) {
+  return tx.invoices.list(org, filter, page);
+}
+
+function statusConflict(invoice: Invoice, action: string, allowed: InvoiceStatus[], hint = ''): never {
+  throw conflict(
+    `Invoice ${invoice.number ?? invoice.id} is ${invoice.status}; ${action} is allowed only for ${allowed.join(' or ')} invoices.${hint ? ` ${hint}` : ''}`,
+  );
+}
+
+export async function finalizeInvoice(tx: Tx, org: string, id: string, now: Date): Promise<Invoice> {
+  const invoice = await getInvoice(tx, org, id);
+  if (invoice.status !== 'draft') statusConflict(invoice, 'finalize', ['draft']);
+  const issued = await issue(tx, org, invoice, now);
+  await tx.invoices.update(org, issued);
+  return getInvoice(tx, org, id);
+}
+
+export async function voidInvoice(tx: Tx, org: string, id: string, now: Date): Promise<Invoice> {
+  const invoice = await getInvoice(tx, org, id);
+  if (invoice.status !== 'draft' && invoice.status !== 'open') {
+    statusConflict(invoice, 'void', ['draft', 'open'], 'Paid and void invoices are final.');
+  }
+  if (invoice.dunningPaused) {
+    const plan = await tx.paymentPlans.findOpenForInvoice(org, id);
+    throw conflict(
+      `Invoice ${invoice.number ?? invoice.id} is covered by the active payment plan ${plan?.id}; cancel the plan (cancel_payment_plan) before voiding the invoice`,
+    );
+  }
+  const at = now.toISOString();
+  await tx.invoices.update(org, { ...invoice, status: 'void', voidedAt: at, updatedAt: at });
+  return getInvoice(tx, org, id);
+}
+
+/** A payment time given on input: not after `now`; defaults to `now`. */
+export function paymentTime(paidAt: string | undefined, now: Date): string {
+  if (paidAt === undefined) return now.toISOString();
+  const at = new Date(paidAt);
+  if (at.getTime() > now.getTime()) {
+    throw invalid('paidAt', `paidAt ${paidAt} lies in the future; a payment can only be recorded once it was received (omit paidAt for now)`, 'future');
+  }
+  return at.toISOString();
+}
+
+/**
+ * Adds a payment to an open invoice; the payment that covers the amount due settles it (status paid,
+ * paidAt). The caller has checked the amount against the amount due.
+ */
+export async function applyInvoicePayment(
+  tx: Tx,
+  org: string,
+  invoice: Invoice,
+  payment: { amount: number; paidAt: string; paymentPlanId: string | null },
+  now: Date,
+): Promise<Invoice> {
+  const at = now.toISOString();
+  await tx.invoices.insertPayment(org, invoice.id, { id: newId(), ...payment, createdAt: at });
+  const amountPaid = invoice.amountPaid + payment.amount;
+  const settled = amountPaid === invoice.grossAmount;
+  await tx.invoices.update(org, {
+    ...invoice,
+    amountPaid,
+    status: settled ? 'paid' : invoice.status,
+    paidAt: settled ? payment.paidAt : invoice.paidAt,
+    updatedAt: at,
+  });
+  return getInvoice(tx, org, invoice.id);
+}
+
+export async function recordInvoicePayment(
+  tx: Tx,
+  org: string,
+  id: string,
+  input: { amount: number; paidAt?: string | undefined },
+  now: Date,
+): Promise<Invoice> {
+  const invoice = await getInvoice(tx, org, id);
+  if (invoice.status !== 'open') {
+    statusConflict(invoice, 'recording a payment', ['open'], invoice.status === 'draft' ? 'Finalize it first (finalize_invoice).' : '');
+  }
+  if (invoice.dunningPaused) {
+    const plan = await tx.paymentPlans.findOpenForInvoice(org, id);
+    throw conflict(
+      `Invoice ${invoice.number} is being paid through the active payment plan ${plan?.id}; record the payment on the plan (record_payment_plan_payment) instead`,
+    );
+  }
+  const paidAt = paymentTime(input.paidAt, now);
+  if (input.amount > invoice.amountDue) {
+    throw invalid(
+      'amount',
+      `amount ${input.amount} exceeds the ${invoice.amountDue} cents still due on invoice ${invoice.number}; overpayments are not accepted`,
+      'overpayment',
+    );
+  }
+  return applyInvoicePayment(tx, org, invoice, { amount: input.amount, paidAt, paymentPlanId: null }, now);
+}
+
+/** A broken payment plan makes the rest of its invoice due at once. */
+export async function makeDueNow(tx: Tx, org: string, invoiceId: string, now: Date): Promise<void> {
+  const invoice = await getInvoice(tx, org, invoiceId);
+  const at = now.toISOString();
+  await tx.invoices.update(org, { ...invoice, dueAt: at, updatedAt: at });
+}

@@ -1,0 +1,254 @@
+import { invalidMany, notFound, type Violation } from '../errors.js';
+import { newId } from '../ids.js';
+import type { PricePlan, PricePlanStatus, PricePlanType, Product } from '../schemas/catalogue.js';
+import type { PageRequest } from '../schemas/common.js';
+import type { ProductRecord } from '../store/repos/products.js';
+import type { Tx } from '../store/store.js';
+import { validateCustomFields } from './customFields.js';
+import { centsOf } from './money.js';
+
+export interface ProductInput {
+  type: Product['type'];
+  measurement?: string | null | undefined;
+  taxGroup?: string | null | undefined;
+  name: string;
+  description?: string | null | undefined;
+  internalName?: string | null | undefined;
+  invoiceVisibility: Product['invoiceVisibility'];
+  costCentre?: string | null | undefined;
+  costCentre2?: string | null | undefined;
+  customFields?: Record<string, unknown> | undefined;
+}
+
+/** The stored product with its measurement and tax group resolved to the objects their own tools return. */
+async function resolve(tx: Tx, org: string, r: ProductRecord): Promise<Product> {
+  const { measurementId, taxGroupId, ...rest } = r;
+  return {
+    ...rest,
+    measurement: measurementId === null ? null : ((await tx.catalogue.getMeasurement(org, measurementId)) ?? null),
+    taxGroup: taxGroupId === null ? null : ((await tx.catalogue.getTaxGroup(org, taxGroupId)) ?? null),
+  };
+}
+
+/** Unknown measurement or tax group ids, each a violation on its own field. */
+async function referenceViolations(
+  tx: Tx,
+  org: string,
+  refs: { measurement?: string | null | undefined; taxGroup?: string | null | undefined },
+): Promise<Violation[]> {
+  const violations: Violation[] = [];
+  if (refs.measurement != null && !(await tx.catalogue.getMeasurement(org, refs.measurement))) {
+    violations.push({
+      propertyPath: 'measurement',
+      message: `measurement '${refs.measurement}' does not exist; pass the id of a measurement from list_measurements, or null`,
+      code: 'not_found',
+    });
+  }
+  if (refs.taxGroup != null && !(await tx.catalogue.getTaxGroup(org, refs.taxGroup))) {
+    violations.push({
+      propertyPath: 'taxGroup',
+      message: `taxGroup '${refs.taxGroup}' does not exist; pass the id of a tax group from list_tax_groups, or null`,
+      code: 'not_found',
+    });
+  }
+  return violations;
+}
+
+export async function createProduct(tx: Tx, org: string, input: ProductInput, now: Date): Promise<Product> {
+  const customFields = input.customFields ?? {};
+  const violations = [
+    ...(await referenceViolations(tx, org, input)),
+    ...(await validateCustomFields(tx, org, 'product', customFields)),
+  ];
+  if (violations.length) throw invalidMany(violations);
+  const at = now.toISOString();
+  const record: ProductRecord = {
+    id: newId(),
+    type: input.type,
+    measurementId: input.measurement ?? null,
+    taxGroupId: input.taxGroup ?? null,
+    name: input.name,
+    description: input.description ?? null,
+    internalName: input.internalName ?? null,
+    invoiceVisibility: input.invoiceVisibility,
+    costCentre: input.costCentre ?? null,
+    costCentre2: input.costCentre2 ?? null,
+    customFields,
+    createdAt: at,
+    updatedAt: at,
+  };
+  await tx.products.insert(org, record);
+  return resolve(tx, org, record);
+}
+
+/** The product, or undefined when the organisation has none with this id. */
+export async function findProduct(tx: Tx, org: string, id: string): Promise<Product | undefined> {
+  const record = await tx.products.get(org, id);
+  return record && resolve(tx, org, record);
+}
+
+export async function getProduct(tx: Tx, org: string, id: string): Promise<Product> {
+  const product = await findProduct(tx, org, id);
+  if (!product) throw notFound('Product', id);
+  return product;
+}
+
+export async function listProducts(tx: Tx, org: string, page: PageRequest) {
+  const { rows, total } = await tx.products.list(org, page);
+  const products: Product[] = [];
+  for (const r of rows) products.push(await resolve(tx, org, r));
+  return { rows: products, total };
+}
+
+/** An omitted field (undefined) keeps its current value; null is a value and clears it. */
+const given = <T>(value: T | undefined, current: T): T => (value === undefined ? current : value);
+
+/**
+ * PUT: omitted fields stay, null clears a nullable field; customFields, when given, replaces the
+ * whole map and is validated like on create. A product priced per unit keeps its measurement.
+ */
+export async function updateProduct(
+  tx: Tx,
+  org: string,
+  id: string,
+  patch: Partial<ProductInput>,
+  now: Date,
+): Promise<Product> {
+  const current = await tx.products.get(org, id);
+  if (!current) throw notFound('Product', id);
+  const violations = await referenceViolations(tx, org, patch);
+  if (patch.customFields !== undefined) violations.push(...(await validateCustomFields(tx, org, 'product', patch.customFields)));
+  if (patch.measurement === null && current.measurementId !== null && (await tx.products.hasPricePlanOfType(org, id, 'per_unit'))) {
+    violations.push({
+      propertyPath: 'measurement',
+      message: 'measurement cannot be removed: the product has per_unit price plans, which are priced per unit of it',
+      code: 'measurement_in_use',
+    });
+  }
+  if (violations.length) throw invalidMany(violations);
+  const next: ProductRecord = {
+    ...current,
+    type: given(patch.type, current.type),
+    measurementId: given(patch.measurement, current.measurementId),
+    taxGroupId: given(patch.taxGroup, current.taxGroupId),
+    name: given(patch.name, current.name),
+    description: given(patch.description, current.description),
+    internalName: given(patch.internalName, current.internalName),
+    invoiceVisibility: given(patch.invoiceVisibility, current.invoiceVisibility),
+    costCentre: given(patch.costCentre, current.costCentre),
+    costCentre2: given(patch.costCentre2, current.costCentre2),
+    customFields: given(patch.customFields, current.customFields),
+    updatedAt: now.toISOString(),
+  };
+  await tx.products.update(org, next);
+  return resolve(tx, org, next);
+}
+
+/** The fields of a price plan made for one subscription (order products' `customPricePlan`). */
+export interface CustomPricePlanInput {
+  type: PricePlanType;
+  currencyCode: string;
+  price: { amount: number };
+  internalName?: string | null | undefined;
+  applyTrial: boolean;
+  payInAdvance: boolean;
+  proRata: boolean;
+  freeUnits: number;
+  billingInterval: string;
+  showPricePerInterval?: string | undefined;
+}
+
+/** A catalogue price plan's fields. */
+export interface PricePlanInput extends CustomPricePlanInput {
+  status: PricePlanStatus;
+  charge?: string | null | undefined;
+  productSetOption?: string | null | undefined;
+}
+
+async function insertPricePlan(
+  tx: Tx,
+  org: string,
+  product: ProductRecord,
+  input: PricePlanInput,
+  custom: boolean,
+  at: string,
+  path: string,
+): Promise<PricePlan> {
+  if (input.type === 'per_unit' && product.measurementId === null) {
+    throw invalidMany([
+      {
+        propertyPath: `${path}type`,
+        message: `type per_unit needs a product with a measurement, and product ${product.id} has none; use flat_fee, or give the product a measurement with update_product first`,
+        code: 'measurement_required',
+      },
+    ]);
+  }
+  const pricePlan: PricePlan = {
+    id: newId(),
+    product: product.id,
+    type: input.type,
+    currencyCode: input.currencyCode,
+    price: { amount: input.price.amount, createdAt: at, updatedAt: at, tenantId: org },
+    internalName: input.internalName ?? null,
+    status: input.status,
+    applyTrial: input.applyTrial,
+    payInAdvance: input.payInAdvance,
+    proRata: input.proRata,
+    freeUnits: input.freeUnits,
+    billingInterval: input.billingInterval,
+    showPricePerInterval: input.showPricePerInterval ?? input.billingInterval,
+    custom,
+    charge: input.charge ?? null,
+    productSetOption: input.productSetOption ?? null,
+    inUse: false,
+    createdAt: at,
+    updatedAt: at,
+  };
+  const { price, inUse: _inUse, ...rest } = pricePlan;
+  await tx.products.insertPricePlan(org, { ...rest, priceCents: centsOf(price.amount) });
+  return pricePlan;
+}
+
+async function productRecord(tx: Tx, org: string, productId: string): Promise<ProductRecord> {
+  const product = await tx.products.get(org, productId);
+  if (!product) throw notFound('Product', productId);
+  return product;
+}
+
+export async function createPricePlan(tx: Tx, org: string, productId: string, input: PricePlanInput, now: Date): Promise<PricePlan> {
+  const product = await productRecord(tx, org, productId);
+  return insertPricePlan(tx, org, product, input, false, now.toISOString(), '');
+}
+
+/**
+ * A price plan for one subscription's item (`custom: true`, status active), not listed in the
+ * catalogue and not usable in plans. `path` prefixes the violation paths (e.g. `products[0].customPricePlan.`).
+ */
+export async function createCustomPricePlan(
+  tx: Tx,
+  org: string,
+  productId: string,
+  input: CustomPricePlanInput,
+  now: Date,
+  path = '',
+): Promise<PricePlan> {
+  const product = await productRecord(tx, org, productId);
+  return insertPricePlan(tx, org, product, { ...input, status: 'active' }, true, now.toISOString(), path);
+}
+
+export async function getPricePlan(tx: Tx, org: string, id: string): Promise<PricePlan> {
+  const pricePlan = await tx.products.getPricePlan(org, id);
+  if (!pricePlan) throw notFound('Price plan', id);
+  return pricePlan;
+}
+
+export async function listPricePlans(
+  tx: Tx,
+  org: string,
+  productId: string,
+  filter: { status?: PricePlanStatus | undefined },
+  page: PageRequest,
+) {
+  const product = await productRecord(tx, org, productId);
+  return tx.products.listPricePlans(org, product.id, filter, page);
+}

@@ -1,0 +1,229 @@
+import { z } from 'zod';
+import { isAmount, isCurrencyCode, MAX_AMOUNT } from '../domain/money.js';
+import { dateTime, timestamps } from './common.js';
+import { measurementSchema } from './measurements.js';
+import { taxGroupSchema } from './taxGroups.js';
+
+export const PRODUCT_TYPES = ['product', 'service'] as const;
+export const INVOICE_VISIBILITIES = ['always', 'never', 'if_not_zero'] as const;
+export const PRICE_PLAN_TYPES = ['flat_fee', 'per_unit'] as const;
+export const PRICE_PLAN_STATUSES = ['active', 'inactive', 'archived'] as const;
+export const PLAN_STATUSES = ['draft', 'active', 'archived'] as const;
+export const CHANGE_BEHAVIOURS = [
+  'upgradeable_and_downgradeable',
+  'upgradeable_only',
+  'downgradeable_only',
+  'not_changeable',
+] as const;
+export const CHANGE_APPLY_BEHAVIOURS = ['end_of_period', 'immediately'] as const;
+export const BILLING_GROUP_TYPES = ['end_of_month', 'custom_day', 'anniversary'] as const;
+export const COUPON_TYPES = ['percentage', 'fixed_amount'] as const;
+export const COUPON_FREQUENCIES = ['once', 'limited'] as const;
+export const CUSTOM_FIELD_ENTITIES = ['subscription', 'customer', 'product'] as const;
+export const CUSTOM_FIELD_TYPES = ['string', 'number', 'boolean', 'date', 'select'] as const;
+
+export type PricePlanType = (typeof PRICE_PLAN_TYPES)[number];
+export type PricePlanStatus = (typeof PRICE_PLAN_STATUSES)[number];
+export type PlanStatus = (typeof PLAN_STATUSES)[number];
+export type CustomFieldEntity = (typeof CUSTOM_FIELD_ENTITIES)[number];
+
+/** Billing intervals and displayed intervals: 1 to 999 days, weeks, months or years (`1M`, `12M`, `1Y`, `2W`). */
+export const BILLING_INTERVAL_RE = /^[1-9]\d{0,2}[DWMY]$/;
+
+const customFieldValues = z
+  .record(z.string(), z.unknown())
+  .describe('Values of the custom fields configured for this entity (list_custom_fields), by key.');
+
+export const productSchema = z.object({
+  id: z.string(),
+  type: z.enum(PRODUCT_TYPES),
+  measurement: measurementSchema
+    .nullable()
+    .describe('Deprecated (interface section 9): the measurement billed by this product, or null; to be replaced by a unit.'),
+  taxGroup: taxGroupSchema.nullable().describe('The tax group deciding the tax rate, or null.'),
+  name: z.string(),
+  description: z.string().nullable(),
+  internalName: z.string().nullable(),
+  invoiceVisibility: z.enum(INVOICE_VISIBILITIES),
+  costCentre: z.string().nullable(),
+  costCentre2: z.string().nullable(),
+  customFields: customFieldValues,
+  ...timestamps,
+});
+export type Product = z.infer<typeof productSchema>;
+
+export const pricePlanSchema = z.object({
+  id: z.string(),
+  product: z.string().describe('Id of the product the price plan belongs to.'),
+  type: z.enum(PRICE_PLAN_TYPES),
+  currencyCode: z.string(),
+  price: z.object({
+    amount: z.number().describe('Price in major units of currencyCode (12.5 = 12.50).'),
+    createdAt: dateTime,
+    updatedAt: dateTime,
+    tenantId: z.string().describe('Id of the organisation.'),
+  }),
+  internalName: z.string().nullable(),
+  status: z.enum(PRICE_PLAN_STATUSES),
+  applyTrial: z.boolean(),
+  payInAdvance: z.boolean(),
+  proRata: z.boolean(),
+  freeUnits: z.number().int(),
+  billingInterval: z.string(),
+  showPricePerInterval: z.string(),
+  custom: z.boolean().describe('true: made for one subscription (order products), not part of the catalogue.'),
+  charge: z.string().nullable(),
+  productSetOption: z.string().nullable(),
+  inUse: z.boolean().describe('true when a plan charge or addon, or a subscription item, uses the price plan.'),
+  ...timestamps,
+});
+export type PricePlan = z.infer<typeof pricePlanSchema>;
+
+export const familySchema = z.object({ id: z.string(), ...timestamps });
+export type Family = z.infer<typeof familySchema>;
+
+export const planChargeSchema = z.object({
+  id: z.string(),
+  product: productSchema,
+  pricePlan: pricePlanSchema,
+  quantity: z.number(),
+});
+export type PlanCharge = z.infer<typeof planChargeSchema>;
+
+export const planAddonSchema = z.object({ id: z.string(), product: productSchema, pricePlan: pricePlanSchema });
+export type PlanAddon = z.infer<typeof planAddonSchema>;
+
+export const planSchema = z.object({
+  id: z.string(),
+  family: familySchema.describe('The family of plans a subscription may change between.'),
+  code: z.string(),
+  originProduct: productSchema.nullable(),
+  allowCheckout: z.boolean(),
+  status: z.enum(PLAN_STATUSES),
+  changeBehaviour: z.enum(CHANGE_BEHAVIOURS),
+  changeApplyBehaviour: z.enum(CHANGE_APPLY_BEHAVIOURS),
+  name: z.string(),
+  description: z.string().nullable(),
+  charges: z.array(planChargeSchema).describe('Items every subscription of the plan gets.'),
+  addons: z.array(planAddonSchema).describe('Items a subscription may add.'),
+  ...timestamps,
+});
+export type Plan = z.infer<typeof planSchema>;
+
+export const billingGroupSchema = z.object({
+  id: z.string().describe('ULID.'),
+  name: z.string(),
+  type: z.enum(BILLING_GROUP_TYPES),
+  customDay: z.number().int().nullable(),
+  customMonth: z.number().int().nullable(),
+  ...timestamps,
+});
+export type BillingGroup = z.infer<typeof billingGroupSchema>;
+
+export const couponSchema = z.object({
+  id: z.string(),
+  code: z.string(),
+  name: z.string(),
+  type: z.enum(COUPON_TYPES),
+  frequency: z.enum(COUPON_FREQUENCIES),
+  percentage: z.number().nullable(),
+  fixedAmount: z.object({ amount: z.number(), currency: z.string() }).nullable(),
+  frequencyInterval: z.number().int().nullable(),
+  isEnabled: z.boolean(),
+  ...timestamps,
+});
+export type Coupon = z.infer<typeof couponSchema>;
+
+export const customFieldSchema = z.object({
+  id: z.string(),
+  key: z.string(),
+  entity: z.enum(CUSTOM_FIELD_ENTITIES),
+  type: z.enum(CUSTOM_FIELD_TYPES),
+  options: z.array(z.string()).nullable(),
+  required: z.boolean(),
+  createdAt: dateTime.describe('When the custom field was created (UTC).'),
+});
+export type CustomField = z.infer<typeof customFieldSchema>;
+
+/** Input pieces shared by every operation that takes a decimal amount or a currency. */
+export const currencyCodeInput = z
+  .string()
+  .refine(isCurrencyCode, { message: 'must be an ISO 4217 currency code in upper case, such as EUR, USD or CHF' });
+
+export const amountInput = (min: 'zero' | 'positive') =>
+  (min === 'zero'
+    ? z.number().min(0, { message: 'must be 0 or more', abort: true })
+    : z.number().gt(0, { message: 'must be greater than 0', abort: true })
+  ).refine(isAmount, {
+    message: `must have at most 2 fractional digits (12.5 or 12.99, not 12.999) and be at most ${MAX_AMOUNT}`,
+  });
+
+const interval = (what: string) =>
+  z
+    .string()
+    .regex(BILLING_INTERVAL_RE, {
+      message: 'must be a count of 1 to 999 followed by D, W, M or Y, such as 1M, 12M, 1Y or 2W',
+    })
+    .describe(`${what}: 1 to 999 followed by D (days), W (weeks), M (months) or Y (years), e.g. 1M, 12M, 1Y, 2W.`);
+
+/**
+ * Fields of a price plan made for one subscription (`customPricePlan` of order products) and, with
+ * status and the two references added, of a catalogue price plan.
+ */
+export const customPricePlanShape = {
+  type: z
+    .enum(PRICE_PLAN_TYPES)
+    .describe(
+      'flat_fee (a fixed price per billing interval) or per_unit (price per unit of the product measurement; only for a product that has a measurement).',
+    ),
+  currencyCode: currencyCodeInput.describe('ISO 4217 currency code in upper case (EUR, USD, CHF); lower case and unknown codes are rejected.'),
+  price: z
+    .strictObject({
+      amount: amountInput('zero').describe(
+        'Price in major units as a number, 0 or more, at most 2 fractional digits: 12.5 means 12.50. 12.999 is rejected.',
+      ),
+    })
+    .describe('The price: { amount }.'),
+  internalName: z
+    .string()
+    .max(255, { message: 'must be at most 255 characters' })
+    .nullable()
+    .optional()
+    .describe('Name shown only internally; at most 255 characters, null for none.'),
+  applyTrial: z.boolean().default(false).describe('true: the trial period of a subscription is free of this charge. Default false.'),
+  payInAdvance: z
+    .boolean()
+    .default(true)
+    .describe('true: billed at the start of each interval; false: at its end (in arrears). Default true.'),
+  proRata: z.boolean().default(false).describe('true: partial intervals are billed by days. Default false.'),
+  freeUnits: z
+    .number()
+    .int({ message: 'must be a whole number of units' })
+    .min(0, { message: 'must be 0 or more' })
+    .default(0)
+    .describe('Units per interval that are not charged (per_unit); integer >= 0, default 0.'),
+  billingInterval: interval('How often it is billed'),
+  showPricePerInterval: interval('Interval the price is displayed per; default the billingInterval').optional(),
+};
+
+export const pricePlanInputShape = {
+  ...customPricePlanShape,
+  status: z
+    .enum(PRICE_PLAN_STATUSES)
+    .default('active')
+    .describe('active (can be used), inactive (kept, not offered) or archived (retired: no new plan may use it). Default active.'),
+  charge: z
+    .string()
+    .min(1)
+    .max(255)
+    .nullable()
+    .optional()
+    .describe('Id of the charge this price plan stands for in an external system, stored as given; null for none.'),
+  productSetOption: z
+    .string()
+    .min(1)
+    .max(255)
+    .nullable()
+    .optional()
+    .describe('Id of the product set option this price plan belongs to in an external system, stored as given; null for none.'),
+};

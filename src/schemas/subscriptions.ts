@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import { invoiceAddressSchema, paymentMethodSchema } from './billingDetails.js';
+import { billingGroupSchema, couponSchema, planSchema, pricePlanSchema, productSchema } from './catalogue.js';
+import { dateTime, timestamps } from './common.js';
+import { customerSchema } from './customers.js';
+
+export const SUBSCRIPTION_STATUSES = ['draft', 'active', 'paused', 'cancelled', 'terminated', 'offer'] as const;
+export const ITEM_STATUSES = [...SUBSCRIPTION_STATUSES, 'ended'] as const;
+
+export const periodSchema = z.object({
+  id: z.string(),
+  contractPeriodCount: z.number().int().describe('The count of contractPeriod (12 for 12M).'),
+  contractPeriod: z.string(),
+  cancellationPeriod: z.string(),
+  ...timestamps,
+});
+export type Period = z.infer<typeof periodSchema>;
+
+const inlineDiscountSchema = z.object({
+  name: z.string().nullable(),
+  type: z.enum(['percentage', 'fixed_amount']),
+  frequency: z.enum(['once', 'limited']),
+  percentage: z.number().nullable(),
+  fixedAmount: z.object({ amount: z.number(), currency: z.string() }).nullable(),
+  frequencyInterval: z.number().int().nullable(),
+});
+
+export const appliedDiscountSchema = z.object({
+  id: z.string(),
+  coupon: couponSchema.nullable(),
+  status: z.enum(['active', 'expired']),
+  discount: inlineDiscountSchema.nullable(),
+  appliedIntervals: z.number().int(),
+});
+
+export const subscriptionItemSchema = z.object({
+  id: z.string(),
+  subscription: z.string().describe('Id of the subscription.'),
+  parent: z.string().nullable().describe('Id of the parent item, for items ordered as children.'),
+  plan: z.object({ id: z.string(), code: z.string(), name: z.string() }).describe("The subscription's plan."),
+  measurementValues: z.array(z.unknown()).describe('Usage values recorded on the item.'),
+  billing: z.object({
+    lastBilledAt: dateTime.nullable(),
+    lastBilledTo: dateTime.nullable(),
+    lastBilledFrom: dateTime.nullable(),
+    nextBillingAt: dateTime.nullable(),
+    billingInterval: z.string(),
+  }),
+  name: z.string(),
+  description: z.string().nullable(),
+  furtherInformation: z.string().nullable(),
+  quantity: z.number(),
+  pricePlan: pricePlanSchema,
+  status: z.enum(ITEM_STATUSES),
+  product: productSchema,
+  appliedDiscounts: z.array(appliedDiscountSchema),
+  periods: z.array(periodSchema).describe("The item's own contract periods, or the subscription's when inheritedPeriod."),
+  activatedAt: dateTime.nullable(),
+  type: z.enum(['charge', 'addon']),
+  currentMeasurementValue: z.unknown().nullable().describe('Deprecated (interface section 9).'),
+  inheritedPeriod: z.boolean(),
+  startDate: dateTime.nullable(),
+  billingStart: dateTime.nullable(),
+  billingEnd: dateTime.nullable(),
+  ...timestamps,
+});
+export type SubscriptionItem = z.infer<typeof subscriptionItemSchema>;
+
+export const subscriptionSchema = z.object({
+  id: z.string(),
+  externalId: z.string().nullable(),
+  paymentMethod: paymentMethodSchema.nullable().describe("null: the customer's default payment method applies."),
+  invoiceAddress: invoiceAddressSchema.nullable().describe("null: the customer's default invoice address applies."),
+  number: z.string(),
+  customer: customerSchema,
+  plan: planSchema,
+  name: z.string().nullable(),
+  items: z.array(subscriptionItemSchema),
+  billingGroup: billingGroupSchema.nullable(),
+  periods: z.array(periodSchema),
+  status: z.enum(SUBSCRIPTION_STATUSES),
+  activatedAt: dateTime.nullable(),
+  poNumber: z.string().nullable(),
+  contractDetails: z.object({ contractStart: dateTime.nullable(), contractEnd: dateTime.nullable() }),
+  trialEndsOn: dateTime.nullable(),
+  customFields: z.record(z.string(), z.unknown()),
+  defaultPaymentMethod: z.boolean(),
+  defaultInvoiceAddress: z.boolean(),
+  nextBillingDate: dateTime.nullable(),
+  lastBillingAt: dateTime.nullable(),
+  cancellationDate: dateTime.nullable(),
+  cancelledAt: dateTime.nullable(),
+  cancellationReason: z
+    .object({ id: z.string(), code: z.string(), name: z.string(), createdAt: dateTime, updatedAt: dateTime })
+    .nullable(),
+  isCancellationPending: z.boolean(),
+  nextPossibleCancellationDate: z.array(dateTime).nullable(),
+  partner: z.object({ id: z.string(), name: z.string(), number: z.string(), email: z.string() }).nullable(),
+  startDate: dateTime.nullable(),
+  pausedAt: dateTime.nullable(),
+  terminatedAt: dateTime.nullable(),
+  ...timestamps,
+});
+export type Subscription = z.infer<typeof subscriptionSchema>;

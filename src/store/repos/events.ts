@@ -1,0 +1,308 @@
+import type { PageRequest } from '../../schemas/common.js';
+import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery } from '../../schemas/webhookDeliveries.js';
+import type { EventType } from '../../schemas/webhooks.js';
+import type { Sql } from '../sql.js';
+
+export interface EventRecord {
+  id: string;
+  type: EventType;
+  /** Id of the resource the event is about (the payment plan). */
+  subjectId: string;
+  /** The `data` object of the envelope. */
+  data: unknown;
+  createdAt: string;
+}
+
+export interface Subscriber {
+  id: string;
+  version: 'v1';
+}
+
+export interface NewDelivery {
+  id: string;
+  webhookId: string;
+  eventId: string;
+  eventType: EventType;
+  eventVersion: 'v1';
+  /** The exact body that is signed and sent on every attempt. */
+  body: string;
+  nextAttemptAt: string;
+  createdAt: string;
+}
+
+/** What a delivery's state becomes after an attempt. */
+export interface AttemptOutcome {
+  status: 'pending' | 'delivered' | 'failed';
+  /** Attempts of the current round (the first attempt and its automatic retries). */
+  roundAttempts: number;
+  nextAttemptAt: string | null;
+  deliveredAt: string | null;
+}
+
+/** A delivery that is due, with what sending it needs. */
+export interface DueDelivery {
+  id: string;
+  organisationId: string;
+  webhookId: string;
+  webhookEnabled: boolean;
+  url: string;
+  secret: string;
+  eventType: EventType;
+  eventVersion: 'v1';
+  body: string;
+  roundAttempts: number;
+}
+
+export interface AttemptResult {
+  id: string;
+  attemptedAt: string;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+export interface EventRepo {
+  insertEvent(org: string, event: EventRecord): Promise<void>;
+  /** Enabled webhooks of the organisation subscribed to the event type. */
+  subscribers(org: string, type: EventType): Promise<Subscriber[]>;
+  insertDelivery(org: string, delivery: NewDelivery): Promise<void>;
+  getDelivery(org: string, id: string): Promise<WebhookDelivery | undefined>;
+  listDeliveries(
+    org: string,
+    webhookId: string,
+    filter: { status?: DeliveryStatus | undefined },
+    page: PageRequest,
+  ): Promise<{ rows: WebhookDelivery[]; total: number }>;
+  /** Not sent: status skipped with the reason as its last error. */
+  skip(org: string, id: string, reason: string, at: string): Promise<void>;
+  /** A new round: pending, due at `dueAt`, its retries counted afresh. */
+  reschedule(org: string, id: string, dueAt: string, at: string): Promise<void>;
+  /** Across organisations, for the delivery worker: pending deliveries due at `now`, earliest first. */
+  dueDeliveries(now: string, limit: number): Promise<DueDelivery[]>;
+  /** Moves the next attempt of pending deliveries to `until`, so no other pass picks them meanwhile. */
+  lease(ids: string[], until: string): Promise<void>;
+  /** Records an attempt and the state it leads to; false when the delivery is gone (webhook deleted). */
+  recordAttempt(org: string, id: string, attempt: AttemptResult, outcome: AttemptOutcome): Promise<boolean>;
+  /** The earliest next attempt of any pending delivery, across organisations. */
+  nextAttemptAt(): Promise<string | undefined>;
+}
+
+interface DeliveryRow {
+  id: string;
+  webhook_id: string;
+  event_type: EventType;
+  event_version: 'v1';
+  body: string;
+  status: DeliveryStatus;
+  attempts: number;
+  next_attempt_at: string | null;
+  last_attempt_at: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  delivered_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+interface AttemptRow {
+  delivery_id: string;
+  attempted_at: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
+interface DueRow {
+  id: string;
+  organisation_id: string;
+  webhook_id: string;
+  enabled: number;
+  url: string;
+  secret: string;
+  event_type: EventType;
+  event_version: 'v1';
+  body: string;
+  round_attempts: number;
+}
+
+export class SqliteEventRepo implements EventRepo {
+  constructor(private readonly sql: Sql) {}
+
+  async insertEvent(org: string, e: EventRecord): Promise<void> {
+    this.sql.run(
+      'INSERT INTO events (id, organisation_id, type, subject_id, data, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+      e.id,
+      org,
+      e.type,
+      e.subjectId,
+      JSON.stringify(e.data),
+      e.createdAt,
+    );
+  }
+
+  async subscribers(org: string, type: EventType): Promise<Subscriber[]> {
+    const rows = this.sql.all<{ id: string; events: string; version: 'v1' }>(
+      'SELECT id, events, version FROM webhooks WHERE organisation_id = ? AND enabled = 1 ORDER BY created_at, id',
+      org,
+    );
+    return rows.filter((w) => (JSON.parse(w.events) as string[]).includes(type)).map((w) => ({ id: w.id, version: w.version }));
+  }
+
+  async insertDelivery(org: string, d: NewDelivery): Promise<void> {
+    this.sql.run(
+      `INSERT INTO webhook_deliveries (id, organisation_id, webhook_id, event_id, event_type, event_version, body, status,
+         attempts, round_attempts, next_attempt_at, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, 0, ?, ?, ?)`,
+      d.id,
+      org,
+      d.webhookId,
+      d.eventId,
+      d.eventType,
+      d.eventVersion,
+      d.body,
+      d.nextAttemptAt,
+      d.createdAt,
+      d.createdAt,
+    );
+  }
+
+  async getDelivery(org: string, id: string): Promise<WebhookDelivery | undefined> {
+    const row = this.sql.get<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE organisation_id = ? AND id = ?', org, id);
+    return row && this.assemble(org, [row])[0];
+  }
+
+  async listDeliveries(org: string, webhookId: string, filter: { status?: DeliveryStatus | undefined }, page: PageRequest) {
+    const { rows, total } =
+      filter.status === undefined
+        ? this.sql.page<DeliveryRow>('FROM webhook_deliveries WHERE organisation_id = ? AND webhook_id = ?', [org, webhookId], page)
+        : this.sql.page<DeliveryRow>(
+            'FROM webhook_deliveries WHERE organisation_id = ? AND webhook_id = ? AND status = ?',
+            [org, webhookId, filter.status],
+            page,
+          );
+    return { rows: this.assemble(org, rows), total };
+  }
+
+  async skip(org: string, id: string, reason: string, at: string): Promise<void> {
+    this.sql.run(
+      `UPDATE webhook_deliveries SET status = 'skipped', next_attempt_at = NULL, last_error = ?, updated_at = ?
+       WHERE organisation_id = ? AND id = ?`,
+      reason,
+      at,
+      org,
+      id,
+    );
+  }
+
+  async reschedule(org: string, id: string, dueAt: string, at: string): Promise<void> {
+    this.sql.run(
+      `UPDATE webhook_deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = ?, delivered_at = NULL,
+         updated_at = ? WHERE organisation_id = ? AND id = ?`,
+      dueAt,
+      at,
+      org,
+      id,
+    );
+  }
+
+  async dueDeliveries(now: string, limit: number): Promise<DueDelivery[]> {
+    return this.sql
+      .all<DueRow>(
+        `SELECT d.id, d.organisation_id, d.webhook_id, w.enabled, w.url, w.secret, d.event_type, d.event_version, d.body,
+           d.round_attempts
+         FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id AND w.organisation_id = d.organisation_id
+         WHERE d.status = 'pending' AND d.next_attempt_at <= ?
+         ORDER BY d.next_attempt_at, d.id LIMIT ?`,
+        now,
+        limit,
+      )
+      .map((r) => ({
+        id: r.id,
+        organisationId: r.organisation_id,
+        webhookId: r.webhook_id,
+        webhookEnabled: r.enabled === 1,
+        url: r.url,
+        secret: r.secret,
+        eventType: r.event_type,
+        eventVersion: r.event_version,
+        body: r.body,
+        roundAttempts: r.round_attempts,
+      }));
+  }
+
+  async lease(ids: string[], until: string): Promise<void> {
+    for (const id of ids) {
+      this.sql.run("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND status = 'pending'", until, id);
+    }
+  }
+
+  async recordAttempt(org: string, id: string, a: AttemptResult, o: AttemptOutcome): Promise<boolean> {
+    const changed = this.sql.run(
+      `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, round_attempts = ?, next_attempt_at = ?,
+         last_attempt_at = ?, last_status_code = ?, last_error = ?, delivered_at = ?, updated_at = ?
+       WHERE organisation_id = ? AND id = ?`,
+      o.status,
+      o.roundAttempts,
+      o.nextAttemptAt,
+      a.attemptedAt,
+      a.statusCode,
+      a.error,
+      o.deliveredAt,
+      a.attemptedAt,
+      org,
+      id,
+    ).changes;
+    if (changed === 0) return false;
+    this.sql.run(
+      `INSERT INTO webhook_delivery_attempts (id, organisation_id, delivery_id, attempted_at, status_code, error, duration_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      a.id,
+      org,
+      id,
+      a.attemptedAt,
+      a.statusCode,
+      a.error,
+      a.durationMs,
+    );
+    return true;
+  }
+
+  async nextAttemptAt(): Promise<string | undefined> {
+    return (
+      this.sql.get<{ at: string | null }>("SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'")?.at ??
+      undefined
+    );
+  }
+
+  private assemble(org: string, rows: DeliveryRow[]): WebhookDelivery[] {
+    if (rows.length === 0) return [];
+    const ids = rows.map((r) => r.id);
+    const attempts = this.sql.all<AttemptRow>(
+      `SELECT delivery_id, attempted_at, status_code, error, duration_ms FROM webhook_delivery_attempts
+       WHERE organisation_id = ? AND delivery_id IN (${ids.map(() => '?').join(', ')}) ORDER BY delivery_id, attempted_at, id`,
+      org,
+      ...ids,
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      webhook: r.webhook_id,
+      eventType: r.event_type,
+      eventVersion: r.event_version,
+      status: r.status,
+      attempts: r.attempts,
+      nextAttemptAt: r.next_attempt_at,
+      lastAttemptAt: r.last_attempt_at,
+      lastStatusCode: r.last_status_code,
+      lastError: r.last_error,
+      deliveredAt: r.delivered_at,
+      payload: JSON.parse(r.body) as WebhookDelivery['payload'],
+      attemptLog: attempts
+        .filter((a) => a.delivery_id === r.id)
+        .map(
+          (a): DeliveryAttempt => ({ attemptedAt: a.attempted_at, statusCode: a.status_code, error: a.error, durationMs: a.duration_ms }),
+        ),
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+    }));
+  }
+}

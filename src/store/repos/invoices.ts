@@ -1,0 +1,240 @@
+import type { PageRequest } from '../../schemas/common.js';
+import type { Invoice, InvoiceLine, InvoicePayment, InvoiceStatus, InvoiceTax } from '../../schemas/invoices.js';
+import type { Sql } from '../sql.js';
+import { RATE_SCALE } from './catalogue.js';
+
+export interface InvoiceFilter {
+  customer?: string | undefined;
+  subscription?: string | undefined;
+  status?: InvoiceStatus | undefined;
+}
+
+export interface InvoiceRepo {
+  /** The invoice with its lines; payments are added with `insertPayment`. */
+  insert(org: string, invoice: Invoice): Promise<void>;
+  /** Writes the header (status, number, amounts paid, dates); lines and payments are not touched. */
+  update(org: string, invoice: Invoice): Promise<void>;
+  get(org: string, id: string): Promise<Invoice | undefined>;
+  list(org: string, filter: InvoiceFilter, page: PageRequest): Promise<{ rows: Invoice[]; total: number }>;
+  insertPayment(org: string, invoiceId: string, payment: InvoicePayment): Promise<void>;
+}
+
+interface InvoiceRow {
+  id: string;
+  number: string | null;
+  customer_id: string;
+  subscription_id: string | null;
+  status: InvoiceStatus;
+  currency_code: string;
+  net_amount: number;
+  tax_amount: number;
+  gross_amount: number;
+  amount_paid: number;
+  taxes: string;
+  issued_at: string | null;
+  due_at: string | null;
+  paid_at: string | null;
+  voided_at: string | null;
+  created_at: string;
+  updated_at: string;
+  dunning_paused: number;
+}
+
+interface LineRow {
+  id: string;
+  invoice_id: string;
+  position: number;
+  description: string;
+  quantity: string;
+  unit_amount: number;
+  net_amount: number;
+  tax_rate_e4: number;
+  period_start: string | null;
+  period_end: string | null;
+}
+
+interface PaymentRow {
+  id: string;
+  invoice_id: string;
+  payment_plan_id: string | null;
+  amount: number;
+  paid_at: string;
+  created_at: string;
+}
+
+interface StoredTax {
+  rateE4: number;
+  netAmount: number;
+  taxAmount: number;
+}
+
+/** Exact percent (rate of 1/10,000 percent units) to the integer units the table stores. */
+const toE4 = (rate: number): number => Math.round(rate * RATE_SCALE);
+
+const toLine = (r: LineRow): InvoiceLine => ({
+  id: r.id,
+  position: r.position,
+  description: r.description,
+  quantity: Number(r.quantity),
+  unitAmount: r.unit_amount,
+  netAmount: r.net_amount,
+  taxRate: r.tax_rate_e4 / RATE_SCALE,
+  periodStart: r.period_start,
+  periodEnd: r.period_end,
+});
+
+const toPayment = (r: PaymentRow): InvoicePayment => ({
+  id: r.id,
+  amount: r.amount,
+  paidAt: r.paid_at,
+  paymentPlanId: r.payment_plan_id,
+  createdAt: r.created_at,
+});
+
+const INVOICE_COLUMNS = `i.*, EXISTS (SELECT 1 FROM payment_plans p
+  WHERE p.organisation_id = i.organisation_id AND p.invoice_id = i.id AND p.status = 'active') AS dunning_paused`;
+
+export class SqliteInvoiceRepo implements InvoiceRepo {
+  constructor(private readonly sql: Sql) {}
+
+  async insert(org: string, inv: Invoice): Promise<void> {
+    const taxes: StoredTax[] = inv.taxes.map((t) => ({ rateE4: toE4(t.rate), netAmount: t.netAmount, taxAmount: t.taxAmount }));
+    this.sql.run(
+      `INSERT INTO invoices (id, organisation_id, number, customer_id, subscription_id, status, currency_code, net_amount,
+         tax_amount, gross_amount, amount_paid, taxes, issued_at, due_at, paid_at, voided_at, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      inv.id,
+      org,
+      inv.number,
+      inv.customer,
+      inv.subscription,
+      inv.status,
+      inv.currencyCode,
+      inv.netAmount,
+      inv.taxAmount,
+      inv.grossAmount,
+      inv.amountPaid,
+      JSON.stringify(taxes),
+      inv.issuedAt,
+      inv.dueAt,
+      inv.paidAt,
+      inv.voidedAt,
+      inv.createdAt,
+      inv.updatedAt,
+    );
+    for (const l of inv.lines) {
+      this.sql.run(
+        `INSERT INTO invoice_lines (id, organisation_id, invoice_id, position, description, quantity, unit_amount, net_amount,
+           tax_rate_e4, period_start, period_end) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        l.id,
+        org,
+        inv.id,
+        l.position,
+        l.description,
+        String(l.quantity),
+        l.unitAmount,
+        l.netAmount,
+        toE4(l.taxRate),
+        l.periodStart,
+        l.periodEnd,
+      );
+    }
+  }
+
+  async update(org: string, inv: Invoice): Promise<void> {
+    this.sql.run(
+      `UPDATE invoices SET number = ?, status = ?, amount_paid = ?, issued_at = ?, due_at = ?, paid_at = ?, voided_at = ?,
+         updated_at = ? WHERE organisation_id = ? AND id = ?`,
+      inv.number,
+      inv.status,
+      inv.amountPaid,
+      inv.issuedAt,
+      inv.dueAt,
+      inv.paidAt,
+      inv.voidedAt,
+      inv.updatedAt,
+      org,
+      inv.id,
+    );
+  }
+
+  async get(org: string, id: string): Promise<Invoice | undefined> {
+    const row = this.sql.get<InvoiceRow>(`SELECT ${INVOICE_COLUMNS} FROM invoices i WHERE i.organisation_id = ? AND i.id = ?`, org, id);
+    return row && this.assemble(org, [row])[0];
+  }
+
+  async list(org: string, filter: InvoiceFilter, page: PageRequest) {
+    const where = ['i.organisation_id = ?'];
+    const params: unknown[] = [org];
+    if (filter.customer !== undefined) {
+      where.push('i.customer_id = ?');
+      params.push(filter.customer);
+    }
+    if (filter.subscription !== undefined) {
+      where.push('i.subscription_id = ?');
+      params.push(filter.subscription);
+    }
+    if (filter.status !== undefined) {
+      where.push('i.status = ?');
+      params.push(filter.status);
+    }
+    const { rows, total } = this.sql.page<InvoiceRow>(`FROM invoices i WHERE ${where.join(' AND ')}`, params, page, INVOICE_COLUMNS, 'i');
+    return { rows: this.assemble(org, rows), total };
+  }
+
+  async insertPayment(org: string, invoiceId: string, p: InvoicePayment): Promise<void> {
+    this.sql.run(
+      `INSERT INTO invoice_payments (id, organisation_id, invoice_id, payment_plan_id, amount, paid_at, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      p.id,
+      org,
+      invoiceId,
+      p.paymentPlanId,
+      p.amount,
+      p.paidAt,
+      p.createdAt,
+    );
+  }
+
+  /** Adds lines and payments to a page of invoice rows with one query each. */
+  private assemble(org: string, rows: InvoiceRow[]): Invoice[] {
+    if (rows.length === 0) return [];
+    const ids = rows.map((r) => r.id);
+    const marks = ids.map(() => '?').join(', ');
+    const lines = this.sql.all<LineRow>(
+      `SELECT * FROM invoice_lines WHERE organisation_id = ? AND invoice_id IN (${marks}) ORDER BY invoice_id, position`,
+      org,
+      ...ids,
+    );
+    const payments = this.sql.all<PaymentRow>(
+      `SELECT * FROM invoice_payments WHERE organisation_id = ? AND invoice_id IN (${marks}) ORDER BY invoice_id, created_at, id`,
+      org,
+      ...ids,
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      number: r.number,
+      customer: r.customer_id,
+      subscription: r.subscription_id,
+      status: r.status,
+      currencyCode: r.currency_code,
+      lines: lines.filter((l) => l.invoice_id === r.id).map(toLine),
+      taxes: (JSON.parse(r.taxes) as StoredTax[]).map(
+        (t): InvoiceTax => ({ rate: t.rateE4 / RATE_SCALE, netAmount: t.netAmount, taxAmount: t.taxAmount }),
+      ),
+      netAmount: r.net_amount,
+      taxAmount: r.tax_amount,
+      grossAmount: r.gross_amount,
+      amountPaid: r.amount_paid,
+      amountDue: r.status === 'void' ? 0 : r.gross_amount - r.amount_paid,
+      issuedAt: r.issued_at,
+      dueAt: r.due_at,
+      paidAt: r.paid_at,
+      voidedAt: r.voided_at,
+      dunningPaused: r.dunning_paused === 1,
+      payments: payments.filter((p) => p.invoice_id === r.id).map(toPayment),
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+    }));
+  }
+}

@@ -1,0 +1,185 @@
+import type { PageRequest } from '../../schemas/common.js';
+import type { Installment, InstallmentStatus, PaymentPlan, PaymentPlanStatus } from '../../schemas/paymentPlans.js';
+import type { Sql } from '../sql.js';
+
+export interface PaymentPlanFilter {
+  invoice?: string | undefined;
+  status?: PaymentPlanStatus | undefined;
+}
+
+export interface PaymentPlanRepo {
+  insert(org: string, plan: PaymentPlan): Promise<void>;
+  /** Writes the plan's status fields and replaces its installments with `plan.installments`. */
+  update(org: string, plan: PaymentPlan): Promise<void>;
+  get(org: string, id: string): Promise<PaymentPlan | undefined>;
+  list(org: string, filter: PaymentPlanFilter, page: PageRequest): Promise<{ rows: PaymentPlan[]; total: number }>;
+  /** The plan of the invoice that is active or broken (at most one exists). */
+  findOpenForInvoice(org: string, invoiceId: string): Promise<PaymentPlan | undefined>;
+  /**
+   * Across organisations, for the jobs runner: active plans with an open installment due on or before
+   * `dueOnOrBefore` (YYYY-MM-DD), oldest first.
+   */
+  listWithOpenInstallmentDue(dueOnOrBefore: string): Promise<Array<{ organisationId: string; id: string }>>;
+}
+
+interface PlanRow {
+  id: string;
+  invoice_id: string;
+  status: PaymentPlanStatus;
+  currency_code: string;
+  payment_method_id: string | null;
+  completed_at: string | null;
+  broken_at: string | null;
+  broken_reason: string | null;
+  canceled_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+interface InstallmentRow {
+  id: string;
+  payment_plan_id: string;
+  position: number;
+  due_at: string;
+  amount: number;
+  amount_paid: number;
+  status: InstallmentStatus;
+  paid_at: string | null;
+}
+
+const toInstallment = (r: InstallmentRow): Installment => ({
+  id: r.id,
+  position: r.position,
+  dueAt: r.due_at,
+  amount: r.amount,
+  amountPaid: r.amount_paid,
+  status: r.status,
+  paidAt: r.paid_at,
+});
+
+export class SqlitePaymentPlanRepo implements PaymentPlanRepo {
+  constructor(private readonly sql: Sql) {}
+
+  async insert(org: string, p: PaymentPlan): Promise<void> {
+    this.sql.run(
+      `INSERT INTO payment_plans (id, organisation_id, invoice_id, status, currency_code, payment_method_id, completed_at,
+         broken_at, broken_reason, canceled_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      p.id,
+      org,
+      p.invoiceId,
+      p.status,
+      p.currencyCode,
+      p.paymentMethodId,
+      p.completedAt,
+      p.brokenAt,
+      p.brokenReason,
+      p.canceledAt,
+      p.createdAt,
+      p.updatedAt,
+    );
+    this.insertInstallments(org, p);
+  }
+
+  async update(org: string, p: PaymentPlan): Promise<void> {
+    this.sql.run(
+      `UPDATE payment_plans SET status = ?, completed_at = ?, broken_at = ?, broken_reason = ?, canceled_at = ?, updated_at = ?
+       WHERE organisation_id = ? AND id = ?`,
+      p.status,
+      p.completedAt,
+      p.brokenAt,
+      p.brokenReason,
+      p.canceledAt,
+      p.updatedAt,
+      org,
+      p.id,
+    );
+    this.sql.run('DELETE FROM payment_plan_installments WHERE organisation_id = ? AND payment_plan_id = ?', org, p.id);
+    this.insertInstallments(org, p);
+  }
+
+  async get(org: string, id: string): Promise<PaymentPlan | undefined> {
+    const row = this.sql.get<PlanRow>('SELECT * FROM payment_plans WHERE organisation_id = ? AND id = ?', org, id);
+    return row && this.assemble(org, [row])[0];
+  }
+
+  async list(org: string, filter: PaymentPlanFilter, page: PageRequest) {
+    const where = ['organisation_id = ?'];
+    const params: unknown[] = [org];
+    if (filter.invoice !== undefined) {
+      where.push('invoice_id = ?');
+      params.push(filter.invoice);
+    }
+    if (filter.status !== undefined) {
+      where.push('status = ?');
+      params.push(filter.status);
+    }
+    const { rows, total } = this.sql.page<PlanRow>(`FROM payment_plans WHERE ${where.join(' AND ')}`, params, page);
+    return { rows: this.assemble(org, rows), total };
+  }
+
+  async findOpenForInvoice(org: string, invoiceId: string): Promise<PaymentPlan | undefined> {
+    const row = this.sql.get<PlanRow>(
+      "SELECT * FROM payment_plans WHERE organisation_id = ? AND invoice_id = ? AND status IN ('active', 'broken')",
+      org,
+      invoiceId,
+    );
+    return row && this.assemble(org, [row])[0];
+  }
+
+  async listWithOpenInstallmentDue(dueOnOrBefore: string) {
+    return this.sql.all<{ organisationId: string; id: string }>(
+      `SELECT p.organisation_id AS organisationId, p.id FROM payment_plans p
+       WHERE p.status = 'active' AND EXISTS (SELECT 1 FROM payment_plan_installments i
+         WHERE i.payment_plan_id = p.id AND i.status = 'open' AND i.due_at <= ?)
+       ORDER BY p.created_at, p.id`,
+      dueOnOrBefore,
+    );
+  }
+
+  private insertInstallments(org: string, p: PaymentPlan): void {
+    for (const i of p.installments) {
+      this.sql.run(
+        `INSERT INTO payment_plan_installments (id, organisation_id, payment_plan_id, position, due_at, amount, amount_paid,
+           status, paid_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        i.id,
+        org,
+        p.id,
+        i.position,
+        i.dueAt,
+        i.amount,
+        i.amountPaid,
+        i.status,
+        i.paidAt,
+      );
+    }
+  }
+
+  private assemble(org: string, rows: PlanRow[]): PaymentPlan[] {
+    if (rows.length === 0) return [];
+    const ids = rows.map((r) => r.id);
+    const installments = this.sql.all<InstallmentRow>(
+      `SELECT * FROM payment_plan_installments WHERE organisation_id = ? AND payment_plan_id IN (${ids.map(() => '?').join(', ')})
+       ORDER BY payment_plan_id, position`,
+      org,
+      ...ids,
+    );
+    return rows.map((r) => {
+      const own = installments.filter((i) => i.payment_plan_id === r.id).map(toInstallment);
+      return {
+        id: r.id,
+        invoiceId: r.invoice_id,
+        status: r.status,
+        totalAmount: own.reduce((sum, i) => sum + i.amount, 0),
+        currencyCode: r.currency_code,
+        paymentMethodId: r.payment_method_id,
+        createdAt: r.created_at,
+        updatedAt: r.updated_at,
+        completedAt: r.completed_at,
+        brokenAt: r.broken_at,
+        canceledAt: r.canceled_at,
+        brokenReason: r.broken_reason,
+        installments: own,
+      };
+    });
+  }
+}

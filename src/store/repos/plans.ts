@@ -1,0 +1,202 @@
+import type { Family, Plan, PlanStatus } from '../../schemas/catalogue.js';
+import type { PageRequest } from '../../schemas/common.js';
+import { bool, int, type Sql } from '../sql.js';
+
+/** A charge or addon as stored: product and price plan as ids; quantity in millionths (charges only). */
+export interface PlanItemRecord {
+  id: string;
+  productId: string;
+  pricePlanId: string;
+}
+export interface PlanChargeRecord extends PlanItemRecord {
+  quantityE6: number;
+}
+
+/** A plan as stored: origin product and items by id (the domain resolves them). */
+export interface PlanRecord extends Omit<Plan, 'originProduct' | 'charges' | 'addons'> {
+  originProductId: string | null;
+  charges: PlanChargeRecord[];
+  addons: PlanItemRecord[];
+}
+
+export interface PlanRepo {
+  insertFamily(org: string, f: Family): Promise<void>;
+  getFamily(org: string, id: string): Promise<Family | undefined>;
+
+  insert(org: string, p: PlanRecord): Promise<void>;
+  /** Writes the plan's fields and its items: items whose id is gone are removed, the others written in order. */
+  update(org: string, p: PlanRecord): Promise<void>;
+  get(org: string, id: string): Promise<PlanRecord | undefined>;
+  findByCode(org: string, code: string): Promise<PlanRecord | undefined>;
+  list(org: string, filter: { status?: PlanStatus | undefined }, page: PageRequest): Promise<{ rows: PlanRecord[]; total: number }>;
+}
+
+interface PlanRow {
+  id: string;
+  family_id: string;
+  family_created_at: string;
+  family_updated_at: string;
+  code: string;
+  name: string;
+  description: string | null;
+  status: PlanStatus;
+  allow_checkout: number;
+  change_behaviour: Plan['changeBehaviour'];
+  change_apply_behaviour: Plan['changeApplyBehaviour'];
+  origin_product_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+interface ItemRow {
+  id: string;
+  plan_id: string;
+  kind: 'charge' | 'addon';
+  product_id: string;
+  price_plan_id: string;
+  quantity_e6: number | null;
+}
+
+const PLAN_COLUMNS = `p.id, p.family_id, f.created_at AS family_created_at, f.updated_at AS family_updated_at, p.code, p.name,
+  p.description, p.status, p.allow_checkout, p.change_behaviour, p.change_apply_behaviour, p.origin_product_id,
+  p.created_at, p.updated_at`;
+const PLAN_FROM = 'FROM plans p JOIN plan_families f ON f.id = p.family_id';
+
+export class SqlitePlanRepo implements PlanRepo {
+  constructor(private readonly sql: Sql) {}
+
+  async insertFamily(org: string, f: Family): Promise<void> {
+    this.sql.run(
+      'INSERT INTO plan_families (id, organisation_id, created_at, updated_at) VALUES (?, ?, ?, ?)',
+      f.id,
+      org,
+      f.createdAt,
+      f.updatedAt,
+    );
+  }
+
+  async getFamily(org: string, id: string): Promise<Family | undefined> {
+    return this.sql.get<Family>(
+      'SELECT id, created_at AS createdAt, updated_at AS updatedAt FROM plan_families WHERE organisation_id = ? AND id = ?',
+      org,
+      id,
+    );
+  }
+
+  async insert(org: string, p: PlanRecord): Promise<void> {
+    this.sql.run(
+      `INSERT INTO plans (id, organisation_id, family_id, code, name, description, status, allow_checkout, change_behaviour,
+         change_apply_behaviour, origin_product_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      p.id,
+      org,
+      p.family.id,
+      p.code,
+      p.name,
+      p.description,
+      p.status,
+      int(p.allowCheckout),
+      p.changeBehaviour,
+      p.changeApplyBehaviour,
+      p.originProductId,
+      p.createdAt,
+      p.updatedAt,
+    );
+    this.writeItems(org, p);
+  }
+
+  async update(org: string, p: PlanRecord): Promise<void> {
+    this.sql.run(
+      `UPDATE plans SET family_id = ?, code = ?, name = ?, description = ?, status = ?, allow_checkout = ?,
+         change_behaviour = ?, change_apply_behaviour = ?, origin_product_id = ?, updated_at = ?
+       WHERE organisation_id = ? AND id = ?`,
+      p.family.id,
+      p.code,
+      p.name,
+      p.description,
+      p.status,
+      int(p.allowCheckout),
+      p.changeBehaviour,
+      p.changeApplyBehaviour,
+      p.originProductId,
+      p.updatedAt,
+      org,
+      p.id,
+    );
+    const keep = [...p.charges, ...p.addons].map((i) => i.id);
+    this.sql.run(
+      'DELETE FROM plan_items WHERE organisation_id = ? AND plan_id = ? AND id NOT IN (SELECT value FROM json_each(?))',
+      org,
+      p.id,
+      JSON.stringify(keep),
+    );
+    this.writeItems(org, p);
+  }
+
+  /** Upserts by id, so an item kept across an update keeps its row (and anything referring to it). */
+  private writeItems(org: string, p: PlanRecord): void {
+    const write = (item: PlanItemRecord, kind: 'charge' | 'addon', position: number, quantityE6: number | null) =>
+      this.sql.run(
+        `INSERT INTO plan_items (id, organisation_id, plan_id, kind, position, product_id, price_plan_id, quantity_e6)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, position = excluded.position, product_id = excluded.product_id,
+           price_plan_id = excluded.price_plan_id, quantity_e6 = excluded.quantity_e6`,
+        item.id,
+        org,
+        p.id,
+        kind,
+        position,
+        item.productId,
+        item.pricePlanId,
+        quantityE6,
+      );
+    p.charges.forEach((c, i) => write(c, 'charge', i, c.quantityE6));
+    p.addons.forEach((a, i) => write(a, 'addon', i, null));
+  }
+
+  async get(org: string, id: string): Promise<PlanRecord | undefined> {
+    const row = this.sql.get<PlanRow>(`SELECT ${PLAN_COLUMNS} ${PLAN_FROM} WHERE p.organisation_id = ? AND p.id = ?`, org, id);
+    return row && this.withItems([row])[0];
+  }
+
+  async findByCode(org: string, code: string): Promise<PlanRecord | undefined> {
+    const row = this.sql.get<PlanRow>(`SELECT ${PLAN_COLUMNS} ${PLAN_FROM} WHERE p.organisation_id = ? AND p.code = ?`, org, code);
+    return row && this.withItems([row])[0];
+  }
+
+  async list(org: string, filter: { status?: PlanStatus | undefined }, page: PageRequest) {
+    const { rows, total } = filter.status
+      ? this.sql.page<PlanRow>(`${PLAN_FROM} WHERE p.organisation_id = ? AND p.status = ?`, [org, filter.status], page, PLAN_COLUMNS, 'p')
+      : this.sql.page<PlanRow>(`${PLAN_FROM} WHERE p.organisation_id = ?`, [org], page, PLAN_COLUMNS, 'p');
+    return { rows: this.withItems(rows), total };
+  }
+
+  private withItems(rows: PlanRow[]): PlanRecord[] {
+    if (rows.length === 0) return [];
+    const items = this.sql.all<ItemRow>(
+      `SELECT id, plan_id, kind, product_id, price_plan_id, quantity_e6 FROM plan_items
+       WHERE plan_id IN (SELECT value FROM json_each(?)) ORDER BY kind, position`,
+      JSON.stringify(rows.map((r) => r.id)),
+    );
+    return rows.map((r) => {
+      const own = items.filter((i) => i.plan_id === r.id);
+      return {
+        id: r.id,
+        family: { id: r.family_id, createdAt: r.family_created_at, updatedAt: r.family_updated_at },
+        code: r.code,
+        name: r.name,
+        description: r.description,
+        status: r.status,
+        allowCheckout: bool(r.allow_checkout),
+        changeBehaviour: r.change_behaviour,
+        changeApplyBehaviour: r.change_apply_behaviour,
+        originProductId: r.origin_product_id,
+        charges: own
+          .filter((i) => i.kind === 'charge')
+          .map((i) => ({ id: i.id, productId: i.product_id, pricePlanId: i.price_plan_id, quantityE6: i.quantity_e6 as number })),
+        addons: own.filter((i) => i.kind === 'addon').map((i) => ({ id: i.id, productId: i.product_id, pricePlanId: i.price_plan_id })),
+        createdAt: r.created_at,
+        updatedAt: r.updated_at,
+      };
+    });
+  }
+}

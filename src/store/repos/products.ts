@@ -1,0 +1,223 @@
+import { fromCents } from '../../domain/money.js';
+import type { PricePlan, PricePlanStatus, PricePlanType, Product } from '../../schemas/catalogue.js';
+import type { PageRequest } from '../../schemas/common.js';
+import { bool, int, type Sql } from '../sql.js';
+
+/** A product as stored: its measurement and tax group as ids (the domain resolves them). */
+export interface ProductRecord extends Omit<Product, 'measurement' | 'taxGroup'> {
+  measurementId: string | null;
+  taxGroupId: string | null;
+}
+
+/** A price plan as stored: the price in cents. */
+export interface PricePlanRecord extends Omit<PricePlan, 'price' | 'inUse'> {
+  priceCents: number;
+}
+
+export interface ProductRepo {
+  insert(org: string, p: ProductRecord): Promise<void>;
+  update(org: string, p: ProductRecord): Promise<void>;
+  get(org: string, id: string): Promise<ProductRecord | undefined>;
+  list(org: string, page: PageRequest): Promise<{ rows: ProductRecord[]; total: number }>;
+
+  insertPricePlan(org: string, p: PricePlanRecord): Promise<void>;
+  /** A price plan by id, catalogue or custom; `inUse` counts the plans whose charges or addons use it. */
+  getPricePlan(org: string, id: string): Promise<PricePlan | undefined>;
+  /** The catalogue (non-custom) price plans of a product. */
+  listPricePlans(
+    org: string,
+    productId: string,
+    filter: { status?: PricePlanStatus | undefined },
+    page: PageRequest,
+  ): Promise<{ rows: PricePlan[]; total: number }>;
+  hasPricePlanOfType(org: string, productId: string, type: PricePlanType): Promise<boolean>;
+}
+
+interface ProductRow {
+  id: string;
+  type: Product['type'];
+  measurement_id: string | null;
+  tax_group_id: string | null;
+  name: string;
+  description: string | null;
+  internal_name: string | null;
+  invoice_visibility: Product['invoiceVisibility'];
+  cost_centre: string | null;
+  cost_centre_2: string | null;
+  custom_fields: string;
+  created_at: string;
+  updated_at: string;
+}
+
+const toProduct = (r: ProductRow): ProductRecord => ({
+  id: r.id,
+  type: r.type,
+  measurementId: r.measurement_id,
+  taxGroupId: r.tax_group_id,
+  name: r.name,
+  description: r.description,
+  internalName: r.internal_name,
+  invoiceVisibility: r.invoice_visibility,
+  costCentre: r.cost_centre,
+  costCentre2: r.cost_centre_2,
+  customFields: JSON.parse(r.custom_fields) as Record<string, unknown>,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+interface PricePlanRow {
+  id: string;
+  organisation_id: string;
+  product_id: string;
+  type: PricePlanType;
+  currency_code: string;
+  price_cents: number;
+  internal_name: string | null;
+  status: PricePlanStatus;
+  apply_trial: number;
+  pay_in_advance: number;
+  pro_rata: number;
+  free_units: number;
+  billing_interval: string;
+  show_price_per_interval: string;
+  custom: number;
+  charge: string | null;
+  product_set_option: string | null;
+  in_use: number;
+  created_at: string;
+  updated_at: string;
+}
+
+const PRICE_PLAN_COLUMNS = `p.*, (EXISTS (SELECT 1 FROM plan_items i WHERE i.price_plan_id = p.id)
+  OR EXISTS (SELECT 1 FROM subscription_items s WHERE s.price_plan_id = p.id)) AS in_use`;
+
+const toPricePlan = (r: PricePlanRow): PricePlan => ({
+  id: r.id,
+  product: r.product_id,
+  type: r.type,
+  currencyCode: r.currency_code,
+  price: { amount: fromCents(r.price_cents), createdAt: r.created_at, updatedAt: r.updated_at, tenantId: r.organisation_id },
+  internalName: r.internal_name,
+  status: r.status,
+  applyTrial: bool(r.apply_trial),
+  payInAdvance: bool(r.pay_in_advance),
+  proRata: bool(r.pro_rata),
+  freeUnits: r.free_units,
+  billingInterval: r.billing_interval,
+  showPricePerInterval: r.show_price_per_interval,
+  custom: bool(r.custom),
+  charge: r.charge,
+  productSetOption: r.product_set_option,
+  inUse: bool(r.in_use),
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export class SqliteProductRepo implements ProductRepo {
+  constructor(private readonly sql: Sql) {}
+
+  async insert(org: string, p: ProductRecord): Promise<void> {
+    this.sql.run(
+      `INSERT INTO products (id, organisation_id, type, measurement_id, tax_group_id, name, description, internal_name,
+         invoice_visibility, cost_centre, cost_centre_2, custom_fields, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      p.id,
+      org,
+      p.type,
+      p.measurementId,
+      p.taxGroupId,
+      p.name,
+      p.description,
+      p.internalName,
+      p.invoiceVisibility,
+      p.costCentre,
+      p.costCentre2,
+      JSON.stringify(p.customFields),
+      p.createdAt,
+      p.updatedAt,
+    );
+  }
+
+  async update(org: string, p: ProductRecord): Promise<void> {
+    this.sql.run(
+      `UPDATE products SET type = ?, measurement_id = ?, tax_group_id = ?, name = ?, description = ?, internal_name = ?,
+         invoice_visibility = ?, cost_centre = ?, cost_centre_2 = ?, custom_fields = ?, updated_at = ?
+       WHERE organisation_id = ? AND id = ?`,
+      p.type,
+      p.measurementId,
+      p.taxGroupId,
+      p.name,
+      p.description,
+      p.internalName,
+      p.invoiceVisibility,
+      p.costCentre,
+      p.costCentre2,
+      JSON.stringify(p.customFields),
+      p.updatedAt,
+      org,
+      p.id,
+    );
+  }
+
+  async get(org: string, id: string): Promise<ProductRecord | undefined> {
+    const row = this.sql.get<ProductRow>('SELECT * FROM products WHERE organisation_id = ? AND id = ?', org, id);
+    return row && toProduct(row);
+  }
+
+  async list(org: string, page: PageRequest) {
+    const { rows, total } = this.sql.page<ProductRow>('FROM products WHERE organisation_id = ?', [org], page);
+    return { rows: rows.map(toProduct), total };
+  }
+
+  async insertPricePlan(org: string, p: PricePlanRecord): Promise<void> {
+    this.sql.run(
+      `INSERT INTO price_plans (id, organisation_id, product_id, type, currency_code, price_cents, internal_name, status,
+         apply_trial, pay_in_advance, pro_rata, free_units, billing_interval, show_price_per_interval, custom, charge,
+         product_set_option, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      p.id,
+      org,
+      p.product,
+      p.type,
+      p.currencyCode,
+      p.priceCents,
+      p.internalName,
+      p.status,
+      int(p.applyTrial),
+      int(p.payInAdvance),
+      int(p.proRata),
+      p.freeUnits,
+      p.billingInterval,
+      p.showPricePerInterval,
+      int(p.custom),
+      p.charge,
+      p.productSetOption,
+      p.createdAt,
+      p.updatedAt,
+    );
+  }
+
+  async getPricePlan(org: string, id: string): Promise<PricePlan | undefined> {
+    const row = this.sql.get<PricePlanRow>(
+      `SELECT ${PRICE_PLAN_COLUMNS} FROM price_plans p WHERE p.organisation_id = ? AND p.id = ?`,
+      org,
+      id,
+    );
+    return row && toPricePlan(row);
+  }
+
+  async listPricePlans(org: string, productId: string, filter: { status?: PricePlanStatus | undefined }, page: PageRequest) {
+    const where = 'FROM price_plans p WHERE p.organisation_id = ? AND p.product_id = ? AND p.custom = 0';
+    const { rows, total } = filter.status
+      ? this.sql.page<PricePlanRow>(`${where} AND p.status = ?`, [org, productId, filter.status], page, PRICE_PLAN_COLUMNS, 'p')
+      : this.sql.page<PricePlanRow>(where, [org, productId], page, PRICE_PLAN_COLUMNS, 'p');
+    return { rows: rows.map(toPricePlan), total };
+  }
+
+  async hasPricePlanOfType(org: string, productId: string, type: PricePlanType): Promise<boolean> {
+    return (
+      this.sql.get('SELECT 1 FROM price_plans WHERE organisation_id = ? AND product_id = ? AND type = ?', org, productId, type) !==
+      undefined
+    );
+  }
+}

@@ -1,0 +1,406 @@
+import type { PageRequest } from '../../schemas/common.js';
+import type { Sql } from '../sql.js';
+
+export type SubscriptionStatus = 'draft' | 'active' | 'paused' | 'cancelled' | 'terminated' | 'offer';
+
+export interface PeriodRecord {
+  id: string;
+  contractPeriod: string;
+  cancellationPeriod: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface CancellationReason {
+  id: string;
+  code: string;
+  name: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface SubscriptionRecord {
+  id: string;
+  customerId: string;
+  planId: string;
+  number: string;
+  name: string | null;
+  externalId: string | null;
+  poNumber: string | null;
+  status: SubscriptionStatus;
+  billingGroupId: string | null;
+  paymentMethodId: string | null;
+  invoiceAddressId: string | null;
+  startDate: string | null;
+  activatedAt: string | null;
+  trialEndsOn: string | null;
+  customFields: Record<string, unknown>;
+  periods: PeriodRecord[];
+  cancellationDate: string | null;
+  cancelledAt: string | null;
+  cancellationReason: CancellationReason | null;
+  pausedAt: string | null;
+  terminatedAt: string | null;
+  lastBillingAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ItemRecord {
+  id: string;
+  subscriptionId: string;
+  parentId: string | null;
+  productId: string;
+  pricePlanId: string;
+  type: 'charge' | 'addon';
+  name: string | null;
+  description: string | null;
+  furtherInformation: string | null;
+  /** Decimal string. */
+  quantity: string;
+  /** null: the item inherits the subscription's periods. */
+  periods: PeriodRecord[] | null;
+  startDate: string | null;
+  billingStart: string | null;
+  billingEnd: string | null;
+  activatedAt: string | null;
+  lastBilledAt: string | null;
+  lastBilledFrom: string | null;
+  lastBilledTo: string | null;
+  nextBillingAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface InlineDiscount {
+  name: string | null;
+  type: 'percentage' | 'fixed_amount';
+  frequency: 'once' | 'limited';
+  percentage: number | null;
+  fixedAmount: { amount: number; currency: string } | null;
+  frequencyInterval: number | null;
+}
+
+export interface AppliedDiscountRecord {
+  id: string;
+  itemId: string;
+  couponId: string | null;
+  discount: InlineDiscount | null;
+  status: 'active' | 'expired';
+  appliedIntervals: number;
+  createdAt: string;
+}
+
+export interface SubscriptionRepo {
+  insert(org: string, s: SubscriptionRecord): Promise<void>;
+  update(org: string, s: SubscriptionRecord): Promise<void>;
+  get(org: string, id: string): Promise<SubscriptionRecord | undefined>;
+  getByNumber(org: string, number: string): Promise<SubscriptionRecord | undefined>;
+  numberTaken(org: string, number: string, exceptId?: string): Promise<boolean>;
+  list(
+    org: string,
+    filter: { customer?: string | undefined; status?: string | undefined },
+    page: PageRequest,
+  ): Promise<{ rows: SubscriptionRecord[]; total: number }>;
+  /** Active or paused subscriptions whose cancellation date has come. */
+  dueCancellations(now: string): Promise<Array<{ org: string; id: string }>>;
+
+  insertItem(org: string, item: ItemRecord): Promise<void>;
+  updateItem(org: string, item: ItemRecord): Promise<void>;
+  getItem(org: string, id: string): Promise<ItemRecord | undefined>;
+  items(org: string, subscriptionIds: readonly string[]): Promise<ItemRecord[]>;
+
+  insertDiscount(org: string, d: AppliedDiscountRecord): Promise<void>;
+  discounts(org: string, itemIds: readonly string[]): Promise<AppliedDiscountRecord[]>;
+}
+
+interface SubscriptionRow {
+  id: string;
+  customer_id: string;
+  plan_id: string;
+  number: string;
+  name: string | null;
+  external_id: string | null;
+  po_number: string | null;
+  status: SubscriptionStatus;
+  billing_group_id: string | null;
+  payment_method_id: string | null;
+  invoice_address_id: string | null;
+  start_date: string | null;
+  activated_at: string | null;
+  trial_ends_on: string | null;
+  custom_fields: string;
+  periods: string;
+  cancellation_date: string | null;
+  cancelled_at: string | null;
+  cancellation_reason: string | null;
+  paused_at: string | null;
+  terminated_at: string | null;
+  last_billing_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+const toSubscription = (r: SubscriptionRow): SubscriptionRecord => ({
+  id: r.id,
+  customerId: r.customer_id,
+  planId: r.plan_id,
+  number: r.number,
+  name: r.name,
+  externalId: r.external_id,
+  poNumber: r.po_number,
+  status: r.status,
+  billingGroupId: r.billing_group_id,
+  paymentMethodId: r.payment_method_id,
+  invoiceAddressId: r.invoice_address_id,
+  startDate: r.start_date,
+  activatedAt: r.activated_at,
+  trialEndsOn: r.trial_ends_on,
+  customFields: JSON.parse(r.custom_fields) as Record<string, unknown>,
+  periods: JSON.parse(r.periods) as PeriodRecord[],
+  cancellationDate: r.cancellation_date,
+  cancelledAt: r.cancelled_at,
+  cancellationReason: r.cancellation_reason ? (JSON.parse(r.cancellation_reason) as CancellationReason) : null,
+  pausedAt: r.paused_at,
+  terminatedAt: r.terminated_at,
+  lastBillingAt: r.last_billing_at,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+const subscriptionParams = (org: string, s: SubscriptionRecord) => [
+  org,
+  s.customerId,
+  s.planId,
+  s.number,
+  s.name,
+  s.externalId,
+  s.poNumber,
+  s.status,
+  s.billingGroupId,
+  s.paymentMethodId,
+  s.invoiceAddressId,
+  s.startDate,
+  s.activatedAt,
+  s.trialEndsOn,
+  JSON.stringify(s.customFields),
+  JSON.stringify(s.periods),
+  s.cancellationDate,
+  s.cancelledAt,
+  s.cancellationReason ? JSON.stringify(s.cancellationReason) : null,
+  s.pausedAt,
+  s.terminatedAt,
+  s.lastBillingAt,
+  s.updatedAt,
+];
+
+const SUBSCRIPTION_FIELDS = `organisation_id, customer_id, plan_id, number, name, external_id, po_number, status,
+  billing_group_id, payment_method_id, invoice_address_id, start_date, activated_at, trial_ends_on, custom_fields,
+  periods, cancellation_date, cancelled_at, cancellation_reason, paused_at, terminated_at, last_billing_at, updated_at`;
+
+interface ItemRow {
+  id: string;
+  subscription_id: string;
+  parent_id: string | null;
+  product_id: string;
+  price_plan_id: string;
+  type: 'charge' | 'addon';
+  name: string | null;
+  description: string | null;
+  further_information: string | null;
+  quantity: string;
+  periods: string | null;
+  start_date: string | null;
+  billing_start: string | null;
+  billing_end: string | null;
+  activated_at: string | null;
+  last_billed_at: string | null;
+  last_billed_from: string | null;
+  last_billed_to: string | null;
+  next_billing_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+const toItem = (r: ItemRow): ItemRecord => ({
+  id: r.id,
+  subscriptionId: r.subscription_id,
+  parentId: r.parent_id,
+  productId: r.product_id,
+  pricePlanId: r.price_plan_id,
+  type: r.type,
+  name: r.name,
+  description: r.description,
+  furtherInformation: r.further_information,
+  quantity: r.quantity,
+  periods: r.periods ? (JSON.parse(r.periods) as PeriodRecord[]) : null,
+  startDate: r.start_date,
+  billingStart: r.billing_start,
+  billingEnd: r.billing_end,
+  activatedAt: r.activated_at,
+  lastBilledAt: r.last_billed_at,
+  lastBilledFrom: r.last_billed_from,
+  lastBilledTo: r.last_billed_to,
+  nextBillingAt: r.next_billing_at,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+const ITEM_FIELDS = `organisation_id, subscription_id, parent_id, product_id, price_plan_id, type, name, description,
+  further_information, quantity, periods, start_date, billing_start, billing_end, activated_at, last_billed_at,
+  last_billed_from, last_billed_to, next_billing_at, updated_at`;
+
+const itemParams = (org: string, i: ItemRecord) => [
+  org,
+  i.subscriptionId,
+  i.parentId,
+  i.productId,
+  i.pricePlanId,
+  i.type,
+  i.name,
+  i.description,
+  i.furtherInformation,
+  i.quantity,
+  i.periods ? JSON.stringify(i.periods) : null,
+  i.startDate,
+  i.billingStart,
+  i.billingEnd,
+  i.activatedAt,
+  i.lastBilledAt,
+  i.lastBilledFrom,
+  i.lastBilledTo,
+  i.nextBillingAt,
+  i.updatedAt,
+];
+
+const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+const assignments = (fields: string) =>
+  fields
+    .split(',')
+    .map((f) => f.trim())
+    .filter((f) => f !== 'organisation_id')
+    .map((f) => `${f} = ?`)
+    .join(', ');
+
+export class SqliteSubscriptionRepo implements SubscriptionRepo {
+  constructor(private readonly sql: Sql) {}
+
+  async insert(org: string, s: SubscriptionRecord): Promise<void> {
+    this.sql.run(
+      `INSERT INTO subscriptions (id, created_at, ${SUBSCRIPTION_FIELDS}) VALUES (${placeholders(25)})`,
+      s.id,
+      s.createdAt,
+      ...subscriptionParams(org, s),
+    );
+  }
+
+  async update(org: string, s: SubscriptionRecord): Promise<void> {
+    const [, ...rest] = subscriptionParams(org, s);
+    this.sql.run(`UPDATE subscriptions SET ${assignments(SUBSCRIPTION_FIELDS)} WHERE organisation_id = ? AND id = ?`, ...rest, org, s.id);
+  }
+
+  async get(org: string, id: string): Promise<SubscriptionRecord | undefined> {
+    const row = this.sql.get<SubscriptionRow>('SELECT * FROM subscriptions WHERE organisation_id = ? AND id = ?', org, id);
+    return row && toSubscription(row);
+  }
+
+  async getByNumber(org: string, number: string): Promise<SubscriptionRecord | undefined> {
+    const row = this.sql.get<SubscriptionRow>('SELECT * FROM subscriptions WHERE organisation_id = ? AND number = ?', org, number);
+    return row && toSubscription(row);
+  }
+
+  async numberTaken(org: string, number: string, exceptId = ''): Promise<boolean> {
+    return this.sql.get('SELECT 1 FROM subscriptions WHERE organisation_id = ? AND number = ? AND id <> ?', org, number, exceptId) !== undefined;
+  }
+
+  async list(org: string, filter: { customer?: string | undefined; status?: string | undefined }, page: PageRequest) {
+    const where = ['organisation_id = ?'];
+    const params: unknown[] = [org];
+    if (filter.customer) {
+      where.push('customer_id = ?');
+      params.push(filter.customer);
+    }
+    if (filter.status) {
+      where.push('status = ?');
+      params.push(filter.status);
+    }
+    const { rows, total } = this.sql.page<SubscriptionRow>(`FROM subscriptions WHERE ${where.join(' AND ')}`, params, page);
+    return { rows: rows.map(toSubscription), total };
+  }
+
+  async dueCancellations(now: string): Promise<Array<{ org: string; id: string }>> {
+    return this.sql.all<{ org: string; id: string }>(
+      `SELECT organisation_id AS org, id FROM subscriptions
+       WHERE cancellation_date IS NOT NULL AND cancellation_date <= ? AND status IN ('active', 'paused')`,
+      now,
+    );
+  }
+
+  async insertItem(org: string, i: ItemRecord): Promise<void> {
+    this.sql.run(`INSERT INTO subscription_items (id, created_at, ${ITEM_FIELDS}) VALUES (${placeholders(22)})`, i.id, i.createdAt, ...itemParams(org, i));
+  }
+
+  async updateItem(org: string, i: ItemRecord): Promise<void> {
+    const [, ...rest] = itemParams(org, i);
+    this.sql.run(`UPDATE subscription_items SET ${assignments(ITEM_FIELDS)} WHERE organisation_id = ? AND id = ?`, ...rest, org, i.id);
+  }
+
+  async getItem(org: string, id: string): Promise<ItemRecord | undefined> {
+    const row = this.sql.get<ItemRow>('SELECT * FROM subscription_items WHERE organisation_id = ? AND id = ?', org, id);
+    return row && toItem(row);
+  }
+
+  async items(org: string, subscriptionIds: readonly string[]): Promise<ItemRecord[]> {
+    if (subscriptionIds.length === 0) return [];
+    return this.sql
+      .all<ItemRow>(
+        `SELECT * FROM subscription_items WHERE organisation_id = ? AND subscription_id IN (SELECT value FROM json_each(?))
+         ORDER BY created_at, id`,
+        org,
+        JSON.stringify(subscriptionIds),
+      )
+      .map(toItem);
+  }
+
+  async insertDiscount(org: string, d: AppliedDiscountRecord): Promise<void> {
+    this.sql.run(
+      `INSERT INTO applied_discounts (id, organisation_id, item_id, coupon_id, discount, status, applied_intervals, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      d.id,
+      org,
+      d.itemId,
+      d.couponId,
+      d.discount ? JSON.stringify(d.discount) : null,
+      d.status,
+      d.appliedIntervals,
+      d.createdAt,
+    );
+  }
+
+  async discounts(org: string, itemIds: readonly string[]): Promise<AppliedDiscountRecord[]> {
+    if (itemIds.length === 0) return [];
+    return this.sql
+      .all<{
+        id: string;
+        item_id: string;
+        coupon_id: string | null;
+        discount: string | null;
+        status: 'active' | 'expired';
+        applied_intervals: number;
+        created_at: string;
+      }>(
+        `SELECT * FROM applied_discounts WHERE organisation_id = ? AND item_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, id`,
+        org,
+        JSON.stringify(itemIds),
+      )
+      .map((r) => ({
+        id: r.id,
+        itemId: r.item_id,
+        couponId: r.coupon_id,
+        discount: r.discount ? (JSON.parse(r.discount) as InlineDiscount) : null,
+        status: r.status,
+        appliedIntervals: r.applied_intervals,
+        createdAt: r.created_at,
+      }));
+  }
+}

@@ -1,0 +1,214 @@
+import { performance } from 'node:perf_hooks';
+import { Agent, request } from 'undici';
+import type { Config } from '../config.js';
+import { newUlid } from '../ids.js';
+import type { Logger } from '../logger.js';
+import type { AttemptOutcome, AttemptResult, DueDelivery } from '../store/repos/events.js';
+import type { Store } from '../store/store.js';
+import { deliveryHeaders } from './signing.js';
+
+/** Interface section 8: after a failed delivery the service retries up to three times. */
+export const MAX_RETRIES = 3;
+
+/**
+ * The state after an attempt of the current round (`roundAttempts` counts this one): delivered on a
+ * 2xx; otherwise pending again after the delay of this retry (the i-th retry waits
+ * `delays[i-1]`, the last delay repeating if fewer are configured), or failed once the first attempt
+ * and its 3 retries have all failed.
+ */
+export function outcomeOf(delivered: boolean, roundAttempts: number, finishedAt: Date, delaysSeconds: readonly number[]): AttemptOutcome {
+  if (delivered) return { status: 'delivered', roundAttempts, nextAttemptAt: null, deliveredAt: finishedAt.toISOString() };
+  if (roundAttempts > MAX_RETRIES) return { status: 'failed', roundAttempts, nextAttemptAt: null, deliveredAt: null };
+  const delay = delaysSeconds[Math.min(roundAttempts, delaysSeconds.length) - 1] ?? 0;
+  return { status: 'pending', roundAttempts, nextAttemptAt: new Date(finishedAt.getTime() + delay * 1000).toISOString(), deliveredAt: null };
+}
+
+export interface DeliveryRun {
+  attempted: number;
+  delivered: number;
+  retrying: number;
+  failed: number;
+  skipped: number;
+}
+
+const BATCH = 20;
+/** Longest sleep between two looks at the outbox, so a clock change or another process's rows are noticed. */
+const MAX_WAIT_MS = 60_000;
+const MIN_WAIT_MS = 20;
+/** A delivery being sent is leased for the timeout plus this margin; a crash mid-attempt frees it after. */
+const LEASE_MARGIN_MS = 30_000;
+
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+function failureOf(err: unknown, timeoutMs: number): string {
+  const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (e.name === 'TimeoutError' || e.name === 'AbortError' || TIMEOUT_CODES.has(e.code ?? '')) {
+    return `no answer within ${timeoutMs} ms (BILLING_WEBHOOK_TIMEOUT_MS)`;
+  }
+  const code = e.code ?? e.cause?.code;
+  return `could not reach the receiver: ${[code, e.message ?? e.cause?.message].filter(Boolean).join(' ')}`;
+}
+
+/**
+ * Sends stored webhook deliveries with undici, never inside a transaction: a short unit of work picks
+ * and leases the due ones, the requests go out, another unit records each attempt. `kick()` (after a
+ * commit that wrote deliveries, and at start-up) starts a pass; after each pass the worker sleeps
+ * until the earliest pending retry, on its own timer. `runDue` is the same pass for `jobs run`.
+ */
+export class DeliveryWorker {
+  private readonly agent: Agent;
+  private timer: NodeJS.Timeout | undefined;
+  private draining: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  private stopping: Promise<void> | undefined;
+
+  constructor(private readonly deps: { store: Store; config: Config; logger: Logger; clock: () => Date }) {
+    this.agent = new Agent({ connect: { timeout: deps.config.webhookTimeoutMs } });
+  }
+
+  /** Attempts every due delivery soon; calls while a pass runs are folded into one more pass. */
+  kick(): void {
+    if (this.stopped) return;
+    this.again = true;
+    this.draining ??= this.drain();
+  }
+
+  /** Stops the timers, waits for the attempts in flight, closes the connections. Final; repeatable. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      this.stopped = true;
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      await this.draining;
+      await this.agent.close();
+    })();
+    return this.stopping;
+  }
+
+  /** One pass: attempts each delivery due at `now` once (nothing once stopped). */
+  async runDue(now: Date): Promise<DeliveryRun> {
+    const run: DeliveryRun = { attempted: 0, delivered: 0, retrying: 0, failed: 0, skipped: 0 };
+    const seen = new Set<string>();
+    while (!this.stopped) {
+      const claimed = await this.deps.store.transaction(async (tx) => {
+        const due = (await tx.events.dueDeliveries(now.toISOString(), BATCH + seen.size)).filter((d) => !seen.has(d.id)).slice(0, BATCH);
+        const at = this.deps.clock();
+        const disabled = due.filter((d) => !d.webhookEnabled);
+        for (const d of disabled) {
+          await tx.events.skip(d.organisationId, d.id, `Not sent: webhook ${d.webhookId} is disabled`, at.toISOString());
+        }
+        const send = due.filter((d) => d.webhookEnabled);
+        const until = new Date(at.getTime() + this.deps.config.webhookTimeoutMs + LEASE_MARGIN_MS).toISOString();
+        await tx.events.lease(
+          send.map((d) => d.id),
+          until,
+        );
+        return { send, skipped: disabled.length, found: due.length };
+      });
+      run.skipped += claimed.skipped;
+      if (claimed.found === 0) return run;
+      for (const d of claimed.send) seen.add(d.id);
+      const results = await Promise.all(claimed.send.map((d) => this.attempt(d)));
+      await this.deps.store.transaction(async (tx) => {
+        const finishedAt = this.deps.clock();
+        for (const { delivery, result } of results) {
+          const delivered = result.error === null;
+          const outcome = outcomeOf(delivered, delivery.roundAttempts + 1, finishedAt, this.deps.config.webhookRetryDelaysSeconds);
+          if (!(await tx.events.recordAttempt(delivery.organisationId, delivery.id, result, outcome))) continue;
+          run.attempted += 1;
+          if (outcome.status === 'delivered') run.delivered += 1;
+          else if (outcome.status === 'failed') run.failed += 1;
+          else run.retrying += 1;
+          if (!delivered) {
+            this.deps.logger.info(
+              { delivery: delivery.id, webhook: delivery.webhookId, statusCode: result.statusCode, error: result.error, next: outcome.status },
+              'webhook delivery attempt failed',
+            );
+          }
+        }
+      });
+    }
+    return run;
+  }
+
+  private async attempt(delivery: DueDelivery): Promise<{ delivery: DueDelivery; result: AttemptResult }> {
+    const timeoutMs = this.deps.config.webhookTimeoutMs;
+    const attemptedAt = this.deps.clock();
+    const started = performance.now();
+    const headers = deliveryHeaders({
+      id: delivery.id,
+      eventType: delivery.eventType,
+      eventVersion: delivery.eventVersion,
+      organisationId: delivery.organisationId,
+      secret: delivery.secret,
+      body: delivery.body,
+      timestamp: Math.floor(attemptedAt.getTime() / 1000),
+    });
+    let statusCode: number | null = null;
+    let error: string | null = null;
+    try {
+      const res = await request(delivery.url, {
+        method: 'POST',
+        headers,
+        body: delivery.body,
+        dispatcher: this.agent,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      statusCode = res.statusCode;
+      await res.body.dump().catch(() => undefined);
+      if (statusCode < 200 || statusCode > 299) error = `the receiver answered HTTP ${statusCode}; only a 2xx counts as delivered`;
+    } catch (err) {
+      error = failureOf(err, timeoutMs);
+    }
+    const result: AttemptResult = {
+      id: newUlid(),
+      attemptedAt: attemptedAt.toISOString(),
+      statusCode,
+      error,
+      durationMs: Math.round(performance.now() - started),
+    };
+    return { delivery, result };
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.again && !this.stopped) {
+        this.again = false;
+        await this.runDue(this.deps.clock());
+      }
+      await this.arm();
+    } catch (err) {
+      this.deps.logger.error({ err }, 'webhook delivery pass failed; retrying later');
+      this.sleep(MAX_WAIT_MS);
+    } finally {
+      this.draining = undefined;
+      if (this.again && !this.stopped) this.kick();
+    }
+  }
+
+  /** Sleeps until the earliest pending attempt (at most MAX_WAIT_MS). */
+  private async arm(): Promise<void> {
+    const next = await this.deps.store.read((tx) => tx.events.nextAttemptAt());
+    if (next === undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      return;
+    }
+    this.sleep(Date.parse(next) - this.deps.clock().getTime());
+  }
+
+  private sleep(ms: number): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.stopped) return;
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.kick();
+      },
+      Math.min(Math.max(ms, MIN_WAIT_MS), MAX_WAIT_MS),
+    );
+    this.timer.unref();
+  }
+}

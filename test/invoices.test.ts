@@ -1,0 +1,297 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { fails, ok, paths, setup, type TestEnv } from './helpers.js';
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await setup();
+});
+afterAll(() => env.close());
+beforeEach(() => env.setNow('2026-11-20T10:00:00Z'));
+
+const NOW = '2026-11-20T10:00:00.000Z';
+const UUID = '0195c2a4-7f1e-7c3a-9b7e-2f1d3c4b5a69';
+
+async function customer(mcp: Client = env.mcp, currencyCode = 'EUR'): Promise<string> {
+  return (await ok(mcp, 'create_customer', { lastName: 'Lovelace', currencyCode })).id;
+}
+
+const consulting = { description: 'Consulting', quantity: 3, unitAmount: 12_000, taxRate: 19 };
+
+describe('create_invoice', () => {
+  it('issues an open invoice with the next number, totals per rate and the customer currency', async () => {
+    const mcp = await env.mcpFor((await env.newOrg()).apiKey);
+    const c = await customer(mcp, 'CHF');
+    const inv = await ok(mcp, 'create_invoice', {
+      customer: c,
+      lines: [consulting, { description: 'Books', quantity: 2, unitAmount: 1_999, taxRate: 7 }, { description: 'Fee', quantity: 1, unitAmount: 250 }],
+    });
+    expect(inv).toEqual({
+      id: expect.any(String),
+      number: 'INV-2026-000001',
+      customer: c,
+      subscription: null,
+      status: 'open',
+      currencyCode: 'CHF',
+      lines: [
+        { id: expect.any(String), position: 1, description: 'Consulting', quantity: 3, unitAmount: 12000, netAmount: 36000, taxRate: 19, periodStart: null, periodEnd: null },
+        { id: expect.any(String), position: 2, description: 'Books', quantity: 2, unitAmount: 1999, netAmount: 3998, taxRate: 7, periodStart: null, periodEnd: null },
+        { id: expect.any(String), position: 3, description: 'Fee', quantity: 1, unitAmount: 250, netAmount: 250, taxRate: 0, periodStart: null, periodEnd: null },
+      ],
+      taxes: [
+        { rate: 19, netAmount: 36000, taxAmount: 6840 },
+        { rate: 7, netAmount: 3998, taxAmount: 280 },
+        { rate: 0, netAmount: 250, taxAmount: 0 },
+      ],
+      netAmount: 40248,
+      taxAmount: 7120,
+      grossAmount: 47368,
+      amountPaid: 0,
+      amountDue: 47368,
+      issuedAt: NOW,
+      dueAt: NOW,
+      paidAt: null,
+      voidedAt: null,
+      dunningPaused: false,
+      payments: [],
+      createdAt: NOW,
+      updatedAt: NOW,
+    });
+    expect(await ok(mcp, 'get_invoice', { id: inv.id })).toEqual(inv);
+    expect((await ok(mcp, 'create_invoice', { customer: c, lines: [consulting] })).number).toBe('INV-2026-000002');
+  });
+
+  it('taxes a rate on the summed net of its lines, rounded half-up', async () => {
+    const c = await customer();
+    const cent = { description: 'Tiny', quantity: 1, unitAmount: 3, taxRate: 19 };
+    const inv = await ok(env.mcp, 'create_invoice', { customer: c, lines: [cent, cent, cent] });
+    expect(inv).toMatchObject({ netAmount: 9, taxAmount: 2, grossAmount: 11 });
+    const half = await ok(env.mcp, 'create_invoice', { customer: c, lines: [{ description: 'Half', quantity: 1, unitAmount: 50, taxRate: 1 }] });
+    expect(half.taxAmount).toBe(1);
+    const precise = await ok(env.mcp, 'create_invoice', { customer: c, lines: [{ description: 'x', quantity: 1, unitAmount: 10000, taxRate: 8.1 }] });
+    expect(precise.taxes).toEqual([{ rate: 8.1, netAmount: 10000, taxAmount: 810 }]);
+  });
+
+  it('numbers per organisation and per calendar year of issue; drafts take no number', async () => {
+    const mcp = await env.mcpFor((await env.newOrg()).apiKey);
+    const c = await customer(mcp);
+    const draft = await ok(mcp, 'create_invoice', { customer: c, status: 'draft', lines: [consulting] });
+    expect(draft).toMatchObject({ number: null, status: 'draft', issuedAt: null, dueAt: null });
+    expect((await ok(mcp, 'create_invoice', { customer: c, lines: [consulting] })).number).toBe('INV-2026-000001');
+    env.setNow('2027-01-01T00:00:00Z');
+    expect((await ok(mcp, 'create_invoice', { customer: c, lines: [consulting] })).number).toBe('INV-2027-000001');
+    expect((await ok(mcp, 'finalize_invoice', { id: draft.id })).number).toBe('INV-2027-000002');
+    expect((await ok(env.mcp, 'create_invoice', { customer: await customer(), lines: [consulting] })).number).toMatch(/^INV-2027-000001$/);
+  });
+
+  it('keeps a given dueAt and subscription, normalised to UTC', async () => {
+    const inv = await ok(env.mcp, 'create_invoice', {
+      customer: await customer(),
+      subscription: UUID,
+      dueAt: '2026-12-20T12:00:00+01:00',
+      lines: [consulting],
+    });
+    expect(inv).toMatchObject({ subscription: UUID, dueAt: '2026-12-20T11:00:00.000Z', issuedAt: NOW });
+  });
+
+  it('allows discount lines but not a negative total; an invoice of 0 is paid at once', async () => {
+    const c = await customer();
+    const discounted = await ok(env.mcp, 'create_invoice', {
+      customer: c,
+      lines: [consulting, { description: 'Loyalty discount', quantity: 1, unitAmount: -6000, taxRate: 19 }],
+    });
+    expect(discounted).toMatchObject({ netAmount: 30000, taxAmount: 5700, grossAmount: 35700 });
+    const negative = await fails(
+      env.mcp,
+      'create_invoice',
+      { customer: c, lines: [{ description: 'Credit', quantity: 1, unitAmount: -100 }] },
+      422,
+    );
+    expect(paths(negative)).toEqual(['lines']);
+    expect(negative.detail).toContain('cannot be negative');
+    const free = await ok(env.mcp, 'create_invoice', { customer: c, lines: [{ description: 'Free trial', quantity: 1, unitAmount: 0 }] });
+    expect(free).toMatchObject({ status: 'paid', paidAt: NOW, amountDue: 0, number: expect.stringMatching(/^INV-2026-/) });
+  });
+
+  it.each([
+    [{ lines: [] }, ['lines']],
+    [{ lines: [{ ...consulting, quantity: 1.5 }] }, ['lines[0].quantity']],
+    [{ lines: [{ ...consulting, quantity: 0 }] }, ['lines[0].quantity']],
+    [{ lines: [{ ...consulting, unitAmount: 12.5 }] }, ['lines[0].unitAmount']],
+    [{ lines: [{ ...consulting, taxRate: 101 }] }, ['lines[0].taxRate']],
+    [{ lines: [consulting, { ...consulting, taxRate: 19.12345 }] }, ['lines[1].taxRate']],
+    [{ lines: [{ ...consulting, description: '' }] }, ['lines[0].description']],
+    [{ lines: [{ ...consulting, colour: 'red' }] }, ['lines[0]']],
+    [{ lines: [{ ...consulting, quantity: 1_000_000, unitAmount: 999_999_999_999 }] }, ['lines[0]']],
+    [{ lines: [consulting], status: 'paid' }, ['status']],
+    [{ lines: [consulting], subscription: 'SUB-1' }, ['subscription']],
+    [{ lines: [consulting], dueAt: '2026-12-01T00:00:00' }, ['dueAt']],
+  ])('rejects %j naming %j', async (input, expected) => {
+    const p = await fails(env.mcp, 'create_invoice', { customer: await customer(), ...input }, 422);
+    expect(paths(p)).toEqual(expected);
+  });
+
+  it("rejects an unknown customer and another organisation's customer (422 on customer)", async () => {
+    const p = await fails(env.mcp, 'create_invoice', { customer: UUID, lines: [consulting] }, 422);
+    expect(paths(p)).toEqual(['customer']);
+    expect(p.detail).toContain('does not exist');
+    const other = await customer(await env.mcpFor((await env.newOrg()).apiKey));
+    expect(paths(await fails(env.mcp, 'create_invoice', { customer: other, lines: [consulting] }, 422))).toEqual(['customer']);
+  });
+});
+
+describe('invoice transitions', () => {
+  it('draft -> open by finalize (number, issuedAt, dueAt); finalize again is a 409', async () => {
+    const c = await customer();
+    const draft = await ok(env.mcp, 'create_invoice', { customer: c, status: 'draft', lines: [consulting] });
+    env.setNow('2026-11-21T08:00:00Z');
+    const open = await ok(env.mcp, 'finalize_invoice', { id: draft.id });
+    expect(open).toMatchObject({
+      status: 'open',
+      number: expect.stringMatching(/^INV-2026-\d{6}$/),
+      issuedAt: '2026-11-21T08:00:00.000Z',
+      dueAt: '2026-11-21T08:00:00.000Z',
+      updatedAt: '2026-11-21T08:00:00.000Z',
+      createdAt: NOW,
+    });
+    const again = await fails(env.mcp, 'finalize_invoice', { id: draft.id }, 409);
+    expect(again.detail).toContain('is open; finalize is allowed only for draft invoices');
+    const withDue = await ok(env.mcp, 'create_invoice', { customer: c, status: 'draft', dueAt: '2027-01-15T00:00:00Z', lines: [consulting] });
+    expect((await ok(env.mcp, 'finalize_invoice', { id: withDue.id })).dueAt).toBe('2027-01-15T00:00:00.000Z');
+  });
+
+  it('voids a draft (no number) and an open invoice; paid and void are final', async () => {
+    const c = await customer();
+    const draft = await ok(env.mcp, 'create_invoice', { customer: c, status: 'draft', lines: [consulting] });
+    expect(await ok(env.mcp, 'void_invoice', { id: draft.id })).toMatchObject({ status: 'void', number: null, voidedAt: NOW, amountDue: 0 });
+    const open = await ok(env.mcp, 'create_invoice', { customer: c, lines: [consulting] });
+    await ok(env.mcp, 'record_invoice_payment', { id: open.id, amount: 100 });
+    const voided = await ok(env.mcp, 'void_invoice', { id: open.id });
+    expect(voided).toMatchObject({ status: 'void', number: open.number, amountDue: 0, amountPaid: 100 });
+    expect((await fails(env.mcp, 'void_invoice', { id: open.id }, 409)).detail).toContain('is void');
+    await fails(env.mcp, 'finalize_invoice', { id: open.id }, 409);
+    await fails(env.mcp, 'record_invoice_payment', { id: open.id, amount: 1 }, 409);
+
+    const paid = await ok(env.mcp, 'create_invoice', { customer: c, lines: [consulting] });
+    await ok(env.mcp, 'record_invoice_payment', { id: paid.id, amount: paid.amountDue });
+    expect((await fails(env.mcp, 'void_invoice', { id: paid.id }, 409)).detail).toContain('Paid and void invoices are final');
+    await fails(env.mcp, 'finalize_invoice', { id: paid.id }, 409);
+  });
+
+  it('records partial and full payments; the last one settles the invoice', async () => {
+    const inv = await ok(env.mcp, 'create_invoice', { customer: await customer(), lines: [consulting] });
+    expect(inv.grossAmount).toBe(42840);
+    env.setNow('2026-11-25T09:00:00Z');
+    const partial = await ok(env.mcp, 'record_invoice_payment', { id: inv.id, amount: 40000, paidAt: '2026-11-24T15:00:00+01:00' });
+    expect(partial).toMatchObject({ status: 'open', amountPaid: 40000, amountDue: 2840, paidAt: null });
+    expect(partial.payments).toEqual([
+      { id: expect.any(String), amount: 40000, paidAt: '2026-11-24T14:00:00.000Z', paymentPlanId: null, createdAt: '2026-11-25T09:00:00.000Z' },
+    ]);
+    const over = await fails(env.mcp, 'record_invoice_payment', { id: inv.id, amount: 2841 }, 422);
+    expect(paths(over)).toEqual(['amount']);
+    expect(over.detail).toContain('2840 cents still due');
+    const paid = await ok(env.mcp, 'record_invoice_payment', { id: inv.id, amount: 2840 });
+    expect(paid).toMatchObject({ status: 'paid', amountPaid: 42840, amountDue: 0, paidAt: '2026-11-25T09:00:00.000Z' });
+    expect(paid.payments).toHaveLength(2);
+    const again = await fails(env.mcp, 'record_invoice_payment', { id: inv.id, amount: 1 }, 409);
+    expect(again.detail).toContain('is paid');
+  });
+
+  it('refuses payments on drafts (409), in the future, of 0 or fractions of a cent (422)', async () => {
+    const c = await customer();
+    const draft = await ok(env.mcp, 'create_invoice', { customer: c, status: 'draft', lines: [consulting] });
+    expect((await fails(env.mcp, 'record_invoice_payment', { id: draft.id, amount: 100 }, 409)).detail).toContain('finalize_invoice');
+    const open = await ok(env.mcp, 'create_invoice', { customer: c, lines: [consulting] });
+    const future = await fails(env.mcp, 'record_invoice_payment', { id: open.id, amount: 100, paidAt: '2026-11-20T10:00:01Z' }, 422);
+    expect(paths(future)).toEqual(['paidAt']);
+    expect(paths(await fails(env.mcp, 'record_invoice_payment', { id: open.id, amount: 0 }, 422))).toEqual(['amount']);
+    expect(paths(await fails(env.mcp, 'record_invoice_payment', { id: open.id, amount: 10.5 }, 422))).toEqual(['amount']);
+    expect((await ok(env.mcp, 'get_invoice', { id: open.id })).amountPaid).toBe(0);
+  });
+});
+
+describe('list_invoices', () => {
+  it('filters by customer, subscription and status', async () => {
+    const mcp = await env.mcpFor((await env.newOrg()).apiKey);
+    const a = await customer(mcp);
+    const b = await customer(mcp);
+    const first = await ok(mcp, 'create_invoice', { customer: a, lines: [consulting] });
+    const draft = await ok(mcp, 'create_invoice', { customer: a, status: 'draft', subscription: UUID, lines: [consulting] });
+    const other = await ok(mcp, 'create_invoice', { customer: b, lines: [consulting] });
+    const ids = (page: { data: Array<{ id: string }> }) => page.data.map((i) => i.id);
+    expect(ids(await ok(mcp, 'list_invoices', {}))).toEqual([first.id, draft.id, other.id]);
+    expect(ids(await ok(mcp, 'list_invoices', { customer: a }))).toEqual([first.id, draft.id]);
+    expect(ids(await ok(mcp, 'list_invoices', { subscription: UUID }))).toEqual([draft.id]);
+    expect(ids(await ok(mcp, 'list_invoices', { status: 'open' }))).toEqual([first.id, other.id]);
+    expect(ids(await ok(mcp, 'list_invoices', { customer: a, status: 'draft' }))).toEqual([draft.id]);
+    const page = await ok(mcp, 'list_invoices', { limit: 1, page: 2, order: { createdAt: 'desc' } });
+    expect(ids(page)).toEqual([draft.id]);
+    expect(page.meta.pagination).toEqual({ totalItems: 3, itemsPerPage: 1, currentPage: 2, lastPage: 3, pageTotalItems: 1 });
+    expect(page.data[0].lines).toHaveLength(1);
+  });
+});
+
+describe('REST routes', () => {
+  it('POST /invoices answers 201 with Location; actions answer 200', async () => {
+    const c = await customer();
+    const created = await env.http('POST', '/invoices', { body: { customer: c, status: 'draft', lines: [consulting] } });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('location')).toBe(`/invoices/${created.body.id}`);
+    const id = created.body.id;
+    expect((await env.http('GET', `/invoices/${id}`)).body).toEqual(created.body);
+    const finalized = await env.http('POST', `/invoices/${id}/finalize`);
+    expect(finalized.status).toBe(200);
+    expect(finalized.body.status).toBe('open');
+    const paid = await env.http('POST', `/invoices/${id}/payments`, { body: { amount: 100 } });
+    expect(paid.status).toBe(200);
+    expect(paid.body.amountPaid).toBe(100);
+    expect((await env.http('POST', `/invoices/${id}/void`)).body.status).toBe('void');
+    expect((await env.http('POST', `/invoices/${id}/void`)).status).toBe(409);
+    const list = await env.http('GET', `/invoices?customer=${c}&status=void`);
+    expect(list.status).toBe(200);
+    expect(list.body.data.map((i: { id: string }) => i.id)).toEqual([id]);
+    expect((await env.http('GET', '/invoices?status=late')).status).toBe(400);
+    expect((await env.http('POST', '/invoices', { body: { customer: c, lines: [] } })).status).toBe(422);
+  });
+
+  it('answers 404 for unknown ids', async () => {
+    expect((await env.http('GET', `/invoices/${UUID}`)).status).toBe(404);
+    expect((await env.http('POST', `/invoices/${UUID}/finalize`)).status).toBe(404);
+    expect((await env.http('POST', `/invoices/${UUID}/void`)).status).toBe(404);
+    expect((await env.http('POST', `/invoices/${UUID}/payments`, { body: { amount: 1 } })).status).toBe(404);
+  });
+});
+
+describe('tenancy and permissions', () => {
+  it("answers 404 for another organisation's invoice and leaves it untouched", async () => {
+    const inv = await ok(env.mcp, 'create_invoice', { customer: await customer(), status: 'draft', lines: [consulting] });
+    const org = await env.newOrg();
+    const stranger = await env.mcpFor(org.apiKey);
+    await fails(stranger, 'get_invoice', { id: inv.id }, 404);
+    await fails(stranger, 'finalize_invoice', { id: inv.id }, 404);
+    await fails(stranger, 'void_invoice', { id: inv.id }, 404);
+    await fails(stranger, 'record_invoice_payment', { id: inv.id, amount: 1 }, 404);
+    expect((await ok(stranger, 'list_invoices', {})).data).toEqual([]);
+    expect((await env.http('GET', `/invoices/${inv.id}`, { token: org.apiKey })).status).toBe(404);
+    expect((await ok(env.mcp, 'get_invoice', { id: inv.id })).status).toBe('draft');
+  });
+
+  it('needs invoice:read to read and invoice:write to change', async () => {
+    const inv = await ok(env.mcp, 'create_invoice', { customer: await customer(), lines: [consulting] });
+    const reader = await env.newKey(env.org, ['invoice:read']);
+    expect((await env.http('GET', `/invoices/${inv.id}`, { token: reader })).status).toBe(200);
+    expect((await env.http('GET', '/invoices', { token: reader })).status).toBe(200);
+    expect((await env.http('POST', '/invoices', { body: { customer: inv.customer, lines: [consulting] }, token: reader })).status).toBe(403);
+    for (const action of ['finalize', 'void']) {
+      expect((await env.http('POST', `/invoices/${inv.id}/${action}`, { token: reader })).status).toBe(403);
+    }
+    expect((await env.http('POST', `/invoices/${inv.id}/payments`, { body: { amount: 1 }, token: reader })).status).toBe(403);
+    const none = await env.newKey(env.org, ['customer:read']);
+    expect((await env.http('GET', `/invoices/${inv.id}`, { token: none })).status).toBe(403);
+    const { tools } = await (await env.mcpFor(none)).listTools();
+    const invoiceTools = ['create_invoice', 'list_invoices', 'get_invoice', 'finalize_invoice', 'void_invoice', 'record_invoice_payment'];
+    expect(tools.filter((t) => invoiceTools.includes(t.name))).toEqual([]);
+    await fails(await env.mcpFor(reader), 'record_invoice_payment', { id: inv.id, amount: 1 }, 403);
+    expect((await ok(env.mcp, 'get_invoice', { id: inv.id })).amountPaid).toBe(0);
+  });
+});
