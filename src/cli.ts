@@ -146,6 +146,7 @@ async function main(argv: string[]): Promise<void> {
         principal: () => authenticate(app.store, token, app.clock()),
       });
       await server.connect(new StdioServerTransport());
+      app.deliveries.kick();
       app.logger.info('billing-mcp MCP server on stdio');
       return;
     }

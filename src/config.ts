@@ -47,6 +47,8 @@ const envSchema = z.object({
     .default([10, 300, 1800]),
   BILLING_JOBS_INTERVAL_MS: int(0, 86_400_000).default(10_000),
   BILLING_PAYMENT_PLAN_GRACE_DAYS: int(0, 365).default(7),
+  BILLING_CUSTOMER_ACCESS_TOKEN_TTL_SECONDS: int(1, 86_400).default(900),
+  BILLING_CUSTOMER_REFRESH_TOKEN_TTL_SECONDS: int(60, 31_536_000).default(2_592_000),
 });
 
 export interface Config {
@@ -62,6 +64,8 @@ export interface Config {
   webhookRetryDelaysSeconds: number[];
   jobsIntervalMs: number;
   paymentPlanGraceDays: number;
+  customerAccessTokenTtlSeconds: number;
+  customerRefreshTokenTtlSeconds: number;
 }
 
 /**
@@ -93,5 +97,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     webhookRetryDelaysSeconds: e.BILLING_WEBHOOK_RETRY_DELAYS,
     jobsIntervalMs: e.BILLING_JOBS_INTERVAL_MS,
     paymentPlanGraceDays: e.BILLING_PAYMENT_PLAN_GRACE_DAYS,
+    customerAccessTokenTtlSeconds: e.BILLING_CUSTOMER_ACCESS_TOKEN_TTL_SECONDS,
+    customerRefreshTokenTtlSeconds: e.BILLING_CUSTOMER_REFRESH_TOKEN_TTL_SECONDS,
   };
 }

@@ -52,6 +52,11 @@ const KINDS: Record<ErrorKind, { status: number; type: string; title: string }> 
 export class AppError extends Error {
   readonly kind: ErrorKind;
   readonly violations: Violation[] | undefined;
+  /**
+   * The unit of work commits what it wrote before this error instead of rolling it back: for a
+   * failure whose side effect must stand (a token family revoked on reuse).
+   */
+  keepChanges = false;
 
   constructor(kind: ErrorKind, detail: string, violations?: Violation[]) {
     super(detail);

@@ -291,7 +291,11 @@ describe('isolation and permissions', () => {
     await fails(mcp, 'create_customer_email_address', { id: c.id, email: 'a@b.example' }, 403);
     await fails(mcp, 'list_customer_email_addresses', { id: c.id }, 403);
     const { tools } = await mcp.listTools();
-    expect(tools.filter((t) => t.name.includes('customer'))).toEqual([]);
+    // Only the two tools any API key may call (customer tokens) remain.
+    expect(tools.filter((t) => t.name.includes('customer')).map((t) => t.name).sort()).toEqual([
+      'authenticate_customer',
+      'refresh_customer_token',
+    ]);
     expect((await env.http('GET', `/customers/${c.id}`, { token: key })).status).toBe(403);
     const reader = await env.mcpFor(await env.newKey(env.org, ['customer:read']));
     expect((await ok(reader, 'get_customer', { id: c.id })).id).toBe(c.id);

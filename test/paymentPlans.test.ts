@@ -247,6 +247,23 @@ describe('payment plan lifecycle, with the events a receiver gets', () => {
   });
 });
 
+describe('idempotency', () => {
+  it('a replayed create or payment has no second effect and emits no second event', async () => {
+    const invoice = await openInvoice(2_000);
+    const input = { invoice: invoice.id, installmentCount: 2, firstDueAt: '2026-12-10', interval: '1M', idempotencyKey: 'plan-1' };
+    const plan = await ok(env.mcp, 'create_payment_plan', input);
+    expect(await ok(env.mcp, 'create_payment_plan', input)).toEqual(plan);
+    const pay = { id: plan.id, amount: 1000, idempotencyKey: 'pay-1' };
+    const paid = await ok(env.mcp, 'record_payment_plan_payment', pay);
+    expect(await ok(env.mcp, 'record_payment_plan_payment', pay)).toEqual(paid);
+    await eventsOf(plan.id, 'payment_plan.rate_paid');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(forPlan(plan.id).map((r) => r.json.event.type)).toEqual(['payment_plan.created', 'payment_plan.rate_paid']);
+    expect((await ok(env.mcp, 'list_payment_plans', { invoice: invoice.id })).data).toHaveLength(1);
+    expect((await ok(env.mcp, 'get_invoice', { id: invoice.id })).amountPaid).toBe(1000);
+  });
+});
+
 describe('forbidden transitions are 409 and change nothing', () => {
   async function deliveriesSoFar(): Promise<number> {
     const webhooks = await ok(env.mcp, 'list_webhooks', {});

@@ -3,6 +3,7 @@ import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { ApiKeyRecord } from '../store/repos/system.js';
 import type { Store, Tx } from '../store/store.js';
+import { authenticateCustomer, isCustomerAccessToken } from './customerTokens.js';
 
 const KEY_PREFIX = 'bmk_';
 
@@ -20,9 +21,39 @@ export interface ApiKeyPrincipal {
   permissions: readonly string[];
 }
 
-export type Principal = ApiKeyPrincipal;
+/** The permissions every customer token carries (interface section 5). */
+export const CUSTOMER_PERMISSIONS = [
+  'ROLE_CUSTOMER',
+  'customer:self:read',
+  'customer:payment-method:add',
+  'customer:payment-method:read',
+] as const;
+export type CustomerPermission = (typeof CUSTOMER_PERMISSIONS)[number];
+
+/** A customer token: reaches only that customer's own data (CONTRACT section 3). */
+export interface CustomerPrincipal {
+  kind: 'customer';
+  organisationId: string;
+  customerId: string;
+  /** The API key that minted the token; revoking it ends the token. */
+  keyId: string;
+  permissions: readonly string[];
+}
+
+/** A caller without a bearer token, for the one operation its input authorizes (token refresh). */
+export interface AnonymousPrincipal {
+  kind: 'anonymous';
+  organisationId: '';
+  keyId: '';
+  permissions: readonly string[];
+}
+
+export type Principal = ApiKeyPrincipal | CustomerPrincipal | AnonymousPrincipal;
+
+export const ANONYMOUS: AnonymousPrincipal = { kind: 'anonymous', organisationId: '', keyId: '', permissions: [] };
 
 export function can(principal: Principal, permission: Permission): boolean {
+  if (principal.kind !== 'api_key') return false;
   const perms = principal.permissions;
   if (perms.includes('*') || perms.includes(permission)) return true;
   return permission.endsWith(':read') && perms.includes(`${permission.slice(0, -':read'.length)}:write`);
@@ -65,6 +96,7 @@ export async function authenticate(store: Store, token: string | undefined, now:
   if (!token) {
     throw new AppError('unauthorized', 'Missing API key: send the header Authorization: Bearer <API key>');
   }
+  if (isCustomerAccessToken(token)) return authenticateCustomer(store, token, now);
   const key = await store.findApiKey(hashToken(token));
   if (!key) throw new AppError('unauthorized', 'Unknown API key');
   if (key.revokedAt) throw new AppError('unauthorized', 'This API key has been revoked');

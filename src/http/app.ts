@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import FindMyWay, { type HTTPVersion } from 'find-my-way';
-import { authenticate, type Principal } from '../auth/keys.js';
+import { ANONYMOUS, authenticate, type Principal } from '../auth/keys.js';
 import { AppError, toAppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createMcpServer } from '../mcp/server.js';
@@ -90,7 +90,7 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
     const { op } = route;
     const headers: Record<string, string> = op.deprecated ? { ...DEPRECATION_HEADERS } : {};
     try {
-      const principal = await principalOf(req);
+      const principal = op.authentication === 'none' && !req.headers.authorization ? ANONYMOUS : await principalOf(req);
       if (deps.readOnly && !isReadOnly(op)) {
         throw new AppError('forbidden', `The server runs in read-only mode; ${op.name} changes data and is disabled`);
       }

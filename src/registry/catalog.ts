@@ -70,7 +70,12 @@ export class Catalog {
 
   /** Whether this principal may ever call the operation (tools it never can are not listed). */
   visibleTo(op: Operation, principal: Principal): boolean {
-    return this.exposed(op) && (op.permission === null || can(principal, op.permission));
+    if (!this.exposed(op)) return false;
+    if (principal.kind === 'customer') {
+      return op.customerAccess !== undefined && principal.permissions.includes(op.customerAccess.permission);
+    }
+    if (principal.kind === 'anonymous') return op.authentication === 'none';
+    return op.permission === null || can(principal, op.permission);
   }
 
   tools(principal: Principal): ToolDescriptor[] {

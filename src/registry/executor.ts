@@ -34,6 +34,38 @@ function stableStringify(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** Who may call the operation at all: API keys by permission, customer tokens by the operation's customer access. */
+function authorize(op: Operation, principal: Principal): void {
+  if (principal.kind === 'anonymous') {
+    if (op.authentication !== 'none') {
+      throw new AppError('unauthorized', 'Missing API key: send the header Authorization: Bearer <API key>');
+    }
+    return;
+  }
+  if (principal.kind === 'customer') {
+    const access = op.customerAccess;
+    if (!access || !principal.permissions.includes(access.permission)) {
+      throw new AppError(
+        'forbidden',
+        `A customer token reaches only its own account, subscriptions, e-mail addresses and payment methods; ${op.name} is not available to it`,
+      );
+    }
+    return;
+  }
+  if (op.permission && !can(principal, op.permission)) {
+    throw new AppError('forbidden', `This token lacks the permission ${op.permission} that ${op.name} requires`);
+  }
+}
+
+/** A customer token's call names its own customer (filled in when absent); another customer's id is a 404. */
+function confineToCustomer(op: Operation, principal: Principal, input: Record<string, unknown>): void {
+  const field = op.customerAccess?.customerField;
+  if (principal.kind !== 'customer' || !field) return;
+  const named = input[field];
+  if (named === undefined) input[field] = principal.customerId;
+  else if (named !== principal.customerId) throw new AppError('not_found', `Customer ${String(named)} was not found`);
+}
+
 /**
  * Runs one operation for one principal: permission, input validation, idempotency, the unit of work
  * (a transaction for writes), after-commit effects. Every surface (MCP, REST) calls this.
@@ -51,12 +83,11 @@ export class Executor {
     raw: Record<string, unknown>,
     idempotencyKey?: string | undefined,
   ): Promise<Outcome> {
-    if (op.permission && !can(principal, op.permission)) {
-      throw new AppError('forbidden', `This token lacks the permission ${op.permission} that ${op.name} requires`);
-    }
+    authorize(op, principal);
     const parsed = op.input.safeParse(raw);
     if (!parsed.success) throw inputError(parsed.error, op.method === 'GET' ? 'bad_request' : 'validation');
     const input = parsed.data as Record<string, unknown>;
+    confineToCustomer(op, principal, input);
 
     if (idempotencyKey !== undefined && acceptsIdempotencyKey(op)) {
       return this.idempotent(op, principal, input, idempotencyKey);
@@ -84,6 +115,10 @@ export class Executor {
         deliveries: this.deps.deliveries,
       };
       const result = await op.handler(ctx, input);
+      const owner = op.customerAccess?.resultCustomer;
+      if (principal.kind === 'customer' && owner && owner(result as never) !== principal.customerId) {
+        throw new AppError('not_found', `${String(input.id ?? 'The resource')} was not found`);
+      }
       return { status: successStatus(op), body: result, replayed: false };
     };
     const unit = (tx: Tx) => (around ? around(tx, () => body(tx)) : body(tx));

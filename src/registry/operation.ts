@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Principal } from '../auth/keys.js';
+import type { CustomerPermission, Principal } from '../auth/keys.js';
 import type { Config, Toolset } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Tx } from '../store/store.js';
@@ -57,6 +57,19 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodT
   deprecated?: boolean;
   /** Body media type; PATCH uses JSON merge patch. Default application/json. */
   contentType?: 'application/json' | 'application/merge-patch+json';
+  /**
+   * Whether a customer token may call it (CONTRACT section 3), with which of its permissions, and
+   * how the call is confined to the token's own customer: `customerField` names the input field
+   * carrying the customer id (the token's own is filled in when absent; another is a 404);
+   * `resultCustomer` gives the customer a result belongs to (another's is a 404).
+   */
+  customerAccess?: {
+    permission: CustomerPermission;
+    customerField?: string;
+    resultCustomer?: (result: z.output<O>) => string;
+  };
+  /** 'none': callable without a bearer token, its input authorizes it (token refresh). Default bearer. */
+  authentication?: 'bearer' | 'none';
   /** Location header of a create; default `<path>/<id>`. */
   location?: (result: z.output<O>) => string;
   /** Text content of the MCP result; default the JSON of the result. */
@@ -88,7 +101,7 @@ export function isReadOnly(op: Operation): boolean {
 
 /** Creates and actions accept an idempotency key (header `Idempotency-Key`, MCP `idempotencyKey`). */
 export function acceptsIdempotencyKey(op: Operation): boolean {
-  return op.kind === 'create' || op.kind === 'action';
+  return op.authentication !== 'none' && (op.kind === 'create' || op.kind === 'action');
 }
 
 export function successStatus(op: Operation): number {

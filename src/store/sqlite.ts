@@ -8,6 +8,7 @@ import { SqliteBillingDetailsRepo } from './repos/billingDetails.js';
 import { SqliteSubscriptionRepo } from './repos/subscriptions.js';
 import { SqliteCatalogueRepo } from './repos/catalogue.js';
 import { SqliteCustomerRepo } from './repos/customers.js';
+import { SqliteCustomerTokenRepo, type CustomerTokenLookup } from './repos/customerTokens.js';
 import { SqliteEventRepo } from './repos/events.js';
 import { SqliteInvoiceRepo } from './repos/invoices.js';
 import { SqlitePaymentPlanRepo } from './repos/paymentPlans.js';
@@ -70,6 +71,7 @@ export class SqliteStore implements Store {
       plans: new SqlitePlanRepo(sql),
       billingSetup: new SqliteBillingSetupRepo(sql),
       customers: new SqliteCustomerRepo(sql),
+      customerTokens: new SqliteCustomerTokenRepo(sql),
       billingDetails: new SqliteBillingDetailsRepo(sql),
       subscriptions: new SqliteSubscriptionRepo(sql),
       webhooks: new SqliteWebhookRepo(sql),
@@ -117,7 +119,7 @@ export class SqliteStore implements Store {
         this.db.exec('COMMIT');
         return result;
       } catch (err) {
-        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        if (this.db.inTransaction) this.db.exec(err instanceof AppError && err.keepChanges ? 'COMMIT' : 'ROLLBACK');
         throw err;
       }
     } finally {
@@ -127,6 +129,10 @@ export class SqliteStore implements Store {
 
   findApiKey(keyHash: string): Promise<ApiKeyRecord | undefined> {
     return this.tx.system.findApiKeyByHash(keyHash);
+  }
+
+  findCustomerToken(tokenHash: string): Promise<CustomerTokenLookup | undefined> {
+    return this.tx.customerTokens.findByHash(tokenHash);
   }
 
   async ping(): Promise<void> {

@@ -2,6 +2,7 @@ import type { BillingSetupRepo } from './repos/billing.js';
 import type { BillingDetailsRepo } from './repos/billingDetails.js';
 import type { CatalogueRepo } from './repos/catalogue.js';
 import type { CustomerRepo } from './repos/customers.js';
+import type { CustomerTokenLookup, CustomerTokenRepo } from './repos/customerTokens.js';
 import type { EventRepo } from './repos/events.js';
 import type { InvoiceRepo } from './repos/invoices.js';
 import type { PaymentPlanRepo } from './repos/paymentPlans.js';
@@ -19,6 +20,7 @@ export interface Tx {
   plans: PlanRepo;
   billingSetup: BillingSetupRepo;
   customers: CustomerRepo;
+  customerTokens: CustomerTokenRepo;
   billingDetails: BillingDetailsRepo;
   subscriptions: SubscriptionRepo;
   webhooks: WebhookRepo;
@@ -40,6 +42,8 @@ export interface Store {
    * behind other operations, and api_keys is written only by key management, never by an operation.
    */
   findApiKey(keyHash: string): Promise<ApiKeyRecord | undefined>;
+  /** A customer token by hash, read outside the queue like `findApiKey`. */
+  findCustomerToken(tokenHash: string): Promise<CustomerTokenLookup | undefined>;
   /** Throws when the database cannot be reached. */
   ping(): Promise<void>;
   close(): void;

@@ -197,6 +197,7 @@ export const billingDetailOperations = [
     path: '/customers/{id}/payment-methods',
     permission: 'customer:write',
     kind: 'create',
+    customerAccess: { permission: 'customer:payment-method:add', customerField: 'id' },
     input: z.strictObject({
       id: pathId('customer the payment method belongs to'),
       type: z
@@ -235,6 +236,7 @@ export const billingDetailOperations = [
     path: '/customers/{id}/payment-methods',
     permission: 'customer:read',
     kind: 'list',
+    customerAccess: { permission: 'customer:payment-method:read', customerField: 'id' },
     input: z.strictObject({ id: pathId('customer'), ...pageInput }),
     output: listOf(paymentMethodSchema),
     handler: async (ctx, { id, ...rest }) => {

@@ -99,6 +99,7 @@ export const customerOperations = [
     path: '/customers/{id}',
     permission: 'customer:read',
     kind: 'read',
+    customerAccess: { permission: 'customer:self:read', customerField: 'id' },
     input: z.strictObject({ id: pathId('customer') }),
     output: customerSchema,
     handler: (ctx, input) => getCustomer(ctx.tx, ctx.org, input.id),
@@ -162,6 +163,7 @@ export const customerOperations = [
     path: '/customers/{id}/email-addresses',
     permission: 'customer:read',
     kind: 'list',
+    customerAccess: { permission: 'customer:self:read', customerField: 'id' },
     input: z.strictObject({ id: pathId('customer'), ...pageInput }),
     output: listOf(customerEmailSchema),
     handler: async (ctx, { id, ...rest }) => {
@@ -179,6 +181,7 @@ export const customerOperations = [
     path: '/customer-email-addresses/{id}',
     permission: 'customer:read',
     kind: 'read',
+    customerAccess: { permission: 'customer:self:read', resultCustomer: (e) => e.customer },
     input: z.strictObject({ id: pathId('customer e-mail address') }),
     output: customerEmailSchema,
     handler: (ctx, input) => getCustomerEmail(ctx.tx, ctx.org, input.id),

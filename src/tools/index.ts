@@ -3,6 +3,7 @@ import { billingDetailOperations } from './billingDetails.js';
 import { billingGroupOperations } from './billingGroups.js';
 import { couponOperations } from './coupons.js';
 import { customFieldOperations } from './customFields.js';
+import { customerAuthOperations } from './customerAuth.js';
 import { customerOperations } from './customers.js';
 import { invoiceOperations } from './invoices.js';
 import { measurementOperations } from './measurements.js';
@@ -23,6 +24,7 @@ export const OPERATIONS: Operation[] = [
   ...couponOperations,
   ...customFieldOperations,
   ...customerOperations,
+  ...customerAuthOperations,
   ...billingDetailOperations,
   ...subscriptionOperations,
   ...taxGroupOperations,

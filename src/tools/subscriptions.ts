@@ -156,6 +156,7 @@ export const subscriptionOperations = [
     path: '/subscriptions',
     permission: 'subscription:read',
     kind: 'list',
+    customerAccess: { permission: 'customer:self:read', customerField: 'customer' },
     input: z.strictObject({
       ...pageInput,
       customer: ref('Only subscriptions of this customer id.').optional(),
@@ -178,6 +179,7 @@ export const subscriptionOperations = [
     path: '/subscriptions/{id}',
     permission: 'subscription:read',
     kind: 'read',
+    customerAccess: { permission: 'customer:self:read', resultCustomer: (s) => s.customer.id },
     input: z.strictObject({ id: pathId('subscription') }),
     output: subscriptionSchema,
     handler: (ctx, input) => getSubscription(ctx.tx, ctx.org, input.id, ctx.now),

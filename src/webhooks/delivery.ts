@@ -91,25 +91,11 @@ export class DeliveryWorker {
     const run: DeliveryRun = { attempted: 0, delivered: 0, retrying: 0, failed: 0, skipped: 0 };
     const seen = new Set<string>();
     while (!this.stopped) {
-      const claimed = await this.deps.store.transaction(async (tx) => {
-        const due = (await tx.events.dueDeliveries(now.toISOString(), BATCH + seen.size)).filter((d) => !seen.has(d.id)).slice(0, BATCH);
-        const at = this.deps.clock();
-        const disabled = due.filter((d) => !d.webhookEnabled);
-        for (const d of disabled) {
-          await tx.events.skip(d.organisationId, d.id, `Not sent: webhook ${d.webhookId} is disabled`, at.toISOString());
-        }
-        const send = due.filter((d) => d.webhookEnabled);
-        const until = new Date(at.getTime() + this.deps.config.webhookTimeoutMs + LEASE_MARGIN_MS).toISOString();
-        await tx.events.lease(
-          send.map((d) => d.id),
-          until,
-        );
-        return { send, skipped: disabled.length, found: due.length };
-      });
-      run.skipped += claimed.skipped;
-      if (claimed.found === 0) return run;
-      for (const d of claimed.send) seen.add(d.id);
-      const results = await Promise.all(claimed.send.map((d) => this.attempt(d)));
+      const { send, skipped } = await this.claim(now, seen);
+      run.skipped += skipped;
+      if (send.length === 0 && skipped === 0) return run;
+      for (const d of send) seen.add(d.id);
+      const results = await Promise.all(send.map((d) => this.attempt(d)));
       await this.deps.store.transaction(async (tx) => {
         const finishedAt = this.deps.clock();
         for (const { delivery, result } of results) {
@@ -117,9 +103,7 @@ export class DeliveryWorker {
           const outcome = outcomeOf(delivered, delivery.roundAttempts + 1, finishedAt, this.deps.config.webhookRetryDelaysSeconds);
           if (!(await tx.events.recordAttempt(delivery.organisationId, delivery.id, result, outcome))) continue;
           run.attempted += 1;
-          if (outcome.status === 'delivered') run.delivered += 1;
-          else if (outcome.status === 'failed') run.failed += 1;
-          else run.retrying += 1;
+          run[outcome.status === 'pending' ? 'retrying' : outcome.status] += 1;
           if (!delivered) {
             this.deps.logger.info(
               { delivery: delivery.id, webhook: delivery.webhookId, statusCode: result.statusCode, error: result.error, next: outcome.status },
@@ -130,6 +114,25 @@ export class DeliveryWorker {
       });
     }
     return run;
+  }
+
+  /**
+   * In one short unit of work: the next due deliveries not attempted in this pass yet; those of a
+   * disabled webhook are skipped, the others leased so that no other pass picks them meanwhile.
+   */
+  private claim(now: Date, seen: ReadonlySet<string>): Promise<{ send: DueDelivery[]; skipped: number }> {
+    return this.deps.store.transaction(async (tx) => {
+      const due = (await tx.events.dueDeliveries(now.toISOString(), BATCH + seen.size)).filter((d) => !seen.has(d.id)).slice(0, BATCH);
+      const at = this.deps.clock();
+      const disabled = due.filter((d) => !d.webhookEnabled);
+      for (const d of disabled) {
+        await tx.events.skip(d.organisationId, d.id, `Not sent: webhook ${d.webhookId} is disabled`, at.toISOString());
+      }
+      const send = due.filter((d) => d.webhookEnabled);
+      const leaseUntil = new Date(at.getTime() + this.deps.config.webhookTimeoutMs + LEASE_MARGIN_MS);
+      await tx.events.lease(send.map((d) => d.id), leaseUntil.toISOString());
+      return { send, skipped: disabled.length };
+    });
   }
 
   private async attempt(delivery: DueDelivery): Promise<{ delivery: DueDelivery; result: AttemptResult }> {

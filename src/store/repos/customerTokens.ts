@@ -1,0 +1,97 @@
+import type { Sql } from '../sql.js';
+
+export interface CustomerTokenRecord {
+  id: string;
+  organisationId: string;
+  customerId: string;
+  apiKeyId: string;
+  familyId: string;
+  kind: 'access' | 'refresh';
+  expiresAt: string;
+  usedAt: string | null;
+  revokedAt: string | null;
+  createdAt: string;
+}
+
+/** A token with what decides whether it still works: the key that minted it. */
+export interface CustomerTokenLookup extends CustomerTokenRecord {
+  apiKeyRevokedAt: string | null;
+  apiKeyExpiresAt: string | null;
+}
+
+export interface CustomerTokenRepo {
+  insert(token: CustomerTokenRecord, tokenHash: string): Promise<void>;
+  findByHash(tokenHash: string): Promise<CustomerTokenLookup | undefined>;
+  /** Marks a refresh token used; false when it already was (a reuse). */
+  markUsed(id: string, at: string): Promise<boolean>;
+  revokeFamily(familyId: string, at: string): Promise<void>;
+}
+
+interface Row {
+  id: string;
+  organisation_id: string;
+  customer_id: string;
+  api_key_id: string;
+  family_id: string;
+  kind: 'access' | 'refresh';
+  expires_at: string;
+  used_at: string | null;
+  revoked_at: string | null;
+  created_at: string;
+  key_revoked_at: string | null;
+  key_expires_at: string | null;
+}
+
+export class SqliteCustomerTokenRepo implements CustomerTokenRepo {
+  constructor(private readonly sql: Sql) {}
+
+  async insert(t: CustomerTokenRecord, tokenHash: string): Promise<void> {
+    this.sql.run(
+      `INSERT INTO customer_tokens (id, organisation_id, customer_id, api_key_id, family_id, kind, token_hash, expires_at,
+         used_at, revoked_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      t.id,
+      t.organisationId,
+      t.customerId,
+      t.apiKeyId,
+      t.familyId,
+      t.kind,
+      tokenHash,
+      t.expiresAt,
+      t.usedAt,
+      t.revokedAt,
+      t.createdAt,
+    );
+  }
+
+  async findByHash(tokenHash: string): Promise<CustomerTokenLookup | undefined> {
+    const r = this.sql.get<Row>(
+      `SELECT t.*, k.revoked_at AS key_revoked_at, k.expires_at AS key_expires_at
+       FROM customer_tokens t JOIN api_keys k ON k.id = t.api_key_id WHERE t.token_hash = ?`,
+      tokenHash,
+    );
+    return (
+      r && {
+        id: r.id,
+        organisationId: r.organisation_id,
+        customerId: r.customer_id,
+        apiKeyId: r.api_key_id,
+        familyId: r.family_id,
+        kind: r.kind,
+        expiresAt: r.expires_at,
+        usedAt: r.used_at,
+        revokedAt: r.revoked_at,
+        createdAt: r.created_at,
+        apiKeyRevokedAt: r.key_revoked_at,
+        apiKeyExpiresAt: r.key_expires_at,
+      }
+    );
+  }
+
+  async markUsed(id: string, at: string): Promise<boolean> {
+    return this.sql.run('UPDATE customer_tokens SET used_at = ? WHERE id = ? AND used_at IS NULL', at, id).changes === 1;
+  }
+
+  async revokeFamily(familyId: string, at: string): Promise<void> {
+    this.sql.run('UPDATE customer_tokens SET revoked_at = coalesce(revoked_at, ?) WHERE family_id = ?', at, familyId);
+  }
+}
