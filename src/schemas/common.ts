@@ -62,6 +62,16 @@ export function pageRequest(input: {
   };
 }
 
+/** One page of a list operation: the page request from its input, the rows and count from `load`. */
+export async function paged<T>(
+  input: Parameters<typeof pageRequest>[0],
+  load: (page: PageRequest) => Promise<{ rows: T[]; total: number }>,
+): Promise<Page<T>> {
+  const page = pageRequest(input);
+  const { rows, total } = await load(page);
+  return toPage(rows, total, page);
+}
+
 export const paginationMeta = z.object({
   pagination: z.object({
     totalItems: z.number().int(),

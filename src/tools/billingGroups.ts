@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { createBillingGroup, listBillingGroups } from '../domain/billingGroups.js';
 import { defineOperation } from '../registry/operation.js';
 import { BILLING_GROUP_TYPES, billingGroupSchema } from '../schemas/catalogue.js';
-import { listOf, pageInput, pageRequest, toPage } from '../schemas/common.js';
+import { listOf, pageInput, paged } from '../schemas/common.js';
 
 export const billingGroupOperations = [
   defineOperation({
@@ -55,10 +55,6 @@ export const billingGroupOperations = [
     kind: 'list',
     input: z.strictObject({ ...pageInput }),
     output: listOf(billingGroupSchema),
-    handler: async (ctx, input) => {
-      const page = pageRequest(input);
-      const { rows, total } = await listBillingGroups(ctx.tx, ctx.org, page);
-      return toPage(rows, total, page);
-    },
+    handler: (ctx, input) => paged(input, (page) => listBillingGroups(ctx.tx, ctx.org, page)),
   }),
 ];

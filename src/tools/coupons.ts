@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { createCoupon, listCoupons, percentageE2 } from '../domain/coupons.js';
 import { defineOperation } from '../registry/operation.js';
 import { amountInput, COUPON_FREQUENCIES, COUPON_TYPES, couponSchema, currencyCodeInput } from '../schemas/catalogue.js';
-import { listOf, pageInput, pageRequest, toPage } from '../schemas/common.js';
+import { listOf, pageInput, paged } from '../schemas/common.js';
 
 const between1and255 = { message: 'must be 1 to 255 characters' };
 
@@ -67,10 +67,6 @@ export const couponOperations = [
     kind: 'list',
     input: z.strictObject({ ...pageInput }),
     output: listOf(couponSchema),
-    handler: async (ctx, input) => {
-      const page = pageRequest(input);
-      const { rows, total } = await listCoupons(ctx.tx, ctx.org, page);
-      return toPage(rows, total, page);
-    },
+    handler: (ctx, input) => paged(input, (page) => listCoupons(ctx.tx, ctx.org, page)),
   }),
 ];

@@ -7,7 +7,7 @@ import {
   updateMeasurement,
 } from '../domain/measurements.js';
 import { defineOperation } from '../registry/operation.js';
-import { listOf, pageInput, pageRequest, pathId, toPage } from '../schemas/common.js';
+import { listOf, pageInput, pathId, paged } from '../schemas/common.js';
 import { AGGREGATION_TYPES, MEASUREMENT_TYPES, measurementSchema, unitSchema } from '../schemas/measurements.js';
 
 const unitName = z.string().min(1).max(255, { message: 'must be 1 to 255 characters' });
@@ -66,11 +66,7 @@ export const measurementOperations = [
     kind: 'list',
     input: z.strictObject({ ...pageInput }),
     output: listOf(unitSchema),
-    handler: async (ctx, input) => {
-      const page = pageRequest(input);
-      const { rows, total } = await ctx.tx.catalogue.listUnits(ctx.org, page);
-      return toPage(rows, total, page);
-    },
+    handler: (ctx, input) => paged(input, (page) => ctx.tx.catalogue.listUnits(ctx.org, page)),
   }),
   defineOperation({
     name: 'create_measurement',
@@ -105,11 +101,7 @@ export const measurementOperations = [
     deprecated: true,
     input: z.strictObject({ ...pageInput }),
     output: listOf(measurementSchema),
-    handler: async (ctx, input) => {
-      const page = pageRequest(input);
-      const { rows, total } = await listMeasurements(ctx.tx, ctx.org, page);
-      return toPage(rows, total, page);
-    },
+    handler: (ctx, input) => paged(input, (page) => listMeasurements(ctx.tx, ctx.org, page)),
   }),
   defineOperation({
     name: 'get_measurement',

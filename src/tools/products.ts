@@ -16,7 +16,7 @@ import {
   PRODUCT_TYPES,
   productSchema,
 } from '../schemas/catalogue.js';
-import { listOf, pageInput, pageRequest, pathId, text255, toPage } from '../schemas/common.js';
+import { listOf, pageInput, pathId, text255, paged } from '../schemas/common.js';
 
 const type = z
   .enum(PRODUCT_TYPES)
@@ -98,11 +98,7 @@ export const productOperations = [
     kind: 'list',
     input: z.strictObject({ ...pageInput }),
     output: listOf(productSchema),
-    handler: async (ctx, input) => {
-      const page = pageRequest(input);
-      const { rows, total } = await listProducts(ctx.tx, ctx.org, page);
-      return toPage(rows, total, page);
-    },
+    handler: (ctx, input) => paged(input, (page) => listProducts(ctx.tx, ctx.org, page)),
   }),
   defineOperation({
     name: 'get_product',
@@ -172,10 +168,6 @@ export const productOperations = [
       status: z.enum(PRICE_PLAN_STATUSES).optional().describe('Only price plans with this status: active, inactive or archived.'),
     }),
     output: listOf(pricePlanSchema),
-    handler: async (ctx, { id, status, ...rest }) => {
-      const page = pageRequest(rest);
-      const { rows, total } = await listPricePlans(ctx.tx, ctx.org, id, { status }, page);
-      return toPage(rows, total, page);
-    },
+    handler: (ctx, input) => paged(input, (page) => listPricePlans(ctx.tx, ctx.org, input.id, { status: input.status }, page)),
   }),
 ];

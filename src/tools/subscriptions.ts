@@ -18,8 +18,9 @@ import {
 } from '../domain/subscriptions.js';
 import { defineOperation } from '../registry/operation.js';
 import { amountInput, currencyCodeInput, customPricePlanShape } from '../schemas/catalogue.js';
-import { dateTimeInput, listOf, pageInput, pageRequest, pathId, text255, toPage } from '../schemas/common.js';
-import { SUBSCRIPTION_STATUSES, subscriptionItemSchema, subscriptionSchema } from '../schemas/subscriptions.js';
+import { dateTimeInput, listOf, pageInput, pathId, text255, paged } from '../schemas/common.js';
+import { SUBSCRIPTION_STATUSES, subscriptionItemSchema, subscriptionSchema, type Subscription } from '../schemas/subscriptions.js';
+import type { Tx } from '../store/store.js';
 
 const ref = (what: string) => z.string().min(1).max(255).describe(what);
 
@@ -114,6 +115,31 @@ const orderEntry = {
 
 const annotate = (destructiveHint: boolean) => ({ destructiveHint, idempotentHint: false });
 
+/** A state transition that takes nothing but the subscription id: PUT /subscriptions/{id}/<segment>. */
+function transition(t: {
+  name: string;
+  title: string;
+  segment: string;
+  destructive: boolean;
+  description: string;
+  run: (tx: Tx, org: string, id: string, now: Date) => Promise<Subscription>;
+}) {
+  return defineOperation({
+    name: t.name,
+    title: t.title,
+    description: t.description,
+    toolset: 'subscriptions',
+    method: 'PUT',
+    path: `/subscriptions/{id}/${t.segment}`,
+    permission: 'subscription:write',
+    kind: 'action',
+    annotations: annotate(t.destructive),
+    input: z.strictObject({ id: pathId('subscription') }),
+    output: subscriptionSchema,
+    handler: (ctx, input) => t.run(ctx.tx, ctx.org, input.id, ctx.now),
+  });
+}
+
 export const subscriptionOperations = [
   defineOperation({
     name: 'create_subscription',
@@ -163,11 +189,7 @@ export const subscriptionOperations = [
       status: z.enum(SUBSCRIPTION_STATUSES).optional().describe(`Only subscriptions in this status: ${SUBSCRIPTION_STATUSES.join(', ')}.`),
     }),
     output: listOf(subscriptionSchema),
-    handler: async (ctx, input) => {
-      const page = pageRequest(input);
-      const { rows, total } = await listSubscriptions(ctx.tx, ctx.org, input, page, ctx.now);
-      return toPage(rows, total, page);
-    },
+    handler: (ctx, input) => paged(input, (page) => listSubscriptions(ctx.tx, ctx.org, input, page, ctx.now)),
   }),
   defineOperation({
     name: 'get_subscription',
@@ -210,33 +232,23 @@ export const subscriptionOperations = [
     output: subscriptionSchema,
     handler: (ctx, { id, ...input }) => updateSubscription(ctx.tx, ctx.org, id, input, ctx.now),
   }),
-  defineOperation({
+  transition({
     name: 'activate_subscription',
     title: 'Activate subscription',
-    description: 'Activate a draft subscription: the contract starts (at startDate, or now) and billing of every item starts. Only from draft (409 otherwise).',
-    toolset: 'subscriptions',
-    method: 'PUT',
-    path: '/subscriptions/{id}/activate',
-    permission: 'subscription:write',
-    kind: 'action',
-    annotations: annotate(false),
-    input: z.strictObject({ id: pathId('subscription') }),
-    output: subscriptionSchema,
-    handler: (ctx, input) => activateSubscription(ctx.tx, ctx.org, input.id, ctx.now),
+    segment: 'activate',
+    destructive: false,
+    description:
+      'Activate a draft subscription: the contract starts (at startDate, or now) and billing of every item starts. Only from draft (409 otherwise).',
+    run: activateSubscription,
   }),
-  defineOperation({
+  transition({
     name: 'pause_subscription',
     title: 'Pause subscription',
-    description: 'Pause an active subscription: it is not billed until resumed (resume_subscription). Only from active (409 otherwise).',
-    toolset: 'subscriptions',
-    method: 'PUT',
-    path: '/subscriptions/{id}/pause',
-    permission: 'subscription:write',
-    kind: 'action',
-    annotations: annotate(false),
-    input: z.strictObject({ id: pathId('subscription') }),
-    output: subscriptionSchema,
-    handler: (ctx, input) => pauseSubscription(ctx.tx, ctx.org, input.id, ctx.now),
+    segment: 'pause',
+    destructive: false,
+    description:
+      'Pause an active subscription: it is not billed until resumed (resume_subscription). Only from active (409 otherwise).',
+    run: pauseSubscription,
   }),
   defineOperation({
     name: 'resume_subscription',
@@ -281,34 +293,23 @@ export const subscriptionOperations = [
     output: subscriptionSchema,
     handler: (ctx, { id, ...input }) => cancelSubscription(ctx.tx, ctx.org, id, input, ctx.now),
   }),
-  defineOperation({
+  transition({
     name: 'revoke_subscription_cancellation',
     title: 'Revoke subscription cancellation',
-    description: 'Undo a pending cancellation: the subscription continues and renews. 409 when no cancellation is pending.',
-    toolset: 'subscriptions',
-    method: 'PUT',
-    path: '/subscriptions/{id}/revoke-cancellation',
-    permission: 'subscription:write',
-    kind: 'action',
-    annotations: annotate(false),
-    input: z.strictObject({ id: pathId('subscription') }),
-    output: subscriptionSchema,
-    handler: (ctx, input) => revokeCancellation(ctx.tx, ctx.org, input.id, ctx.now),
+    segment: 'revoke-cancellation',
+    destructive: false,
+    description:
+      'Undo a pending cancellation: the subscription continues and renews. 409 when no cancellation is pending.',
+    run: revokeCancellation,
   }),
-  defineOperation({
+  transition({
     name: 'terminate_subscription',
     title: 'Terminate subscription',
+    segment: 'terminate',
+    destructive: true,
     description:
       'End a draft, active or paused subscription immediately, regardless of contract terms (use cancel_subscription to end it at a term end). Final: it cannot be undone. 409 from cancelled or terminated.',
-    toolset: 'subscriptions',
-    method: 'PUT',
-    path: '/subscriptions/{id}/terminate',
-    permission: 'subscription:write',
-    kind: 'action',
-    annotations: annotate(true),
-    input: z.strictObject({ id: pathId('subscription') }),
-    output: subscriptionSchema,
-    handler: (ctx, input) => terminateSubscription(ctx.tx, ctx.org, input.id, ctx.now),
+    run: terminateSubscription,
   }),
   defineOperation({
     name: 'order_subscription_products',

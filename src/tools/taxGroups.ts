@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { createTaxGroup, getTaxGroup, listTaxGroups, updateTaxGroup } from '../domain/taxGroups.js';
 import { defineOperation } from '../registry/operation.js';
-import { date, listOf, pageInput, pageRequest, pathId, text255, toPage } from '../schemas/common.js';
+import { date, listOf, pageInput, pathId, text255, paged } from '../schemas/common.js';
 import { REVERSE_CHARGE_TYPES, TAX_GROUP_TYPES, taxGroupSchema } from '../schemas/taxGroups.js';
 
 const internalDescription = z
@@ -83,11 +83,7 @@ export const taxGroupOperations = [
     kind: 'list',
     input: z.strictObject({ ...pageInput }),
     output: listOf(taxGroupSchema),
-    handler: async (ctx, input) => {
-      const page = pageRequest(input);
-      const { rows, total } = await listTaxGroups(ctx.tx, ctx.org, page);
-      return toPage(rows, total, page);
-    },
+    handler: (ctx, input) => paged(input, (page) => listTaxGroups(ctx.tx, ctx.org, page)),
   }),
   defineOperation({
     name: 'get_tax_group',

@@ -8,7 +8,7 @@ import {
   URL_MAX_LENGTH,
 } from '../domain/webhooks.js';
 import { defineOperation } from '../registry/operation.js';
-import { listOf, pageInput, pageRequest, pathId, toPage } from '../schemas/common.js';
+import { listOf, pageInput, pathId, paged } from '../schemas/common.js';
 import { EVENT_TYPES, EVENT_VERSIONS, webhookSchema, webhookWithSecretSchema } from '../schemas/webhooks.js';
 
 const URL_RULES = `An absolute http or https URL, at most ${URL_MAX_LENGTH} characters, e.g. https://example.com/webhooks/billing. Rejected: other schemes (ftp:, mailto:, ...), relative or malformed URLs, and private, loopback or link-local targets (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 127.0.0.0/8, 169.254.0.0/16, 0.0.0.0/8, 100.64.0.0/10, ::1, ::, fc00::/7, fe80::/10, their IPv4-mapped forms, localhost and names ending in .localhost, .local or .internal) unless the server runs with BILLING_WEBHOOK_ALLOW_PRIVATE=true.`;
@@ -53,11 +53,7 @@ export const webhookOperations = [
     kind: 'list',
     input: z.strictObject({ ...pageInput }),
     output: listOf(webhookSchema),
-    handler: async (ctx, input) => {
-      const page = pageRequest(input);
-      const { rows, total } = await listWebhooks(ctx.tx, ctx.org, page);
-      return toPage(rows, total, page);
-    },
+    handler: (ctx, input) => paged(input, (page) => listWebhooks(ctx.tx, ctx.org, page)),
   }),
   defineOperation({
     name: 'get_webhook',
