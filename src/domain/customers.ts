@@ -5,16 +5,10 @@ import type { Customer, CustomerEmail } from '../schemas/customers.js';
 import type { Tx } from '../store/store.js';
 
 const TIME_ZONES = new Set([...Intl.supportedValuesOf('timeZone'), 'UTC']);
-const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 
 /** An IANA time zone name the runtime knows (`Europe/Berlin`), or `UTC`. */
 export function isTimeZone(name: string): boolean {
   return TIME_ZONES.has(name);
-}
-
-/** An ISO 4217 code, upper case (`EUR`). */
-export function isCurrencyCode(code: string): boolean {
-  return CURRENCIES.has(code);
 }
 
 export type CustomerStatus = Customer['status'];

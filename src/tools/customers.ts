@@ -4,7 +4,6 @@ import {
   createCustomerEmail,
   getCustomer,
   getCustomerEmail,
-  isCurrencyCode,
   isTimeZone,
   listCustomerEmails,
   listCustomers,
@@ -12,6 +11,7 @@ import {
 } from '../domain/customers.js';
 import { defineOperation } from '../registry/operation.js';
 import { listOf, pageInput, pageRequest, pathId, text255, toPage } from '../schemas/common.js';
+import { currencyCodeInput } from '../schemas/catalogue.js';
 import { CUSTOMER_STATUSES, customerEmailSchema, customerSchema } from '../schemas/customers.js';
 
 const customerNumber = z
@@ -35,10 +35,7 @@ const timeZone = z
   .string()
   .refine(isTimeZone, { message: 'must be an IANA time zone name such as Europe/Berlin, America/New_York or UTC' })
   .describe('IANA time zone name of the customer (Europe/Berlin, America/New_York, UTC); unknown names are rejected.');
-const currencyCode = z
-  .string()
-  .refine(isCurrencyCode, { message: 'must be an ISO 4217 currency code in upper case, such as EUR, USD or CHF' })
-  .describe('ISO 4217 currency code in upper case (EUR, USD, CHF); lower case and unknown codes are rejected.');
+const currencyCode = currencyCodeInput.describe('ISO 4217 currency code in upper case (EUR, USD, CHF); lower case and unknown codes are rejected.');
 const status = z
   .enum(CUSTOMER_STATUSES)
   .describe('STATUS_ACTIVE or STATUS_INACTIVE; any other value is rejected.');
