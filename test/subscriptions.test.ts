@@ -284,7 +284,7 @@ describe('update_subscription', () => {
 describe('order_subscription_products and items', () => {
   it('orders products with a price plan or a custom price plan, children, discounts and dates', async () => {
     const s = await subscribe({ activate: true });
-    const coupon = await ok(env.mcp, 'create_coupon', { code: 'WELCOME', name: 'Welcome', type: 'percentage', frequency: 'once', percentage: 10 });
+    await ok(env.mcp, 'create_coupon', { code: 'WELCOME', name: 'Welcome', type: 'percentage', frequency: 'once', percentage: 10 });
     const ordered = await ok(env.mcp, 'order_subscription_products', {
       id: s.id,
       startDate: '2026-02-01T00:00:00Z',

@@ -19,10 +19,12 @@ import { findBillingGroup } from './billingGroups.js';
 import { getInvoiceAddress, getPaymentMethod } from './billingDetails.js';
 import { findCoupon } from './coupons.js';
 import { validateCustomFields } from './customFields.js';
+import { grantActiveFeatures } from './features.js';
 import { boundary, parseInterval, termsAfter, toIso, zoned, type Alignment, type Interval } from './dates.js';
 import { findPlan, getPlan } from './plans.js';
 import { createCustomPricePlan, getPricePlan, getProduct, type CustomPricePlanInput } from './products.js';
 import { assertTransition } from './subscriptionStates.js';
+import { recentMeasurementValues } from './usage.js';
 
 export interface PeriodInput {
   contractPeriod: string;
@@ -75,7 +77,7 @@ function reachableTermEnds(start: DateTime, periods: readonly PeriodInput[], now
   return out;
 }
 
-function alignmentOf(group: { type: string; customDay: number | null } | undefined): Alignment {
+export function alignmentOf(group: { type: string; customDay: number | null } | undefined): Alignment {
   if (group?.type === 'end_of_month') return { type: 'end_of_month' };
   if (group?.type === 'custom_day' && group.customDay) return { type: 'custom_day', customDay: group.customDay };
   return { type: 'anniversary' };
@@ -116,12 +118,13 @@ async function toResource(tx: Tx, org: string, record: SubscriptionRecord, now: 
         appliedIntervals: d.appliedIntervals,
       });
     }
+    const measurementValues = await recentMeasurementValues(tx, org, item, product.measurement);
     itemResources.push({
       id: item.id,
       subscription: record.id,
       parent: item.parentId,
       plan: { id: plan.id, code: plan.code, name: plan.name },
-      measurementValues: [],
+      measurementValues,
       billing: {
         lastBilledAt: item.lastBilledAt,
         lastBilledTo: item.lastBilledTo,
@@ -140,7 +143,7 @@ async function toResource(tx: Tx, org: string, record: SubscriptionRecord, now: 
       periods: item.periods ? toPeriods(item.periods) : subscriptionPeriods,
       activatedAt: item.activatedAt,
       type: item.type,
-      currentMeasurementValue: null,
+      currentMeasurementValue: measurementValues[0] ?? null,
       inheritedPeriod: item.periods === null,
       startDate: item.startDate,
       billingStart: item.billingStart,
@@ -410,6 +413,7 @@ export async function createSubscription(
     ...addons.map((a) => ({ product: a!.product, pricePlan: a!.pricePlan, quantity: 1, type: 'addon' as const })),
   ];
   for (const s of sources) await tx.subscriptions.insertItem(org, blankItem(record.id, s.product.id, s.pricePlan.id, s.type, String(s.quantity), at));
+  await grantActiveFeatures(tx, org, record.id, now);
   if (input.activate) return activateSubscription(tx, org, record.id, now);
   return toResource(tx, org, record, now);
 }
@@ -921,3 +925,12 @@ export async function findSubscription(tx: Tx, org: string, ref: string): Promis
   return (await tx.subscriptions.get(org, ref)) ?? (await tx.subscriptions.getByNumber(org, ref));
 }
 
+/** A signed offer settles the subscription it proposes: offer → active (activate) or offer → draft. */
+export async function settleOfferSubscription(tx: Tx, org: string, subscriptionId: string, activate: boolean, now: Date): Promise<void> {
+  const current = await load(tx, org, subscriptionId);
+  if (current.status !== 'offer') {
+    throw conflict(`Subscription ${current.number} is ${current.status}; only a subscription in status offer is settled by signing its offer`);
+  }
+  if (activate) await activateRecord(tx, org, current, now);
+  else await tx.subscriptions.update(org, { ...current, status: 'draft', updatedAt: now.toISOString() });
+}

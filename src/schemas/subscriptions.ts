@@ -3,6 +3,7 @@ import { invoiceAddressSchema, paymentMethodSchema } from './billingDetails.js';
 import { billingGroupSchema, couponSchema, planSchema, pricePlanSchema, productSchema } from './catalogue.js';
 import { dateTime, timestamps } from './common.js';
 import { customerSchema } from './customers.js';
+import { measurementValueSchema } from './usage.js';
 
 export const SUBSCRIPTION_STATUSES = ['draft', 'active', 'paused', 'cancelled', 'terminated', 'offer'] as const;
 export const ITEM_STATUSES = [...SUBSCRIPTION_STATUSES, 'ended'] as const;
@@ -38,7 +39,9 @@ export const subscriptionItemSchema = z.object({
   subscription: z.string().describe('Id of the subscription.'),
   parent: z.string().nullable().describe('Id of the parent item, for items ordered as children.'),
   plan: z.object({ id: z.string(), code: z.string(), name: z.string() }).describe("The subscription's plan."),
-  measurementValues: z.array(z.unknown()).describe('Usage values recorded on the item.'),
+  measurementValues: z
+    .array(measurementValueSchema)
+    .describe("The latest 5 values recorded on the item for its product's measurement, newest first (all of them: get_subscription_usage)."),
   billing: z.object({
     lastBilledAt: dateTime.nullable(),
     lastBilledTo: dateTime.nullable(),
@@ -57,7 +60,9 @@ export const subscriptionItemSchema = z.object({
   periods: z.array(periodSchema).describe("The item's own contract periods, or the subscription's when inheritedPeriod."),
   activatedAt: dateTime.nullable(),
   type: z.enum(['charge', 'addon']),
-  currentMeasurementValue: z.unknown().nullable().describe('Deprecated (interface section 9).'),
+  currentMeasurementValue: measurementValueSchema
+    .nullable()
+    .describe('Deprecated (interface section 9): the latest value recorded on the item, or null.'),
   inheritedPeriod: z.boolean(),
   startDate: dateTime.nullable(),
   billingStart: dateTime.nullable(),

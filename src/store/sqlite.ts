@@ -10,11 +10,14 @@ import { SqliteCatalogueRepo } from './repos/catalogue.js';
 import { SqliteCustomerRepo } from './repos/customers.js';
 import { SqliteCustomerTokenRepo, type CustomerTokenLookup } from './repos/customerTokens.js';
 import { SqliteEventRepo } from './repos/events.js';
+import { SqliteFeatureRepo } from './repos/features.js';
 import { SqliteInvoiceRepo } from './repos/invoices.js';
+import { SqliteOfferRepo } from './repos/offers.js';
 import { SqlitePaymentPlanRepo } from './repos/paymentPlans.js';
 import { SqlitePlanRepo } from './repos/plans.js';
 import { SqliteProductRepo } from './repos/products.js';
 import { SqliteSystemRepo, type ApiKeyRecord } from './repos/system.js';
+import { SqliteUsageRepo } from './repos/usage.js';
 import { SqliteWebhookRepo } from './repos/webhooks.js';
 import { Sql } from './sql.js';
 import type { Store, Tx } from './store.js';
@@ -74,10 +77,13 @@ export class SqliteStore implements Store {
       customerTokens: new SqliteCustomerTokenRepo(sql),
       billingDetails: new SqliteBillingDetailsRepo(sql),
       subscriptions: new SqliteSubscriptionRepo(sql),
+      usage: new SqliteUsageRepo(sql),
       webhooks: new SqliteWebhookRepo(sql),
       invoices: new SqliteInvoiceRepo(sql),
       paymentPlans: new SqlitePaymentPlanRepo(sql),
       events: new SqliteEventRepo(sql),
+      offers: new SqliteOfferRepo(sql),
+      features: new SqliteFeatureRepo(sql),
     };
   }
 

@@ -4,11 +4,14 @@ import type { CatalogueRepo } from './repos/catalogue.js';
 import type { CustomerRepo } from './repos/customers.js';
 import type { CustomerTokenLookup, CustomerTokenRepo } from './repos/customerTokens.js';
 import type { EventRepo } from './repos/events.js';
+import type { FeatureRepo } from './repos/features.js';
 import type { InvoiceRepo } from './repos/invoices.js';
+import type { OfferRepo } from './repos/offers.js';
 import type { PaymentPlanRepo } from './repos/paymentPlans.js';
 import type { PlanRepo } from './repos/plans.js';
 import type { ProductRepo } from './repos/products.js';
 import type { SubscriptionRepo } from './repos/subscriptions.js';
+import type { UsageRepo } from './repos/usage.js';
 import type { ApiKeyRecord, SystemRepo } from './repos/system.js';
 import type { WebhookRepo } from './repos/webhooks.js';
 
@@ -23,10 +26,13 @@ export interface Tx {
   customerTokens: CustomerTokenRepo;
   billingDetails: BillingDetailsRepo;
   subscriptions: SubscriptionRepo;
+  usage: UsageRepo;
   webhooks: WebhookRepo;
   invoices: InvoiceRepo;
   paymentPlans: PaymentPlanRepo;
   events: EventRepo;
+  offers: OfferRepo;
+  features: FeatureRepo;
 }
 
 /**

@@ -123,6 +123,33 @@ const paypalInput = z
     'Required when type is paypal, and only then (otherwise omit it or send null): { email, billingAgreementId? }.',
   );
 
+/** The address fields of an invoice address (also taken by submit_offer_invoice_details). */
+export const invoiceAddressFields = {
+  type: z
+    .enum(INVOICE_ADDRESS_TYPES)
+    .default('TYPE_DEFAULT')
+    .describe('TYPE_DEFAULT (default) or TYPE_BILLING; any other value is rejected.'),
+  companyName: nullableText('Company the invoice is addressed to'),
+  salutation: nullableText('Salutation, e.g. Ms, Mr, Dr'),
+  firstName: nullableText("Recipient's first name"),
+  lastName: nullableText("Recipient's last name"),
+  street: requiredText('Street name, e.g. Friedrichstraße'),
+  houseNumber: nullableText('House number, e.g. 12a'),
+  addition: nullableText('Address addition, e.g. c/o, floor, building'),
+  zip: requiredText('Postal code, e.g. 10117'),
+  city: requiredText('City, e.g. Berlin'),
+  countryCode: z
+    .string()
+    .refine((code) => COUNTRY_CODES.has(code), {
+      message: 'must be an officially assigned ISO 3166-1 alpha-2 country code in upper case, e.g. DE, AT, GB',
+    })
+    .describe(
+      'Country: an officially assigned ISO 3166-1 alpha-2 code in upper case, e.g. DE, AT, GB. Rejected: lower case (de), alpha-3 (DEU), reserved codes (UK, EL, EU).',
+    ),
+  vatId: nullableText('VAT identification number of the recipient, e.g. DE123456789'),
+  costCentre: nullableText('Cost centre printed on invoices to this address'),
+};
+
 export const billingDetailOperations = [
   defineOperation({
     name: 'create_invoice_address',
@@ -136,35 +163,13 @@ export const billingDetailOperations = [
     kind: 'create',
     input: z.strictObject({
       id: pathId('customer the address belongs to'),
-      type: z
-        .enum(INVOICE_ADDRESS_TYPES)
-        .default('TYPE_DEFAULT')
-        .describe('TYPE_DEFAULT (default) or TYPE_BILLING; any other value is rejected.'),
       default: z
         .boolean()
         .default(false)
         .describe(
           "true: this becomes the customer's only default invoice address. Default false, but the customer's first address becomes the default anyway.",
         ),
-      companyName: nullableText('Company the invoice is addressed to'),
-      salutation: nullableText('Salutation, e.g. Ms, Mr, Dr'),
-      firstName: nullableText("Recipient's first name"),
-      lastName: nullableText("Recipient's last name"),
-      street: requiredText('Street name, e.g. Friedrichstraße'),
-      houseNumber: nullableText('House number, e.g. 12a'),
-      addition: nullableText('Address addition, e.g. c/o, floor, building'),
-      zip: requiredText('Postal code, e.g. 10117'),
-      city: requiredText('City, e.g. Berlin'),
-      countryCode: z
-        .string()
-        .refine((code) => COUNTRY_CODES.has(code), {
-          message: 'must be an officially assigned ISO 3166-1 alpha-2 country code in upper case, e.g. DE, AT, GB',
-        })
-        .describe(
-          'Country: an officially assigned ISO 3166-1 alpha-2 code in upper case, e.g. DE, AT, GB. Rejected: lower case (de), alpha-3 (DEU), reserved codes (UK, EL, EU).',
-        ),
-      vatId: nullableText('VAT identification number of the recipient, e.g. DE123456789'),
-      costCentre: nullableText('Cost centre printed on invoices to this address'),
+      ...invoiceAddressFields,
     }),
     output: invoiceAddressSchema,
     location: (a) => `/customers/${a.customer}/invoice-addresses/${a.id}`,

@@ -5,13 +5,16 @@ import { couponOperations } from './coupons.js';
 import { customFieldOperations } from './customFields.js';
 import { customerAuthOperations } from './customerAuth.js';
 import { customerOperations } from './customers.js';
+import { featureOperations } from './features.js';
 import { invoiceOperations } from './invoices.js';
 import { measurementOperations } from './measurements.js';
+import { offerOperations } from './offers.js';
 import { paymentPlanOperations } from './paymentPlans.js';
 import { planOperations } from './plans.js';
 import { productOperations } from './products.js';
 import { subscriptionOperations } from './subscriptions.js';
 import { taxGroupOperations } from './taxGroups.js';
+import { usageOperations } from './usage.js';
 import { webhookDeliveryOperations } from './webhookDeliveries.js';
 import { webhookOperations } from './webhooks.js';
 
@@ -27,11 +30,14 @@ export const OPERATIONS: Operation[] = [
   ...customerAuthOperations,
   ...billingDetailOperations,
   ...subscriptionOperations,
+  ...usageOperations,
   ...taxGroupOperations,
   ...webhookOperations,
   ...invoiceOperations,
   ...paymentPlanOperations,
   ...webhookDeliveryOperations,
+  ...offerOperations,
+  ...featureOperations,
 ];
 
 /** Every permission any operation needs, with both halves of each resource. */

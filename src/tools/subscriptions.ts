@@ -24,7 +24,7 @@ import type { Tx } from '../store/store.js';
 
 const ref = (what: string) => z.string().min(1).max(255).describe(what);
 
-const periods = z
+export const periods = z
   .array(
     z.strictObject({
       contractPeriod: z
@@ -113,6 +113,25 @@ const orderEntry = {
   autoAssignProductGroup: z.boolean().optional().describe('Accepted for compatibility; product groups are not modelled, so it has no effect.'),
 };
 
+/** The fields of the subscription a create_subscription or an offer proposes (without its customer). */
+export const subscriptionInputShape = {
+  plan: ref('Id of the plan (list_plans); archived plans are rejected.'),
+  periods,
+  billingGroup,
+  startDate: dateTimeInput.optional().describe('When the contract starts; default: the moment of activation.'),
+  name: nullableText('Name used as grouping header on invoices (default the plan name)'),
+  number: text255.min(1).optional().describe('Unique subscription number; generated as SUB-000001… when omitted.'),
+  externalId: nullableText('Id in an external system'),
+  poNumber: nullableText('Purchase order number'),
+  customFields: customFields.optional(),
+  paymentMethod,
+  invoiceAddress,
+  addons: z
+    .array(z.strictObject({ product: ref('Product id of one of the plan addons.'), pricePlan: ref('Price plan id of that addon.') }))
+    .optional()
+    .describe("Addons of the plan to include, as { product, pricePlan } pairs from get_plan's addons."),
+};
+
 const annotate = (destructiveHint: boolean) => ({ destructiveHint, idempotentHint: false });
 
 /** A state transition that takes nothing but the subscription id: PUT /subscriptions/{id}/<segment>. */
@@ -153,21 +172,7 @@ export const subscriptionOperations = [
     kind: 'create',
     input: z.strictObject({
       customer: ref('Id of the customer (list_customers).'),
-      plan: ref('Id of the plan (list_plans); archived plans are rejected.'),
-      periods,
-      billingGroup,
-      startDate: dateTimeInput.optional().describe('When the contract starts; default: the moment of activation.'),
-      name: nullableText('Name used as grouping header on invoices (default the plan name)'),
-      number: text255.min(1).optional().describe('Unique subscription number; generated as SUB-000001… when omitted.'),
-      externalId: nullableText('Id in an external system'),
-      poNumber: nullableText('Purchase order number'),
-      customFields: customFields.optional(),
-      paymentMethod,
-      invoiceAddress,
-      addons: z
-        .array(z.strictObject({ product: ref('Product id of one of the plan addons.'), pricePlan: ref('Price plan id of that addon.') }))
-        .optional()
-        .describe("Addons of the plan to include, as { product, pricePlan } pairs from get_plan's addons."),
+      ...subscriptionInputShape,
       activate: z.boolean().optional().describe('true: activate immediately (status active); default false (draft).'),
     }),
     output: subscriptionSchema,

@@ -3,6 +3,7 @@ import { catalogue } from './002_catalogue.js';
 import { billingDetails } from './003_billing_details.js';
 import { subscriptions } from './004_subscriptions.js';
 import { invoices } from './005_invoices.js';
+import { usage } from './006_usage.js';
 import { offersFeatures } from './007_offers_features.js';
 import { customerTokens } from './008_customer_tokens.js';
 
@@ -13,4 +14,4 @@ export interface Migration {
 }
 
 /** Append-only: a released migration is never edited, a change is a new one with the next version. */
-export const MIGRATIONS: Migration[] = [foundation, catalogue, billingDetails, subscriptions, invoices, offersFeatures, customerTokens];
+export const MIGRATIONS: Migration[] = [foundation, catalogue, billingDetails, subscriptions, invoices, usage, offersFeatures, customerTokens];

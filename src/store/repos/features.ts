@@ -33,8 +33,9 @@ export interface FeatureRepo {
   /** Every subscription of the organisation gains the feature (those that have it keep their grant). */
   grantToAllSubscriptions(org: string, featureId: string, at: string): Promise<number>;
   /**
-   * Entitlements of the features the subscription has gained, whose feature is active or archived,
-   * on the product or price plan of one of its items that has not ended by `now`.
+   * Entitlements of the features the subscription has gained on the product or price plan of one
+   * of its items that has not ended by `now`. Only active features are ever gained, and a feature
+   * never returns to draft, so draft features never appear; archived ones stay where gained.
    */
   subscriptionEntitlements(
     org: string,
@@ -172,7 +173,7 @@ export class SqliteFeatureRepo implements FeatureRepo {
        JOIN subscription_features g
          ON g.organisation_id = e.organisation_id AND g.feature_id = e.feature_id AND g.subscription_id = ?
        JOIN features f ON f.organisation_id = e.organisation_id AND f.id = e.feature_id
-       WHERE e.organisation_id = ? AND f.status IN ('active', 'archived')
+       WHERE e.organisation_id = ?
          AND EXISTS (SELECT 1 FROM subscription_items i
            WHERE i.organisation_id = e.organisation_id AND i.subscription_id = g.subscription_id
              AND (i.product_id = e.product_id OR i.price_plan_id = e.price_plan_id)

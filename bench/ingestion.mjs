@@ -1,0 +1,177 @@
+// Ingestion of measurement values over HTTP, each figure a ratio to a bare baseline in the same run:
+// a `node:http` handler in its own process that parses the same JSON body and inserts into an
+// equivalent table (the project's migration 006 without its foreign keys) with a prepared
+// better-sqlite3 statement, in the same WAL mode. Single values: requests/s, target ratio >= 0.6 and
+// p99 <= 10 ms. Batches of 1,000: values/s, target ratio >= 0.6 and >= 2x the single-value rate.
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { v7 as uuidv7 } from 'uuid';
+import { load, report, startServer, tempDb } from './lib.mjs';
+
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const BATCH = 1000;
+
+/** The bare baseline: parse, convert the decimal quantity to micro-units, insert, answer 201. */
+async function serveBare(db) {
+  const { usage } = await import(path.resolve('dist/store/migrations/006_usage.js'));
+  const sqlite = new Database(db);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.exec(usage.sql.replace(/ REFERENCES \w+\(id\)/g, ''));
+  const insert = sqlite.prepare(
+    `INSERT INTO measurement_values (id, organisation_id, item_id, measurement_id, quantity_e6, measured_at, value_id, instant, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const org = uuidv7();
+  const measurement = uuidv7();
+  const micros = (q) => {
+    const [whole, fraction = ''] = String(q).split('.');
+    return BigInt(whole) * 1_000_000n + BigInt(fraction.padEnd(6, '0'));
+  };
+  const row = (v, now) => {
+    const id = uuidv7();
+    const measuredAt = v.measuredAt ? new Date(v.measuredAt).toISOString() : now;
+    insert.run(id, org, v.subscriptionItem, measurement, micros(v.quantity), measuredAt, v.id ?? null, 0, now);
+    return { id, quantity: String(v.quantity), measuredAt };
+  };
+  const many = sqlite.transaction((values, now) => values.map((v) => row(v, now)));
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      const now = new Date().toISOString();
+      const out = req.url === '/batch' ? { data: many(body.values, now) } : row(body, now);
+      const text = JSON.stringify(out);
+      res.writeHead(201, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+      res.end(text);
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  server.listen(0, '127.0.0.1', () => process.stderr.write(`bare listening on http://127.0.0.1:${server.address().port}\n`));
+}
+
+function startBare(db) {
+  const child = spawn(process.execPath, [path.resolve('bench/ingestion.mjs'), '--bare', db], { stdio: ['ignore', 'inherit', 'pipe'] });
+  let stderr = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`bare server did not start: ${stderr}`)), 15_000);
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ url: m[1], stop: () => child.kill('SIGTERM') });
+      }
+    });
+  });
+}
+
+/** A subscription with one item metered by a sum measurement, built through the REST facade. */
+async function meteredItem(server) {
+  const headers = { authorization: `Bearer ${server.apiKey}`, 'content-type': 'application/json' };
+  const post = async (p, body) => {
+    const res = await fetch(`${server.url}${p}`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const json = await res.json();
+    if (res.status >= 300) throw new Error(`${p}: ${JSON.stringify(json)}`);
+    return json;
+  };
+  const customer = await post('/customers', { lastName: 'Bench', timeZone: 'Europe/Berlin', currencyCode: 'EUR' });
+  await post('/catalogue/units', { name: 'call' });
+  const measurement = await post('/catalogue/measurements', { unit: 'call', code: 'api_calls', aggregationType: 'sum', type: 'metered' });
+  const product = await post('/catalogue/products', { name: 'API', measurement: measurement.id });
+  const pricePlan = await post(`/catalogue/products/${product.id}/price-plans`, {
+    type: 'per_unit',
+    currencyCode: 'EUR',
+    price: { amount: 0.01 },
+    billingInterval: '1M',
+    payInAdvance: false,
+  });
+  const plan = await post('/catalogue/plans', { code: 'api', name: 'API', charges: [{ product: product.id, pricePlan: pricePlan.id }] });
+  const subscription = await post('/subscriptions', {
+    customer: customer.id,
+    plan: plan.id,
+    periods: [{ contractPeriod: '12M', cancellationPeriod: '1M' }],
+    activate: true,
+  });
+  return { headers, itemId: subscription.items[0].id };
+}
+
+const single = (itemId) => JSON.stringify({ subscriptionItem: itemId, quantity: '12.5' });
+const batch = (itemId) =>
+  JSON.stringify({ values: Array.from({ length: BATCH }, (_, i) => ({ subscriptionItem: itemId, quantity: `${i % 100}.25` })) });
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/**
+ * Baseline and candidate alternate, ROUNDS times each after a warm-up, so that a burst of other work
+ * on the machine hits both; each figure is the median of its rounds, each ratio the median of the
+ * per-round ratios.
+ */
+async function compare(baseline, candidate, value) {
+  await load({ ...baseline, duration: 2 });
+  await load({ ...candidate, duration: 2 });
+  const rounds = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const b = await load({ ...baseline, duration: DURATION });
+    const c = await load({ ...candidate, duration: DURATION });
+    rounds.push({ baseline: b, candidate: c, ratio: value(c) / value(b) });
+  }
+  const pick = (side) => ({
+    perSecond: median(rounds.map((r) => value(r[side]))),
+    p50: median(rounds.map((r) => r[side].p50)),
+    p99: median(rounds.map((r) => r[side].p99)),
+  });
+  return {
+    baseline: pick('baseline'),
+    ours: pick('candidate'),
+    ratio: Number(median(rounds.map((r) => r.ratio)).toFixed(3)),
+    rounds: rounds.map((r) => Number(r.ratio.toFixed(3))),
+  };
+}
+
+export async function benchIngestion() {
+  const server = await startServer(tempDb('ingestion'));
+  const bare = await startBare(tempDb('ingestion-bare'));
+  try {
+    const { headers, itemId } = await meteredItem(server);
+    const json = { 'content-type': 'application/json' };
+    const requests = (f) => f.requestsPerSecond;
+    const values = (f) => Math.round((f.total * BATCH) / DURATION);
+
+    const bareSingle = { url: `${bare.url}/single`, method: 'POST', headers: json, body: single(itemId) };
+    const ours = { url: `${server.url}/subscription-measurements`, method: 'POST', headers, body: single(itemId) };
+    const singleFigures = await compare(bareSingle, ours, requests);
+    const keyed = await compare(
+      bareSingle,
+      { ...ours, requests: [{ setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'idempotency-key': uuidv7() } }) }] },
+      requests,
+    );
+    const batchFigures = await compare(
+      { url: `${bare.url}/batch`, method: 'POST', headers: json, body: batch(itemId) },
+      { url: `${server.url}/subscription-measurements/batch`, method: 'POST', headers, body: batch(itemId) },
+      values,
+    );
+
+    const figures = {
+      single: { ...singleFigures, target: 'ratio >= 0.6, p99 <= 10 ms' },
+      singleWithIdempotencyKey: keyed,
+      batch: {
+        ...batchFigures,
+        overSingle: Number((batchFigures.ours.perSecond / singleFigures.ours.perSecond).toFixed(2)),
+        target: 'ratio >= 0.6 and >= 2x the single-value rate',
+      },
+    };
+    report(`ingestion: POST /subscription-measurements vs bare node:http + better-sqlite3, 50 connections, ${ROUNDS} x ${DURATION} s`, figures);
+    return figures;
+  } finally {
+    server.stop();
+    bare.stop();
+  }
+}
+
+if (process.argv[2] === '--bare') await serveBare(process.argv[3]);
+else if (import.meta.url === `file://${process.argv[1]}`) await benchIngestion();

@@ -1,0 +1,467 @@
+import { AppError, conflict, invalid, invalidMany, notFound, type Violation } from '../errors.js';
+import { newId, newUlid } from '../ids.js';
+import type { PageRequest } from '../schemas/common.js';
+import type { Customer } from '../schemas/customers.js';
+import type {
+  AcceptanceMode,
+  ContactPerson,
+  CustomVariables,
+  DealType,
+  Offer,
+  OfferListItem,
+  OfferRecipient,
+  OfferSection,
+  OfferStatus,
+  OfferSubscription,
+  OfferUpdate,
+} from '../schemas/offers.js';
+import type { OfferFilter, OfferRecord, RecipientRecord } from '../store/repos/offers.js';
+import type { Tx } from '../store/store.js';
+import { createInvoiceAddress, defaultInvoiceAddress, type InvoiceAddressInput } from './billingDetails.js';
+import { createSubscription, settleOfferSubscription, type CreateSubscriptionInput } from './subscriptions.js';
+
+/*
+ * The offer state machine (CONTRACT section 5, "Offers"; every other transition is a 409 naming the
+ * current status and the allowed ones):
+ *   open --accept (click; the customer has an invoice address)--> signed
+ *   open --accept (click; no invoice address)--> awaiting_invoice_details --invoice details--> signed
+ *   open/signing --accept (esignature; recipients still to sign)--> signing
+ *   open/signing --accept (esignature; the last recipient signs)--> signed
+ *   open --accept (print: the seller records the paper signed by that recipient)--> signed
+ *   open/signing --archive--> archived
+ * An open or signing offer past validUntil is expired: it can no longer be accepted (409).
+ */
+
+const ACCEPT_FROM: Record<AcceptanceMode, readonly OfferStatus[]> = {
+  click: ['open'],
+  esignature: ['open', 'signing'],
+  print: ['open'],
+};
+const ARCHIVE_FROM: readonly OfferStatus[] = ['open', 'signing'];
+
+const SIGNING_EVENT: Record<AcceptanceMode, string> = {
+  click: 'accepted (click)',
+  esignature: 'signed (esignature)',
+  print: 'signed on paper (recorded by the seller)',
+};
+
+export interface RecipientInput {
+  email: string;
+  firstName: string;
+  lastName: string;
+}
+
+export interface SectionInput {
+  title: string;
+  content: string;
+}
+
+export interface ContactPersonInput {
+  firstName: string;
+  lastName: string;
+  email: string;
+  avatar?: string | null | undefined;
+}
+
+export type OfferSubscriptionInput = Omit<CreateSubscriptionInput, 'customer' | 'activate'>;
+
+export interface OfferInput {
+  customer: string;
+  acceptanceMode: AcceptanceMode;
+  dealType: DealType;
+  name: string;
+  description?: string | null | undefined;
+  locale: string;
+  recipients: RecipientInput[];
+  sections: SectionInput[];
+  customVariables: CustomVariables;
+  validUntil: string;
+  autoActivateSubscription: boolean;
+  crmDealId?: string | null | undefined;
+  contactPerson?: ContactPersonInput | null | undefined;
+  subscription: OfferSubscriptionInput;
+}
+
+export interface OfferPatch {
+  name?: string | undefined;
+  description?: string | null | undefined;
+  locale?: string | undefined;
+  acceptanceMode?: AcceptanceMode | undefined;
+  dealType?: DealType | undefined;
+  sections?: SectionInput[] | undefined;
+  customVariables?: CustomVariables | undefined;
+  validUntil?: string | undefined;
+  autoActivateSubscription?: boolean | undefined;
+  crmDealId?: string | null | undefined;
+  contactPerson?: ContactPersonInput | null | undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading.
+
+function isExpired(record: OfferRecord, now: Date): boolean {
+  return (record.status === 'open' || record.status === 'signing') && Date.parse(record.validUntil) <= now.getTime();
+}
+
+function toRecipient(offerId: string, r: RecipientRecord): OfferRecipient {
+  return {
+    id: r.id,
+    email: r.email,
+    firstName: r.firstName,
+    lastName: r.lastName,
+    createdAt: r.createdAt,
+    signingStatus: r.signingStatus,
+    signingLog: r.signingLog,
+    signedAt: r.signedAt,
+    signedDocument: null,
+    link: `/offers/${offerId}/recipients/${r.id}`,
+  };
+}
+
+async function subscriptionOf(tx: Tx, org: string, id: string): Promise<OfferSubscription> {
+  const s = (await tx.subscriptions.get(org, id))!;
+  const plan = (await tx.plans.get(org, s.planId))!;
+  return {
+    id: s.id,
+    number: s.number,
+    name: s.name,
+    status: s.status,
+    plan: { id: plan.id, code: plan.code, name: plan.name },
+    startDate: s.startDate,
+    activatedAt: s.activatedAt,
+  };
+}
+
+async function toListItem(tx: Tx, org: string, record: OfferRecord, now: Date): Promise<OfferListItem> {
+  return {
+    id: record.id,
+    number: record.number,
+    status: record.status,
+    expired: isExpired(record, now),
+    acceptanceMode: record.acceptanceMode,
+    dealType: record.dealType,
+    subscription: await subscriptionOf(tx, org, record.subscriptionId),
+    customer: (await tx.customers.get(org, record.customerId)) as Customer,
+    name: record.name,
+    description: record.description,
+    locale: record.locale,
+    sections: record.sections.map((s) => s.id),
+    customVariables: record.customVariables,
+    validUntil: record.validUntil,
+    recipients: record.recipients.map((r) => toRecipient(record.id, r)),
+    auditLogDocument: null,
+    signedDocument: null,
+    signedAt: record.signedAt,
+    autoActivateSubscription: record.autoActivateSubscription,
+    crmDealId: record.crmDealId,
+    contactPerson: record.contactPerson,
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+  };
+}
+
+async function toOffer(tx: Tx, org: string, record: OfferRecord, now: Date): Promise<Offer> {
+  return { ...(await toListItem(tx, org, record, now)), sections: record.sections };
+}
+
+async function load(tx: Tx, org: string, id: string): Promise<OfferRecord> {
+  const record = await tx.offers.get(org, id);
+  if (!record) throw notFound('Offer', id);
+  return record;
+}
+
+export async function getOffer(tx: Tx, org: string, id: string, now: Date): Promise<Offer> {
+  return toOffer(tx, org, await load(tx, org, id), now);
+}
+
+export async function listOffers(
+  tx: Tx,
+  org: string,
+  filter: OfferFilter,
+  page: PageRequest,
+  now: Date,
+): Promise<{ rows: OfferListItem[]; total: number }> {
+  const { rows, total } = await tx.offers.list(org, filter, page);
+  const items: OfferListItem[] = [];
+  for (const r of rows) items.push(await toListItem(tx, org, r, now));
+  return { rows: items, total };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Creating and updating.
+
+/** New sections; one with the same title and content at the same position keeps its id. */
+function newSections(input: readonly SectionInput[], previous: readonly OfferSection[] = []): OfferSection[] {
+  return input.map((s, i) => {
+    const same = previous[i];
+    if (same && same.title === s.title && same.content === s.content) return same;
+    return { id: newId(), title: s.title, content: s.content };
+  });
+}
+
+function newContactPerson(input: ContactPersonInput | null | undefined, previous: ContactPerson | null = null): ContactPerson | null {
+  if (!input) return null;
+  return { id: previous?.id ?? newId(), firstName: input.firstName, lastName: input.lastName, email: input.email, avatar: input.avatar ?? null };
+}
+
+function futureViolation(validUntil: string, now: Date): Violation | undefined {
+  if (Date.parse(validUntil) > now.getTime()) return undefined;
+  return {
+    propertyPath: 'validUntil',
+    message: `validUntil must lie in the future (after ${now.toISOString()}): the offer must be acceptable for some time`,
+    code: 'in_the_past',
+  };
+}
+
+function recipientViolations(recipients: readonly RecipientInput[]): Violation[] {
+  const seen = new Set<string>();
+  const out: Violation[] = [];
+  recipients.forEach((r, i) => {
+    const email = r.email.toLowerCase();
+    if (seen.has(email)) {
+      out.push({ propertyPath: `recipients[${i}].email`, message: `recipients[${i}].email ${r.email} is already a recipient; each recipient signs once, list them once`, code: 'duplicate' });
+    }
+    seen.add(email);
+  });
+  return out;
+}
+
+function throwIf(violations: Array<Violation | undefined>): void {
+  const present = violations.filter((v): v is Violation => v !== undefined);
+  if (present.length) throw invalidMany(present);
+}
+
+/** The proposed subscription's violations, at `subscription.<field>` where the input named them. */
+async function proposeSubscription(tx: Tx, org: string, customerId: string, input: OfferSubscriptionInput, now: Date) {
+  try {
+    return await createSubscription(tx, org, { ...input, customer: customerId }, now, 'offer');
+  } catch (err) {
+    if (err instanceof AppError && err.kind === 'validation' && err.violations) {
+      throw invalidMany(
+        err.violations.map((v) => ({ ...v, propertyPath: `subscription.${v.propertyPath}`, message: `subscription.${v.message}` })),
+      );
+    }
+    throw err;
+  }
+}
+
+async function nextNumber(tx: Tx, org: string): Promise<string> {
+  return `OFF-${String(await tx.system.nextCounter(org, 'offer')).padStart(6, '0')}`;
+}
+
+/** An open offer to a customer, with the subscription it proposes in status offer. */
+export async function createOffer(tx: Tx, org: string, input: OfferInput, now: Date): Promise<Offer> {
+  const customer = await tx.customers.get(org, input.customer);
+  throwIf([
+    customer
+      ? undefined
+      : {
+          propertyPath: 'customer',
+          message: `customer '${input.customer}' does not exist; create it with create_customer or pick one from list_customers`,
+          code: 'not_found',
+        },
+    futureViolation(input.validUntil, now),
+    ...recipientViolations(input.recipients),
+  ]);
+  const subscription = await proposeSubscription(tx, org, customer!.id, input.subscription, now);
+  const at = now.toISOString();
+  const record: OfferRecord = {
+    id: newUlid(),
+    number: await nextNumber(tx, org),
+    customerId: customer!.id,
+    subscriptionId: subscription.id,
+    status: 'open',
+    acceptanceMode: input.acceptanceMode,
+    dealType: input.dealType,
+    name: input.name,
+    description: input.description ?? null,
+    locale: input.locale,
+    sections: newSections(input.sections),
+    customVariables: input.customVariables,
+    validUntil: new Date(input.validUntil).toISOString(),
+    autoActivateSubscription: input.autoActivateSubscription,
+    crmDealId: input.crmDealId ?? null,
+    contactPerson: newContactPerson(input.contactPerson),
+    signedAt: null,
+    archivedAt: null,
+    recipients: input.recipients.map((r) => ({
+      id: newId(),
+      email: r.email,
+      firstName: r.firstName,
+      lastName: r.lastName,
+      signingStatus: 'not_started',
+      signingLog: [],
+      signedAt: null,
+      createdAt: at,
+    })),
+    createdAt: at,
+    updatedAt: at,
+  };
+  await tx.offers.insert(org, record);
+  return toOffer(tx, org, record, now);
+}
+
+/** JSON with sorted keys: two flat maps with the same entries compare equal. */
+function canonical(value: CustomVariables): string {
+  return JSON.stringify(Object.keys(value).sort().map((k) => [k, value[k]]));
+}
+
+/** For each field but name: does the patch (which sends the field) leave the offer's value as it is? */
+const UNCHANGED: Record<Exclude<keyof OfferPatch, 'name'>, (o: OfferRecord, p: OfferPatch) => boolean> = {
+  description: (o, p) => o.description === p.description,
+  locale: (o, p) => o.locale === p.locale,
+  acceptanceMode: (o, p) => o.acceptanceMode === p.acceptanceMode,
+  dealType: (o, p) => o.dealType === p.dealType,
+  sections: (o, p) =>
+    p.sections!.length === o.sections.length &&
+    p.sections!.every((s, i) => s.title === o.sections[i]!.title && s.content === o.sections[i]!.content),
+  customVariables: (o, p) => canonical(p.customVariables!) === canonical(o.customVariables),
+  validUntil: (o, p) => Date.parse(p.validUntil!) === Date.parse(o.validUntil),
+  autoActivateSubscription: (o, p) => o.autoActivateSubscription === p.autoActivateSubscription,
+  crmDealId: (o, p) => o.crmDealId === p.crmDealId,
+  contactPerson: (o, p) => {
+    const [c, v] = [o.contactPerson, p.contactPerson!];
+    if (v === null || c === null) return v === c;
+    return c.firstName === v.firstName && c.lastName === v.lastName && c.email === v.email && c.avatar === (v.avatar ?? null);
+  },
+};
+
+/** The fields other than name that the patch sends with a value different from the offer's. */
+function changedFields(o: OfferRecord, p: OfferPatch): string[] {
+  return (Object.keys(UNCHANGED) as Array<keyof typeof UNCHANGED>).filter((field) => p[field] !== undefined && !UNCHANGED[field](o, p));
+}
+
+function toUpdateShape(o: OfferRecord): OfferUpdate {
+  return {
+    id: o.id,
+    status: o.status,
+    acceptanceMode: o.acceptanceMode,
+    dealType: o.dealType,
+    autoActivateSubscription: o.autoActivateSubscription,
+    name: o.name,
+    validUntil: o.validUntil,
+    customVariables: o.customVariables,
+  };
+}
+
+/**
+ * Partial update: omitted fields stay. While open every field may change; in any other status only
+ * `name` may, and sending another field with a different value is a 409 naming it (the same value
+ * is accepted).
+ */
+export async function updateOffer(tx: Tx, org: string, id: string, patch: OfferPatch, now: Date): Promise<OfferUpdate> {
+  const current = await load(tx, org, id);
+  if (current.status !== 'open') {
+    const changed = changedFields(current, patch);
+    if (changed.length) {
+      throw conflict(
+        `Offer ${current.number} is ${current.status}, so only name may change; frozen field${changed.length > 1 ? 's' : ''} sent with a different value: ${changed.join(', ')}. Leave ${changed.length > 1 ? 'them' : 'it'} out (or send the current value).`,
+      );
+    }
+    const next: OfferRecord = { ...current, name: patch.name ?? current.name, updatedAt: now.toISOString() };
+    await tx.offers.update(org, next);
+    return toUpdateShape(next);
+  }
+  if (patch.validUntil !== undefined && !UNCHANGED.validUntil(current, patch)) throwIf([futureViolation(patch.validUntil, now)]);
+  const next: OfferRecord = {
+    ...current,
+    name: patch.name ?? current.name,
+    description: patch.description === undefined ? current.description : patch.description,
+    locale: patch.locale ?? current.locale,
+    acceptanceMode: patch.acceptanceMode ?? current.acceptanceMode,
+    dealType: patch.dealType ?? current.dealType,
+    sections: patch.sections === undefined ? current.sections : newSections(patch.sections, current.sections),
+    customVariables: patch.customVariables ?? current.customVariables,
+    validUntil: patch.validUntil === undefined ? current.validUntil : new Date(patch.validUntil).toISOString(),
+    autoActivateSubscription: patch.autoActivateSubscription ?? current.autoActivateSubscription,
+    crmDealId: patch.crmDealId === undefined ? current.crmDealId : patch.crmDealId,
+    contactPerson: patch.contactPerson === undefined ? current.contactPerson : newContactPerson(patch.contactPerson, current.contactPerson),
+    updatedAt: now.toISOString(),
+  };
+  await tx.offers.update(org, next);
+  return toUpdateShape(next);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The state machine.
+
+/** signed: signedAt set and the proposed subscription activated (autoActivateSubscription) or made draft. */
+async function sign(tx: Tx, org: string, record: OfferRecord, now: Date): Promise<OfferRecord> {
+  await settleOfferSubscription(tx, org, record.subscriptionId, record.autoActivateSubscription, now);
+  return { ...record, status: 'signed', signedAt: now.toISOString() };
+}
+
+export async function acceptOffer(tx: Tx, org: string, id: string, input: { recipient: string }, now: Date): Promise<Offer> {
+  const current = await load(tx, org, id);
+  const mode = current.acceptanceMode;
+  const from = ACCEPT_FROM[mode];
+  if (!from.includes(current.status)) {
+    throw conflict(
+      `Cannot accept offer ${current.number}: its status is ${current.status}; an offer with acceptanceMode ${mode} can be accepted only while ${from.join(' or ')}`,
+    );
+  }
+  if (isExpired(current, now)) {
+    const hint = current.status === 'open' ? '; extend validUntil with update_offer to make it acceptable again' : '; archive it and send a new offer';
+    throw conflict(`Offer ${current.number} expired at ${current.validUntil} and can no longer be accepted${hint}`);
+  }
+  const recipient = current.recipients.find((r) => r.id === input.recipient);
+  if (!recipient) {
+    throw invalid(
+      'recipient',
+      `recipient '${input.recipient}' is not a recipient of offer ${current.number}; use one of the ids of its recipients: ${current.recipients.map((r) => `${r.id} (${r.email})`).join(', ')}`,
+      'not_found',
+    );
+  }
+  if (recipient.signingStatus === 'signed') {
+    const waiting = current.recipients.filter((r) => r.signingStatus !== 'signed').map((r) => r.email);
+    throw conflict(`Recipient ${recipient.email} has already signed offer ${current.number}; still to sign: ${waiting.join(', ')}`);
+  }
+  const at = now.toISOString();
+  const recipients = current.recipients.map((r) =>
+    r.id === recipient.id ? { ...r, signingStatus: 'signed' as const, signedAt: at, signingLog: [...r.signingLog, `${at} ${SIGNING_EVENT[mode]}`] } : r,
+  );
+  let next: OfferRecord = { ...current, recipients, updatedAt: at };
+  if (mode === 'esignature' && recipients.some((r) => r.signingStatus !== 'signed')) {
+    next = { ...next, status: 'signing' };
+  } else if (mode === 'click' && !(await defaultInvoiceAddress(tx, org, current.customerId))) {
+    next = { ...next, status: 'awaiting_invoice_details' };
+  } else {
+    next = await sign(tx, org, next, now);
+  }
+  await tx.offers.update(org, next);
+  return toOffer(tx, org, next, now);
+}
+
+/**
+ * Completes a click-accepted offer whose customer had no invoice address: the address becomes the
+ * customer's default, and the offer is signed.
+ */
+export async function submitOfferInvoiceDetails(
+  tx: Tx,
+  org: string,
+  id: string,
+  input: { invoiceAddress: Omit<InvoiceAddressInput, 'default'> },
+  now: Date,
+): Promise<Offer> {
+  const current = await load(tx, org, id);
+  if (current.status !== 'awaiting_invoice_details') {
+    throw conflict(
+      `Cannot submit invoice details for offer ${current.number}: its status is ${current.status}; invoice details are taken only while awaiting_invoice_details (after a click acceptance by a customer without an invoice address)`,
+    );
+  }
+  await createInvoiceAddress(tx, org, current.customerId, { ...input.invoiceAddress, default: true }, now);
+  const next = await sign(tx, org, { ...current, updatedAt: now.toISOString() }, now);
+  await tx.offers.update(org, next);
+  return toOffer(tx, org, next, now);
+}
+
+export async function archiveOffer(tx: Tx, org: string, id: string, now: Date): Promise<Offer> {
+  const current = await load(tx, org, id);
+  if (!ARCHIVE_FROM.includes(current.status)) {
+    throw conflict(`Cannot archive offer ${current.number}: its status is ${current.status}; archiving is allowed only from ${ARCHIVE_FROM.join(' or ')}`);
+  }
+  const at = now.toISOString();
+  const next: OfferRecord = { ...current, status: 'archived', archivedAt: at, updatedAt: at };
+  await tx.offers.update(org, next);
+  return toOffer(tx, org, next, now);
+}

@@ -1,0 +1,465 @@
+import type { DateTime } from 'luxon';
+import { conflict, invalidMany, notFound, type Violation } from '../errors.js';
+import { newId } from '../ids.js';
+import type { Product } from '../schemas/catalogue.js';
+import type { AggregationType, Measurement } from '../schemas/measurements.js';
+import type { MeasurementValue, UsageEntry } from '../schemas/usage.js';
+import type { ItemRecord, SubscriptionRecord } from '../store/repos/subscriptions.js';
+import type { MeasurementValueRecord, UsageScope, UsageTarget } from '../store/repos/usage.js';
+import type { Tx } from '../store/store.js';
+import { findBillingGroup } from './billingGroups.js';
+import { parseInterval, periodContaining, toIso, zoned } from './dates.js';
+import { getPricePlan, getProduct } from './products.js';
+import { averageMicros, formatQuantity, MICROS, timeWeightedMicros, toMicros } from './quantity.js';
+import { alignmentOf, findSubscription } from './subscriptions.js';
+
+/** A value may be measured at most this far ahead of the clock (clock skew), never later. */
+const FUTURE_TOLERANCE_MS = 5 * 60 * 1000;
+/** How many of an item's latest values its `measurementValues` shows. */
+export const RECENT_VALUES = 5;
+
+export interface MeasurementValueInput {
+  quantity: string;
+  measuredAt?: string | undefined;
+  subscription?: string | undefined;
+  subscriptionItem?: string | undefined;
+  measurementCode?: string | undefined;
+  id?: string | undefined;
+}
+
+function render(v: MeasurementValueRecord, subscriptionId: string, measurement: Measurement): MeasurementValue {
+  return {
+    id: v.id,
+    measurement,
+    quantity: formatQuantity(v.quantityMicros),
+    measuredAt: v.measuredAt,
+    subscriptionItem: v.itemId,
+    subscription: subscriptionId,
+    valueId: v.valueId,
+    createdAt: v.createdAt,
+  };
+}
+
+function memo<T>(map: Map<string, T>, key: string, load: () => T): T {
+  let hit = map.get(key);
+  if (hit === undefined) {
+    hit = load();
+    map.set(key, hit);
+  }
+  return hit;
+}
+
+/**
+ * When an item takes values (a 409 otherwise): while the subscription is active or paused, and for
+ * a cancelled or terminated one (or one whose cancellation date has come) only when measured before
+ * its end; never at or after the item's billingEnd; never while the subscription is a draft or an
+ * offer. `until` is the first instant refused.
+ */
+interface Window {
+  closed: string | undefined;
+  until: number;
+  reason: string;
+}
+
+function windowOf(t: UsageTarget): Window {
+  if (t.status === 'draft' || t.status === 'offer') {
+    return {
+      closed: `subscription ${t.subscriptionNumber} is ${t.status}: it takes usage once it is active (activate_subscription)`,
+      until: Number.NEGATIVE_INFINITY,
+      reason: '',
+    };
+  }
+  const ends: Array<[string | null, string]> = [
+    [t.cancelledAt, `subscription ${t.subscriptionNumber} was cancelled at ${t.cancelledAt}`],
+    [t.terminatedAt, `subscription ${t.subscriptionNumber} was terminated at ${t.terminatedAt}`],
+    [t.cancellationDate, `subscription ${t.subscriptionNumber} ends by cancellation at ${t.cancellationDate}`],
+    [t.itemBillingEnd, `item ${t.itemId} (${t.productName}) of subscription ${t.subscriptionNumber} ended at ${t.itemBillingEnd}`],
+  ];
+  let until = Number.POSITIVE_INFINITY;
+  let reason = '';
+  for (const [end, what] of ends) {
+    if (end !== null && Date.parse(end) < until) {
+      until = Date.parse(end);
+      reason = what;
+    }
+  }
+  return { closed: undefined, until, reason };
+}
+
+function refusal(w: Window, measuredAtMs: number, measuredAt: string): string | undefined {
+  if (w.closed !== undefined) return w.closed;
+  if (measuredAtMs >= w.until) return `${w.reason}; it takes only values measured before then (measuredAt ${measuredAt})`;
+  return undefined;
+}
+
+/** Memoised lookups of one request: a batch names the same items, subscriptions and codes again and again. */
+class Lookups {
+  private readonly items = new Map<string, Promise<UsageTarget | undefined>>();
+  private readonly subscriptions = new Map<string, Promise<SubscriptionRecord | undefined>>();
+  private readonly measurements = new Map<string, Promise<Measurement | undefined>>();
+  private readonly codes = new Map<string, Promise<Measurement | undefined>>();
+  private readonly measuringItems = new Map<string, Promise<UsageTarget[]>>();
+  private readonly measuredCodeLists = new Map<string, Promise<string[]>>();
+  private readonly products = new Map<string, Promise<Product>>();
+  private readonly windows = new Map<UsageTarget, Window>();
+
+  constructor(
+    private readonly tx: Tx,
+    private readonly org: string,
+  ) {}
+
+  item(id: string) {
+    return memo(this.items, id, () => this.tx.usage.targetOfItem(this.org, id));
+  }
+
+  subscription(ref: string) {
+    return memo(this.subscriptions, ref, () => findSubscription(this.tx, this.org, ref));
+  }
+
+  measurement(id: string) {
+    return memo(this.measurements, id, () => this.tx.catalogue.getMeasurement(this.org, id));
+  }
+
+  measurementByCode(code: string) {
+    return memo(this.codes, code, () => this.tx.catalogue.findMeasurementByCode(this.org, code));
+  }
+
+  measuring(subscriptionId: string, measurementId: string) {
+    return memo(this.measuringItems, `${subscriptionId} ${measurementId}`, () => this.tx.usage.targetsMeasuring(this.org, subscriptionId, measurementId));
+  }
+
+  measuredCodes(subscriptionId: string) {
+    return memo(this.measuredCodeLists, subscriptionId, () => this.tx.usage.measuredCodes(this.org, subscriptionId));
+  }
+
+  product(id: string) {
+    return memo(this.products, id, () => getProduct(this.tx, this.org, id));
+  }
+
+  window(target: UsageTarget): Window {
+    let w = this.windows.get(target);
+    if (w === undefined) {
+      w = windowOf(target);
+      this.windows.set(target, w);
+    }
+    return w;
+  }
+}
+
+interface Planned {
+  targets: UsageTarget[];
+  measurement: Measurement;
+  measuredAt: string;
+  quantityMicros: bigint;
+  valueId: string | null;
+}
+
+interface Clock {
+  ms: number;
+  iso: string;
+}
+
+/**
+ * Resolves one value's target items and checks it, adding every 422 to `violations` (paths through
+ * `at`) and every 409 to `conflicts`. Nothing is written here.
+ */
+async function plan(
+  lookups: Lookups,
+  input: MeasurementValueInput,
+  at: (field: string) => string,
+  now: Clock,
+  violations: Violation[],
+  conflicts: string[],
+  label: string,
+): Promise<Planned | undefined> {
+  const before = violations.length;
+  const violate = (field: string, message: string, code: string) => violations.push({ propertyPath: at(field), message: `${at(field)} ${message}`, code });
+
+  const measuredAtMs = input.measuredAt === undefined ? now.ms : Date.parse(input.measuredAt);
+  const measuredAt = input.measuredAt === undefined ? now.iso : new Date(measuredAtMs).toISOString();
+  if (measuredAtMs > now.ms + FUTURE_TOLERANCE_MS) {
+    violate(
+      'measuredAt',
+      `lies more than 5 minutes in the future (${measuredAt}, now ${now.iso}); send the instant the usage happened, with its offset, or omit it for now`,
+      'in_the_future',
+    );
+  }
+
+  let targets: UsageTarget[] = [];
+  let measurementId: string | undefined;
+  const subscription = input.subscription === undefined ? undefined : await lookups.subscription(input.subscription);
+  if (input.subscription !== undefined && !subscription) {
+    violate('subscription', `'${input.subscription}' is neither the id nor the number of a subscription; use one from list_subscriptions`, 'not_found');
+  }
+
+  if (input.subscriptionItem !== undefined) {
+    const target = await lookups.item(input.subscriptionItem);
+    if (!target) {
+      violate('subscriptionItem', `'${input.subscriptionItem}' is not a subscription item; use an id from items[].id of get_subscription`, 'not_found');
+    } else if (subscription && subscription.id !== target.subscriptionId) {
+      violate(
+        'subscriptionItem',
+        `${target.itemId} belongs to subscription ${target.subscriptionNumber}, not ${subscription.number}; send an item of ${subscription.number}, or omit subscription`,
+        'mismatch',
+      );
+    } else if (target.measurementId === null) {
+      violate(
+        'subscriptionItem',
+        `${target.itemId} takes no usage: its product ${target.productName} has no measurement; send values for an item whose product has one (or give the product a measurement with update_product)`,
+        'not_metered',
+      );
+    } else {
+      targets = [target];
+      measurementId = target.measurementId;
+    }
+  } else if (input.measurementCode !== undefined) {
+    if (input.subscription === undefined) {
+      violate('subscription', 'is required with measurementCode: send the id or number of the subscription whose items measure the code, or send subscriptionItem instead', 'required');
+    }
+    const byCode = await lookups.measurementByCode(input.measurementCode);
+    if (!byCode) {
+      violate('measurementCode', `'${input.measurementCode}' is not the code of any measurement; use a code from list_measurements`, 'not_found');
+    } else if (subscription) {
+      targets = await lookups.measuring(subscription.id, byCode.id);
+      measurementId = byCode.id;
+      if (targets.length === 0) {
+        const codes = await lookups.measuredCodes(subscription.id);
+        violate(
+          'measurementCode',
+          `'${input.measurementCode}' is measured by no item of subscription ${subscription.number}; ${codes.length ? `its items measure ${codes.join(', ')}` : 'none of its items has a measurement'}`,
+          'not_measured',
+        );
+      }
+    }
+  } else {
+    violate(
+      'subscriptionItem',
+      'or measurementCode is required: send subscriptionItem (an item id from get_subscription), or measurementCode together with subscription (id or number)',
+      'required',
+    );
+  }
+
+  const measurement = measurementId === undefined ? undefined : await lookups.measurement(measurementId);
+  if (measurement && input.measurementCode !== undefined && input.subscriptionItem !== undefined && measurement.code !== input.measurementCode) {
+    violate('measurementCode', `'${input.measurementCode}' does not match: item ${input.subscriptionItem} measures '${measurement.code}'; send that code or omit measurementCode`, 'mismatch');
+  }
+  if (measurement?.aggregationType === 'count_unique' && input.id === undefined) {
+    violate('id', `is required: measurement '${measurement.code}' counts unique ids (count_unique); send the identity to count once per interval, such as a user id`, 'required');
+  }
+  if (violations.length > before || !measurement) return undefined;
+
+  const accepted = targets.filter((t) => refusal(lookups.window(t), measuredAtMs, measuredAt) === undefined);
+  if (accepted.length === 0) {
+    conflicts.push(`${label}${refusal(lookups.window(targets[0] as UsageTarget), measuredAtMs, measuredAt)}`);
+    return undefined;
+  }
+  return { targets: accepted, measurement, measuredAt, quantityMicros: toMicros(input.quantity), valueId: input.id ?? null };
+}
+
+async function record(tx: Tx, org: string, inputs: readonly MeasurementValueInput[], now: Date, batch: boolean): Promise<MeasurementValue[]> {
+  const lookups = new Lookups(tx, org);
+  const clock: Clock = { ms: now.getTime(), iso: now.toISOString() };
+  const violations: Violation[] = [];
+  const conflicts: string[] = [];
+  const planned: Planned[] = [];
+  for (let i = 0; i < inputs.length; i++) {
+    const at = batch ? (field: string) => `values[${i}].${field}` : (field: string) => field;
+    const p = await plan(lookups, inputs[i] as MeasurementValueInput, at, clock, violations, conflicts, batch ? `values[${i}]: ` : '');
+    if (p) planned.push(p);
+  }
+  if (violations.length) throw invalidMany(violations);
+  if (conflicts.length) throw conflict(conflicts.join('; '));
+
+  const records: MeasurementValueRecord[] = [];
+  const out: MeasurementValue[] = [];
+  for (const p of planned) {
+    for (const t of p.targets) {
+      const r: MeasurementValueRecord = {
+        id: newId(),
+        itemId: t.itemId,
+        measurementId: p.measurement.id,
+        quantityMicros: p.quantityMicros,
+        measuredAt: p.measuredAt,
+        valueId: p.valueId,
+        instant: p.measurement.type === 'instant_metered',
+        createdAt: clock.iso,
+      };
+      records.push(r);
+      out.push(render(r, t.subscriptionId, p.measurement));
+    }
+  }
+  await tx.usage.insert(org, records);
+  return out;
+}
+
+/**
+ * Records one value (interface: POST /subscription-measurements). Targeting a code records one value
+ * on every item of the subscription measuring it (items that have ended are passed over); the first
+ * is returned.
+ */
+export async function recordMeasurement(tx: Tx, org: string, input: MeasurementValueInput, now: Date): Promise<MeasurementValue> {
+  const [first] = await record(tx, org, [input], now, false);
+  return first as MeasurementValue;
+}
+
+/** Records every value of a batch or none: all violations come back at once as `values[i].field`. */
+export async function recordMeasurementBatch(tx: Tx, org: string, inputs: readonly MeasurementValueInput[], now: Date): Promise<MeasurementValue[]> {
+  return record(tx, org, inputs, now, true);
+}
+
+export async function getMeasurementValue(tx: Tx, org: string, id: string): Promise<MeasurementValue> {
+  const found = await tx.usage.get(org, id);
+  if (!found) throw notFound('Measurement value', id);
+  const measurement = (await tx.catalogue.getMeasurement(org, found.value.measurementId)) as Measurement;
+  return render(found.value, found.subscriptionId, measurement);
+}
+
+/** The item's latest values of its product's measurement, newest first (items of get_subscription). */
+export async function recentMeasurementValues(
+  tx: Tx,
+  org: string,
+  item: Pick<ItemRecord, 'id' | 'subscriptionId'>,
+  measurement: Measurement | null,
+): Promise<MeasurementValue[]> {
+  if (!measurement) return [];
+  const rows = await tx.usage.latest(org, item.id, measurement.id, RECENT_VALUES);
+  return rows.map((r) => render(r, item.subscriptionId, measurement));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Aggregation.
+
+/** One aggregate of the values in a scope, in micro-units (counts too: 3 values are 3,000,000). */
+export async function aggregate(tx: Tx, org: string, scope: UsageScope, aggregation: AggregationType): Promise<bigint> {
+  switch (aggregation) {
+    case 'count':
+      return BigInt(await tx.usage.count(org, scope)) * MICROS;
+    case 'count_unique':
+      return BigInt(await tx.usage.countUnique(org, scope)) * MICROS;
+    case 'max':
+      return (await tx.usage.max(org, scope)) ?? 0n;
+    case 'sum':
+      return (await tx.usage.sumAndCount(org, scope)).sum;
+    case 'average': {
+      const { sum, count } = await tx.usage.sumAndCount(org, scope);
+      return averageMicros(sum, BigInt(count));
+    }
+    case 'last_value':
+      return (await tx.usage.last(org, scope)) ?? 0n;
+  }
+}
+
+/** An item's billing interval [from, to) and the span of time it was active in. */
+export interface ItemInterval {
+  itemId: string;
+  /** When the item's billing started: the latest of the subscription's, the item's start and billingStart. */
+  itemStart: string;
+  from: string;
+  to: string;
+  /** When the item stopped (cancellation, termination, billingEnd), or null while it runs. */
+  end: string | null;
+}
+
+/**
+ * The value of a measurement on an item in one billing interval: `metered` aggregates the values
+ * measured in the interval ("0" without any); `recurring` is the last value measured from the item's
+ * start up to the interval's end, carried forward; `instant_metered` keeps no running value (each
+ * push is billed on its own) and is 0. Values measured before the item started never count.
+ */
+export async function intervalValue(tx: Tx, org: string, interval: ItemInterval, measurement: Measurement): Promise<bigint> {
+  const scope = { itemId: interval.itemId, measurementId: measurement.id, from: interval.from, to: interval.to };
+  if (measurement.type === 'instant_metered') return 0n;
+  if (measurement.type === 'recurring') return (await tx.usage.last(org, { ...scope, from: interval.itemStart })) ?? 0n;
+  return aggregate(tx, org, scope, measurement.aggregationType);
+}
+
+/** Fair billing of a recurring measurement (see `timeWeightedMicros`): levels carried into and changed within the interval. */
+export async function timeWeightedValue(tx: Tx, org: string, interval: ItemInterval, measurement: Measurement): Promise<bigint> {
+  const scope = { itemId: interval.itemId, measurementId: measurement.id, from: interval.from, to: interval.to };
+  const carried = await tx.usage.last(org, { ...scope, from: interval.itemStart, to: interval.from });
+  const changes = (function* () {
+    for (const l of tx.usage.levels(org, scope)) yield { at: Date.parse(l.measuredAt), micros: l.quantityMicros };
+  })();
+  return timeWeightedMicros(
+    { from: Date.parse(interval.from), to: Date.parse(interval.to) },
+    { from: Date.parse(interval.itemStart), to: interval.end ? Date.parse(interval.end) : Number.POSITIVE_INFINITY },
+    carried,
+    changes,
+  );
+}
+
+function earliest(dates: Array<string | null>): string | null {
+  const present = dates.filter((d): d is string => d !== null).sort((a, b) => Date.parse(a) - Date.parse(b));
+  return present[0] ?? null;
+}
+
+/**
+ * The billing interval of an item as of `now` (interface: the current interval): the item's period
+ * (its price plan's billing interval, aligned by the subscription's billing group in the customer's
+ * time zone) containing `now`, or for an item that has stopped, the one it stopped in.
+ */
+export async function currentInterval(
+  tx: Tx,
+  org: string,
+  subscription: SubscriptionRecord,
+  item: ItemRecord,
+  timeZone: string,
+  now: Date,
+): Promise<ItemInterval> {
+  const pricePlan = await getPricePlan(tx, org, item.pricePlanId);
+  const group = subscription.billingGroupId ? await findBillingGroup(tx, org, subscription.billingGroupId) : undefined;
+  const starts = [subscription.startDate ?? now.toISOString(), item.startDate, item.billingStart].filter((d): d is string => d !== null);
+  const itemStart = starts.sort((a, b) => Date.parse(a) - Date.parse(b))[starts.length - 1] as string;
+  const end = earliest([subscription.cancelledAt, subscription.terminatedAt, subscription.cancellationDate, item.billingEnd]);
+  const reference = end && Date.parse(end) <= now.getTime() ? new Date(Date.parse(end) - 1) : now;
+  const start: DateTime = zoned(itemStart, timeZone);
+  const period = periodContaining(start, parseInterval(pricePlan.billingInterval), alignmentOf(group), zoned(reference, timeZone));
+  return { itemId: item.id, itemStart: new Date(itemStart).toISOString(), from: toIso(period.start), to: toIso(period.end), end };
+}
+
+export interface UsagePage {
+  page: number;
+  limit: number;
+}
+
+/**
+ * Usage of a subscription (GET /subscriptions/{id}/usage): per item and measurement, the current
+ * interval, its value, the fair-billing value of recurring measurements, the number of values
+ * measured in it and one page of them, newest first.
+ */
+export async function getSubscriptionUsage(tx: Tx, org: string, id: string, page: UsagePage, now: Date): Promise<{ data: UsageEntry[] }> {
+  const subscription = await tx.subscriptions.get(org, id);
+  if (!subscription) throw notFound('Subscription', id);
+  const customer = await tx.customers.get(org, subscription.customerId);
+  const timeZone = customer?.timeZone ?? 'UTC';
+  const lookups = new Lookups(tx, org);
+  const data: UsageEntry[] = [];
+  for (const item of await tx.subscriptions.items(org, [subscription.id])) {
+    const product: Product = await lookups.product(item.productId);
+    const current = product.measurement?.id;
+    const ids = [...new Set([...(current ? [current] : []), ...(await tx.usage.measurementsOf(org, item.id))])];
+    if (ids.length === 0) continue;
+    const interval = await currentInterval(tx, org, subscription, item, timeZone, now);
+    for (const measurementId of ids) {
+      const measurement = (await lookups.measurement(measurementId)) as Measurement;
+      const scope = { itemId: item.id, measurementId, from: interval.from, to: interval.to };
+      const value = await intervalValue(tx, org, interval, measurement);
+      const eventCount =
+        measurement.type === 'metered' && measurement.aggregationType === 'count' ? Number(value / MICROS) : await tx.usage.count(org, scope);
+      if (measurementId !== current && eventCount === 0 && value === 0n) continue;
+      const events = await tx.usage.events(org, scope, page.limit, (page.page - 1) * page.limit);
+      const fair = measurement.type === 'recurring' && measurement.fairBilling;
+      data.push({
+        subscriptionItem: item.id,
+        measurement,
+        periodStart: interval.from,
+        periodEnd: interval.to,
+        value: formatQuantity(value),
+        timeWeightedValue: fair ? formatQuantity(await timeWeightedValue(tx, org, interval, measurement)) : null,
+        eventCount,
+        events: events.map((e) => render(e, subscription.id, measurement)),
+      });
+    }
+  }
+  return { data };
+}

@@ -1,0 +1,250 @@
+import type { PageRequest } from '../../schemas/common.js';
+import type {
+  AcceptanceMode,
+  ContactPerson,
+  CustomVariables,
+  DealType,
+  OfferSection,
+  OfferStatus,
+} from '../../schemas/offers.js';
+import { bool, int, type Sql } from '../sql.js';
+
+export interface RecipientRecord {
+  id: string;
+  email: string;
+  firstName: string;
+  lastName: string;
+  signingStatus: 'not_started' | 'signed';
+  signingLog: string[];
+  signedAt: string | null;
+  createdAt: string;
+}
+
+/** An offer as stored: customer and subscription by id, recipients in their order. */
+export interface OfferRecord {
+  id: string;
+  number: string;
+  customerId: string;
+  subscriptionId: string;
+  status: OfferStatus;
+  acceptanceMode: AcceptanceMode;
+  dealType: DealType;
+  name: string;
+  description: string | null;
+  locale: string;
+  sections: OfferSection[];
+  customVariables: CustomVariables;
+  validUntil: string;
+  autoActivateSubscription: boolean;
+  crmDealId: string | null;
+  contactPerson: ContactPerson | null;
+  signedAt: string | null;
+  archivedAt: string | null;
+  recipients: RecipientRecord[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface OfferFilter {
+  customer?: string | undefined;
+  status?: OfferStatus | undefined;
+}
+
+export interface OfferRepo {
+  insert(org: string, o: OfferRecord): Promise<void>;
+  /** Writes the offer's fields and each recipient's signing status, log and time. */
+  update(org: string, o: OfferRecord): Promise<void>;
+  get(org: string, id: string): Promise<OfferRecord | undefined>;
+  list(org: string, filter: OfferFilter, page: PageRequest): Promise<{ rows: OfferRecord[]; total: number }>;
+}
+
+interface OfferRow {
+  id: string;
+  number: string;
+  customer_id: string;
+  subscription_id: string;
+  status: OfferStatus;
+  acceptance_mode: AcceptanceMode;
+  deal_type: DealType;
+  name: string;
+  description: string | null;
+  locale: string;
+  sections: string;
+  custom_variables: string;
+  valid_until: string;
+  auto_activate_subscription: number;
+  crm_deal_id: string | null;
+  contact_person: string | null;
+  signed_at: string | null;
+  archived_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+interface RecipientRow {
+  id: string;
+  offer_id: string;
+  email: string;
+  first_name: string;
+  last_name: string;
+  signing_status: RecipientRecord['signingStatus'];
+  signing_log: string;
+  signed_at: string | null;
+  created_at: string;
+}
+
+const toRecipient = (r: RecipientRow): RecipientRecord => ({
+  id: r.id,
+  email: r.email,
+  firstName: r.first_name,
+  lastName: r.last_name,
+  signingStatus: r.signing_status,
+  signingLog: JSON.parse(r.signing_log) as string[],
+  signedAt: r.signed_at,
+  createdAt: r.created_at,
+});
+
+const toOffer = (r: OfferRow, recipients: RecipientRecord[]): OfferRecord => ({
+  id: r.id,
+  number: r.number,
+  customerId: r.customer_id,
+  subscriptionId: r.subscription_id,
+  status: r.status,
+  acceptanceMode: r.acceptance_mode,
+  dealType: r.deal_type,
+  name: r.name,
+  description: r.description,
+  locale: r.locale,
+  sections: JSON.parse(r.sections) as OfferSection[],
+  customVariables: JSON.parse(r.custom_variables) as CustomVariables,
+  validUntil: r.valid_until,
+  autoActivateSubscription: bool(r.auto_activate_subscription),
+  crmDealId: r.crm_deal_id,
+  contactPerson: r.contact_person === null ? null : (JSON.parse(r.contact_person) as ContactPerson),
+  signedAt: r.signed_at,
+  archivedAt: r.archived_at,
+  recipients,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export class SqliteOfferRepo implements OfferRepo {
+  constructor(private readonly sql: Sql) {}
+
+  async insert(org: string, o: OfferRecord): Promise<void> {
+    this.sql.run(
+      `INSERT INTO offers (id, organisation_id, number, customer_id, subscription_id, status, acceptance_mode, deal_type,
+         name, description, locale, sections, custom_variables, valid_until, auto_activate_subscription, crm_deal_id,
+         contact_person, signed_at, archived_at, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      o.id,
+      org,
+      o.number,
+      o.customerId,
+      o.subscriptionId,
+      o.status,
+      o.acceptanceMode,
+      o.dealType,
+      o.name,
+      o.description,
+      o.locale,
+      JSON.stringify(o.sections),
+      JSON.stringify(o.customVariables),
+      o.validUntil,
+      int(o.autoActivateSubscription),
+      o.crmDealId,
+      o.contactPerson === null ? null : JSON.stringify(o.contactPerson),
+      o.signedAt,
+      o.archivedAt,
+      o.createdAt,
+      o.updatedAt,
+    );
+    o.recipients.forEach((r, position) => {
+      this.sql.run(
+        `INSERT INTO offer_recipients (id, organisation_id, offer_id, position, email, first_name, last_name, signing_status,
+           signing_log, signed_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        r.id,
+        org,
+        o.id,
+        position,
+        r.email,
+        r.firstName,
+        r.lastName,
+        r.signingStatus,
+        JSON.stringify(r.signingLog),
+        r.signedAt,
+        r.createdAt,
+      );
+    });
+  }
+
+  async update(org: string, o: OfferRecord): Promise<void> {
+    this.sql.run(
+      `UPDATE offers SET status = ?, acceptance_mode = ?, deal_type = ?, name = ?, description = ?, locale = ?, sections = ?,
+         custom_variables = ?, valid_until = ?, auto_activate_subscription = ?, crm_deal_id = ?, contact_person = ?,
+         signed_at = ?, archived_at = ?, updated_at = ?
+       WHERE organisation_id = ? AND id = ?`,
+      o.status,
+      o.acceptanceMode,
+      o.dealType,
+      o.name,
+      o.description,
+      o.locale,
+      JSON.stringify(o.sections),
+      JSON.stringify(o.customVariables),
+      o.validUntil,
+      int(o.autoActivateSubscription),
+      o.crmDealId,
+      o.contactPerson === null ? null : JSON.stringify(o.contactPerson),
+      o.signedAt,
+      o.archivedAt,
+      o.updatedAt,
+      org,
+      o.id,
+    );
+    for (const r of o.recipients) {
+      this.sql.run(
+        `UPDATE offer_recipients SET signing_status = ?, signing_log = ?, signed_at = ?
+         WHERE organisation_id = ? AND offer_id = ? AND id = ?`,
+        r.signingStatus,
+        JSON.stringify(r.signingLog),
+        r.signedAt,
+        org,
+        o.id,
+        r.id,
+      );
+    }
+  }
+
+  private recipientsOf(org: string, offerIds: readonly string[]): Map<string, RecipientRecord[]> {
+    const byOffer = new Map<string, RecipientRecord[]>(offerIds.map((id) => [id, []]));
+    if (offerIds.length === 0) return byOffer;
+    const rows = this.sql.all<RecipientRow>(
+      `SELECT id, offer_id, email, first_name, last_name, signing_status, signing_log, signed_at, created_at
+       FROM offer_recipients WHERE organisation_id = ? AND offer_id IN (SELECT value FROM json_each(?))
+       ORDER BY offer_id, position`,
+      org,
+      JSON.stringify(offerIds),
+    );
+    for (const row of rows) byOffer.get(row.offer_id)?.push(toRecipient(row));
+    return byOffer;
+  }
+
+  async get(org: string, id: string): Promise<OfferRecord | undefined> {
+    const row = this.sql.get<OfferRow>('SELECT * FROM offers WHERE organisation_id = ? AND id = ?', org, id);
+    return row && toOffer(row, this.recipientsOf(org, [row.id]).get(row.id) ?? []);
+  }
+
+  async list(org: string, filter: OfferFilter, page: PageRequest) {
+    const { rows, total } = this.sql.page<OfferRow>(
+      'FROM offers WHERE organisation_id = ? AND (? IS NULL OR customer_id = ?) AND (? IS NULL OR status = ?)',
+      [org, filter.customer ?? null, filter.customer ?? null, filter.status ?? null, filter.status ?? null],
+      page,
+    );
+    const recipients = this.recipientsOf(
+      org,
+      rows.map((r) => r.id),
+    );
+    return { rows: rows.map((r) => toOffer(r, recipients.get(r.id) ?? [])), total };
+  }
+}

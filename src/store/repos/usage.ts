@@ -1,0 +1,273 @@
+import type Database from 'better-sqlite3';
+import type { Sql } from '../sql.js';
+import type { SubscriptionStatus } from './subscriptions.js';
+
+/** A recorded measurement value; the quantity in micro-units (quantity x 10^6). */
+export interface MeasurementValueRecord {
+  id: string;
+  itemId: string;
+  measurementId: string;
+  quantityMicros: bigint;
+  measuredAt: string;
+  /** The identity count_unique counts (the `id` sent with the value), or null. */
+  valueId: string | null;
+  /** A push of an instant_metered measurement, billed on its own. */
+  instant: boolean;
+  createdAt: string;
+}
+
+/** What recording a value on an item needs to know, read in one query. */
+export interface UsageTarget {
+  itemId: string;
+  subscriptionId: string;
+  subscriptionNumber: string;
+  status: SubscriptionStatus;
+  cancellationDate: string | null;
+  cancelledAt: string | null;
+  terminatedAt: string | null;
+  itemBillingEnd: string | null;
+  productName: string;
+  /** The measurement of the item's product, or null when the product measures nothing. */
+  measurementId: string | null;
+}
+
+/** The values of one item's measurement with measured_at in [from, to). */
+export interface UsageScope {
+  itemId: string;
+  measurementId: string;
+  from: string;
+  to: string;
+}
+
+export interface UsageRepo {
+  targetOfItem(org: string, itemId: string): Promise<UsageTarget | undefined>;
+  /** Items of the subscription whose product measures the measurement, oldest first. */
+  targetsMeasuring(org: string, subscriptionId: string, measurementId: string): Promise<UsageTarget[]>;
+  /** Codes of the measurements the subscription's items measure. */
+  measuredCodes(org: string, subscriptionId: string): Promise<string[]>;
+  insert(org: string, values: readonly MeasurementValueRecord[]): Promise<void>;
+  get(org: string, id: string): Promise<{ value: MeasurementValueRecord; subscriptionId: string } | undefined>;
+
+  count(org: string, scope: UsageScope): Promise<number>;
+  countUnique(org: string, scope: UsageScope): Promise<number>;
+  /** null when the scope holds no value. */
+  max(org: string, scope: UsageScope): Promise<bigint | null>;
+  sumAndCount(org: string, scope: UsageScope): Promise<{ sum: bigint; count: number }>;
+  /** The last value of the scope by measured_at (ties: the later recorded), or null. */
+  last(org: string, scope: UsageScope): Promise<bigint | null>;
+  /** The values of the scope oldest first, streamed. */
+  levels(org: string, scope: UsageScope): Iterable<{ measuredAt: string; quantityMicros: bigint }>;
+  /** A page of the scope's values, newest first. */
+  events(org: string, scope: UsageScope, limit: number, offset: number): Promise<MeasurementValueRecord[]>;
+  /** The item's latest values of the measurement, newest first. */
+  latest(org: string, itemId: string, measurementId: string, limit: number): Promise<MeasurementValueRecord[]>;
+  /** Every measurement the item has values of. */
+  measurementsOf(org: string, itemId: string): Promise<string[]>;
+}
+
+interface ValueRow {
+  id: string;
+  item_id: string;
+  measurement_id: string;
+  quantity_e6: bigint;
+  measured_at: string;
+  value_id: string | null;
+  instant: bigint;
+  created_at: string;
+}
+
+const toValue = (r: ValueRow): MeasurementValueRecord => ({
+  id: r.id,
+  itemId: r.item_id,
+  measurementId: r.measurement_id,
+  quantityMicros: r.quantity_e6,
+  measuredAt: r.measured_at,
+  valueId: r.value_id,
+  instant: r.instant === 1n,
+  createdAt: r.created_at,
+});
+
+interface TargetRow {
+  item_id: string;
+  subscription_id: string;
+  number: string;
+  status: SubscriptionStatus;
+  cancellation_date: string | null;
+  cancelled_at: string | null;
+  terminated_at: string | null;
+  billing_end: string | null;
+  product_name: string;
+  measurement_id: string | null;
+}
+
+const toTarget = (r: TargetRow): UsageTarget => ({
+  itemId: r.item_id,
+  subscriptionId: r.subscription_id,
+  subscriptionNumber: r.number,
+  status: r.status,
+  cancellationDate: r.cancellation_date,
+  cancelledAt: r.cancelled_at,
+  terminatedAt: r.terminated_at,
+  itemBillingEnd: r.billing_end,
+  productName: r.product_name,
+  measurementId: r.measurement_id,
+});
+
+const TARGET_SELECT = `SELECT i.id AS item_id, i.subscription_id, s.number, s.status, s.cancellation_date, s.cancelled_at,
+    s.terminated_at, i.billing_end, p.name AS product_name, p.measurement_id
+  FROM subscription_items i
+  JOIN subscriptions s ON s.id = i.subscription_id
+  JOIN products p ON p.id = i.product_id`;
+
+const VALUE_COLUMNS = 'id, item_id, measurement_id, quantity_e6, measured_at, value_id, instant, created_at';
+
+const SCOPE = `FROM measurement_values
+  WHERE organisation_id = ? AND item_id = ? AND measurement_id = ? AND measured_at >= ? AND measured_at < ?`;
+
+const scopeParams = (org: string, s: UsageScope) => [org, s.itemId, s.measurementId, s.from, s.to];
+
+/** SQLite's sum() of integers stops with this error rather than lose precision. */
+const isIntegerOverflow = (err: unknown) => err instanceof Error && err.message === 'integer overflow';
+
+export class SqliteUsageRepo implements UsageRepo {
+  constructor(private readonly sql: Sql) {}
+
+  /** A cached statement that reads integers as BigInt: quantities reach 10^18 micro-units. */
+  private exact(text: string): Database.Statement {
+    return this.sql.stmt(text).safeIntegers(true);
+  }
+
+  async targetOfItem(org: string, itemId: string): Promise<UsageTarget | undefined> {
+    const row = this.sql.get<TargetRow>(`${TARGET_SELECT} WHERE i.organisation_id = ? AND i.id = ?`, org, itemId);
+    return row && toTarget(row);
+  }
+
+  async targetsMeasuring(org: string, subscriptionId: string, measurementId: string): Promise<UsageTarget[]> {
+    return this.sql
+      .all<TargetRow>(
+        `${TARGET_SELECT} WHERE i.organisation_id = ? AND i.subscription_id = ? AND p.measurement_id = ? ORDER BY i.created_at, i.id`,
+        org,
+        subscriptionId,
+        measurementId,
+      )
+      .map(toTarget);
+  }
+
+  async measuredCodes(org: string, subscriptionId: string): Promise<string[]> {
+    return this.sql
+      .all<{ code: string }>(
+        `SELECT DISTINCT m.code FROM subscription_items i
+         JOIN products p ON p.id = i.product_id
+         JOIN measurements m ON m.id = p.measurement_id
+         WHERE i.organisation_id = ? AND i.subscription_id = ? ORDER BY m.code`,
+        org,
+        subscriptionId,
+      )
+      .map((r) => r.code);
+  }
+
+  async insert(org: string, values: readonly MeasurementValueRecord[]): Promise<void> {
+    const stmt = this.sql.stmt(
+      `INSERT INTO measurement_values (id, organisation_id, item_id, measurement_id, quantity_e6, measured_at, value_id, instant, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    for (const v of values) {
+      stmt.run(v.id, org, v.itemId, v.measurementId, v.quantityMicros, v.measuredAt, v.valueId, v.instant ? 1 : 0, v.createdAt);
+    }
+  }
+
+  async get(org: string, id: string): Promise<{ value: MeasurementValueRecord; subscriptionId: string } | undefined> {
+    const row = this.exact(
+      `SELECT v.id, v.item_id, v.measurement_id, v.quantity_e6, v.measured_at, v.value_id, v.instant, v.created_at, i.subscription_id
+       FROM measurement_values v JOIN subscription_items i ON i.id = v.item_id
+       WHERE v.organisation_id = ? AND v.id = ?`,
+    ).get(org, id) as (ValueRow & { subscription_id: string }) | undefined;
+    return row && { value: toValue(row), subscriptionId: row.subscription_id };
+  }
+
+  async count(org: string, scope: UsageScope): Promise<number> {
+    return (this.sql.get<{ n: number }>(`SELECT count(*) AS n ${SCOPE}`, ...scopeParams(org, scope)) as { n: number }).n;
+  }
+
+  async countUnique(org: string, scope: UsageScope): Promise<number> {
+    return (this.sql.get<{ n: number }>(`SELECT count(DISTINCT value_id) AS n ${SCOPE}`, ...scopeParams(org, scope)) as { n: number }).n;
+  }
+
+  async max(org: string, scope: UsageScope): Promise<bigint | null> {
+    return (this.exact(`SELECT max(quantity_e6) AS v ${SCOPE}`).get(...scopeParams(org, scope)) as { v: bigint | null }).v;
+  }
+
+  /**
+   * One 64-bit sum while it fits (a million values of up to 9.2 million each always do); past
+   * 2^63 micro-units SQLite refuses with "integer overflow", and the sum is taken again in two exact
+   * halves, whole units and millionths, joined in BigInt.
+   */
+  async sumAndCount(org: string, scope: UsageScope): Promise<{ sum: bigint; count: number }> {
+    const params = scopeParams(org, scope);
+    try {
+      const row = this.exact(`SELECT sum(quantity_e6) AS s, count(*) AS n ${SCOPE}`).get(...params) as { s: bigint | null; n: bigint };
+      return { sum: row.s ?? 0n, count: Number(row.n) };
+    } catch (err) {
+      if (!isIntegerOverflow(err)) throw err;
+      const row = this.exact(
+        `SELECT sum(quantity_e6 / 1000000) AS whole, sum(quantity_e6 % 1000000) AS micros, count(*) AS n ${SCOPE}`,
+      ).get(...params) as { whole: bigint; micros: bigint; n: bigint };
+      return { sum: row.whole * 1_000_000n + row.micros, count: Number(row.n) };
+    }
+  }
+
+  async last(org: string, scope: UsageScope): Promise<bigint | null> {
+    const row = this.exact(`SELECT quantity_e6 AS v ${SCOPE} ORDER BY measured_at DESC, id DESC LIMIT 1`).get(...scopeParams(org, scope)) as
+      | { v: bigint }
+      | undefined;
+    return row ? row.v : null;
+  }
+
+  levels(org: string, scope: UsageScope): Iterable<{ measuredAt: string; quantityMicros: bigint }> {
+    const stmt = this.exact(`SELECT measured_at, quantity_e6 ${SCOPE} ORDER BY measured_at, id`);
+    const params = scopeParams(org, scope);
+    return {
+      *[Symbol.iterator]() {
+        for (const r of stmt.iterate(...params) as Iterable<{ measured_at: string; quantity_e6: bigint }>) {
+          yield { measuredAt: r.measured_at, quantityMicros: r.quantity_e6 };
+        }
+      },
+    };
+  }
+
+  async events(org: string, scope: UsageScope, limit: number, offset: number): Promise<MeasurementValueRecord[]> {
+    return (
+      this.exact(`SELECT ${VALUE_COLUMNS} ${SCOPE} ORDER BY measured_at DESC, id DESC LIMIT ? OFFSET ?`).all(
+        ...scopeParams(org, scope),
+        limit,
+        offset,
+      ) as ValueRow[]
+    ).map(toValue);
+  }
+
+  async latest(org: string, itemId: string, measurementId: string, limit: number): Promise<MeasurementValueRecord[]> {
+    return (
+      this.exact(
+        `SELECT ${VALUE_COLUMNS} FROM measurement_values WHERE organisation_id = ? AND item_id = ? AND measurement_id = ?
+         ORDER BY measured_at DESC, id DESC LIMIT ?`,
+      ).all(org, itemId, measurementId, limit) as ValueRow[]
+    ).map(toValue);
+  }
+
+  /** A loose index scan: one index seek per distinct measurement, however many values the item has. */
+  async measurementsOf(org: string, itemId: string): Promise<string[]> {
+    return this.sql
+      .all<{ id: string }>(
+        `WITH RECURSIVE seen(id) AS (
+           SELECT (SELECT min(measurement_id) FROM measurement_values WHERE organisation_id = @org AND item_id = @item)
+           UNION ALL
+           SELECT (SELECT min(measurement_id) FROM measurement_values
+                   WHERE organisation_id = @org AND item_id = @item AND measurement_id > seen.id)
+           FROM seen WHERE seen.id IS NOT NULL
+         )
+         SELECT id FROM seen WHERE id IS NOT NULL`,
+        { org, item: itemId },
+      )
+      .map((r) => r.id);
+  }
+}

@@ -1,0 +1,551 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { buildFixture, type Fixture } from './fixtures.js';
+import { fails, ok, paths, setup, type TestEnv } from './helpers.js';
+
+let env: TestEnv;
+let f: Fixture;
+const NOW = '2026-01-15T10:00:00.000Z';
+const VALID_UNTIL = '2026-02-15T00:00:00.000Z';
+const yearly = [{ contractPeriod: '12M', cancellationPeriod: '3M' }];
+const address = { street: 'Friedrichstraße', houseNumber: '12', zip: '10117', city: 'Berlin', countryCode: 'DE' };
+
+beforeAll(async () => {
+  env = await setup();
+  env.setNow(NOW);
+  f = await buildFixture(env.mcp, '-offers');
+});
+afterAll(() => env.close());
+beforeEach(() => env.setNow(NOW));
+
+const recipients = [
+  { email: 'jane@example.com', firstName: 'Jane', lastName: 'Doe' },
+  { email: 'john@example.com', firstName: 'John', lastName: 'Roe' },
+];
+
+/** A customer of the fixture's currency, with an invoice address when asked for. */
+async function customer(withAddress: boolean): Promise<any> {
+  const c = await ok(env.mcp, 'create_customer', { companyName: 'ACME' });
+  if (withAddress) await ok(env.mcp, 'create_invoice_address', { id: c.id, ...address });
+  return c;
+}
+
+function offerArgs(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    customer: f.customer.id,
+    acceptanceMode: 'esignature',
+    name: 'Pro for ACME',
+    recipients,
+    validUntil: VALID_UNTIL,
+    subscription: { plan: f.plan.id, periods: yearly },
+    ...extra,
+  };
+}
+
+const offer = (extra: Record<string, unknown> = {}, client: Client = env.mcp) => ok(client, 'create_offer', offerArgs(extra));
+const accept = (o: any, recipient = 0) => ok(env.mcp, 'accept_offer', { id: o.id, recipient: o.recipients[recipient].id });
+const subscriptionOf = (o: any) => ok(env.mcp, 'get_subscription', { id: o.subscription.id });
+
+/** An offer brought into `status` the allowed way. */
+async function inStatus(status: string, extra: Record<string, unknown> = {}): Promise<any> {
+  if (status === 'awaiting_invoice_details') {
+    const o = await offer({ acceptanceMode: 'click', customer: (await customer(false)).id, ...extra });
+    return accept(o);
+  }
+  const o = await offer(extra);
+  if (status === 'signing') return accept(o);
+  if (status === 'signed') {
+    await accept(o);
+    return accept(o, 1);
+  }
+  if (status === 'archived') return ok(env.mcp, 'archive_offer', { id: o.id });
+  return o;
+}
+
+describe('create_offer', () => {
+  it('creates an open offer numbered OFF-000001… with the proposed subscription in status offer', async () => {
+    const client = await env.mcpFor((await env.newOrg()).apiKey);
+    const g = await buildFixture(client, '-fresh');
+    const o = await offer(
+      {
+        customer: g.customer.id,
+        subscription: { plan: g.plan.id, periods: yearly, name: 'ACME Pro' },
+        sections: [
+          { title: 'Scope', content: 'Everything in Pro.' },
+          { title: 'Terms', content: '12 months.' },
+        ],
+        customVariables: { discount: 10, region: 'EU', priority: true },
+        description: 'Our proposal',
+        locale: 'de-DE',
+        crmDealId: 'deal-42',
+        contactPerson: { firstName: 'Sam', lastName: 'Seller', email: 'sam@seller.example' },
+      },
+      client,
+    );
+    expect(o).toEqual({
+      id: expect.stringMatching(/^[0-9A-HJKMNP-TV-Z]{26}$/),
+      number: 'OFF-000001',
+      status: 'open',
+      expired: false,
+      acceptanceMode: 'esignature',
+      dealType: 'new_business',
+      subscription: {
+        id: expect.any(String),
+        number: expect.stringMatching(/^SUB-/),
+        name: 'ACME Pro',
+        status: 'offer',
+        plan: { id: g.plan.id, code: g.plan.code, name: g.plan.name },
+        startDate: null,
+        activatedAt: null,
+      },
+      customer: g.customer,
+      name: 'Pro for ACME',
+      description: 'Our proposal',
+      locale: 'de-DE',
+      sections: [
+        { id: expect.any(String), title: 'Scope', content: 'Everything in Pro.' },
+        { id: expect.any(String), title: 'Terms', content: '12 months.' },
+      ],
+      customVariables: { discount: 10, region: 'EU', priority: true },
+      validUntil: VALID_UNTIL,
+      recipients: recipients.map((r) => ({
+        ...r,
+        id: expect.any(String),
+        createdAt: NOW,
+        signingStatus: 'not_started',
+        signingLog: [],
+        signedAt: null,
+        signedDocument: null,
+        link: expect.stringMatching(new RegExp('^/offers/[0-9A-Z]{26}/recipients/')),
+      })),
+      auditLogDocument: null,
+      signedDocument: null,
+      signedAt: null,
+      autoActivateSubscription: true,
+      crmDealId: 'deal-42',
+      contactPerson: { id: expect.any(String), firstName: 'Sam', lastName: 'Seller', email: 'sam@seller.example', avatar: null },
+      createdAt: NOW,
+      updatedAt: NOW,
+    });
+    expect(o.recipients[0].link).toBe(`/offers/${o.id}/recipients/${o.recipients[0].id}`);
+    expect((await ok(client, 'get_subscription', { id: o.subscription.id })).status).toBe('offer');
+    expect((await offer({ customer: g.customer.id, subscription: { plan: g.plan.id, periods: yearly } }, client)).number).toBe('OFF-000002');
+    expect(await ok(client, 'get_offer', { id: o.id })).toEqual(o);
+  });
+
+  it('takes the defaults: dealType new_business, locale en, no sections or variables, autoActivateSubscription true', async () => {
+    const o = await offer({ acceptanceMode: 'print' });
+    expect(o).toMatchObject({
+      dealType: 'new_business',
+      locale: 'en',
+      sections: [],
+      customVariables: {},
+      autoActivateSubscription: true,
+      description: null,
+      crmDealId: null,
+      contactPerson: null,
+    });
+  });
+
+  it.each([
+    ['an unknown customer', { customer: 'nope' }, ['customer']],
+    ['validUntil now', { validUntil: NOW }, ['validUntil']],
+    ['validUntil in the past', { validUntil: '2026-01-01T00:00:00Z' }, ['validUntil']],
+    ['validUntil without offset', { validUntil: '2026-03-01T00:00:00' }, ['validUntil']],
+    ['no recipients', { recipients: [] }, ['recipients']],
+    ['a recipient twice', { recipients: [...recipients, { ...recipients[0], email: 'JANE@example.com' }] }, ['recipients[2].email']],
+    ['a recipient without e-mail', { recipients: [{ firstName: 'A', lastName: 'B' }] }, ['recipients[0].email']],
+    ['an unknown acceptance mode', { acceptanceMode: 'fax' }, ['acceptanceMode']],
+    ['an unknown deal type', { dealType: 'upsell' }, ['dealType']],
+    ['a nested custom variable', { customVariables: { a: { b: 1 } } }, ['customVariables.a']],
+    ['a custom variable name with a space', { customVariables: { 'a b': 1 } }, ['customVariables.a b']],
+    ['a section without title', { sections: [{ content: 'x' }] }, ['sections[0].title']],
+    ['a malformed locale', { locale: 'english' }, ['locale']],
+    ['an unknown plan', { subscription: { plan: 'nope', periods: yearly } }, ['subscription.plan']],
+    ['no periods', { subscription: { plan: 'x', periods: [] } }, ['subscription.periods']],
+    ['activate inside subscription (unknown field)', { subscription: { plan: 'x', periods: yearly, activate: true } }, ['subscription']],
+  ])('rejects %s (422)', async (_, extra, expected) => {
+    const problem = await fails(env.mcp, 'create_offer', offerArgs(extra), 422);
+    expect(paths(problem)).toEqual(expected);
+  });
+
+  it('names what create_subscription rejects at subscription.<field>, and creates nothing', async () => {
+    const before = (await ok(env.mcp, 'list_subscriptions', { limit: 0 })).meta.pagination.totalItems;
+    const offersBefore = (await ok(env.mcp, 'list_offers', { limit: 0 })).meta.pagination.totalItems;
+    const problem = await fails(
+      env.mcp,
+      'create_offer',
+      offerArgs({ subscription: { plan: f.plan.id, periods: yearly, addons: [{ product: f.product.id, pricePlan: f.pricePlan.id }] } }),
+      422,
+    );
+    expect(paths(problem)).toEqual(['subscription.addons[0]']);
+    expect(problem.violations[0].message).toMatch(/^subscription\.addons\[0\]/);
+    const usd = await ok(env.mcp, 'create_customer', { lastName: 'Dollar', currencyCode: 'USD' });
+    expect(paths(await fails(env.mcp, 'create_offer', offerArgs({ customer: usd.id }), 422))).toEqual(['subscription.plan']);
+    expect((await ok(env.mcp, 'list_subscriptions', { limit: 0 })).meta.pagination.totalItems).toBe(before);
+    expect((await ok(env.mcp, 'list_offers', { limit: 0 })).meta.pagination.totalItems).toBe(offersBefore);
+  });
+
+  it('answers 201 with Location over HTTP', async () => {
+    const res = await env.http('POST', '/offers', { body: offerArgs() });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('location')).toBe(`/offers/${res.body.id}`);
+    expect((await env.http('GET', `/offers/${res.body.id}`)).body).toEqual(res.body);
+  });
+});
+
+describe('list_offers', () => {
+  it('shows sections as their ids, oldest first, filtered by customer and status', async () => {
+    const c = await customer(false);
+    const a = await offer({ customer: c.id, sections: [{ title: 'One', content: '1' }, { title: 'Two', content: '2' }] });
+    const b = await offer({ customer: c.id });
+    await ok(env.mcp, 'archive_offer', { id: b.id });
+    const list = await ok(env.mcp, 'list_offers', { customer: c.id });
+    expect(list.data.map((o: any) => o.id)).toEqual([a.id, b.id]);
+    expect(list.data[0]).toEqual({ ...a, sections: a.sections.map((s: any) => s.id) });
+    expect(list.meta.pagination).toEqual({ totalItems: 2, itemsPerPage: 30, currentPage: 1, lastPage: 1, pageTotalItems: 2 });
+    expect((await ok(env.mcp, 'list_offers', { customer: c.id, status: 'archived' })).data.map((o: any) => o.id)).toEqual([b.id]);
+    expect((await ok(env.mcp, 'list_offers', { customer: c.id, limit: 1, page: 2 })).data.map((o: any) => o.id)).toEqual([b.id]);
+    const res = await env.http('GET', `/offers?customer=${c.id}&order[createdAt]=desc`);
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((o: any) => o.id)).toEqual([b.id, a.id]);
+    expect((await env.http('GET', '/offers?status=pending')).status).toBe(400);
+  });
+});
+
+describe('accept_offer per acceptance mode', () => {
+  it('esignature: signing after the first recipient, signed when every recipient has signed; the subscription goes live', async () => {
+    const o = await offer();
+    env.setNow('2026-01-16T09:00:00.000Z');
+    const signing = await accept(o, 1);
+    expect(signing).toMatchObject({ status: 'signing', signedAt: null });
+    expect(signing.recipients.map((r: any) => [r.signingStatus, r.signingLog, r.signedAt])).toEqual([
+      ['not_started', [], null],
+      ['signed', ['2026-01-16T09:00:00.000Z signed (esignature)'], '2026-01-16T09:00:00.000Z'],
+    ]);
+    expect((await subscriptionOf(o)).status).toBe('offer');
+    const again = await fails(env.mcp, 'accept_offer', { id: o.id, recipient: o.recipients[1].id }, 409);
+    expect(again.detail).toContain('already signed');
+    expect(again.detail).toContain('jane@example.com');
+    env.setNow('2026-01-17T09:00:00.000Z');
+    const signed = await accept(o, 0);
+    expect(signed).toMatchObject({ status: 'signed', signedAt: '2026-01-17T09:00:00.000Z', updatedAt: '2026-01-17T09:00:00.000Z' });
+    expect(signed.recipients.every((r: any) => r.signingStatus === 'signed')).toBe(true);
+    expect(signed.subscription).toMatchObject({ status: 'active', activatedAt: '2026-01-17T09:00:00.000Z', startDate: '2026-01-17T09:00:00.000Z' });
+    const s = await subscriptionOf(o);
+    expect(s.status).toBe('active');
+    expect(s.nextBillingDate).not.toBeNull();
+    expect(await ok(env.mcp, 'get_offer', { id: o.id })).toEqual(signed);
+  });
+
+  it('esignature with one recipient: signed at once', async () => {
+    const o = await offer({ recipients: [recipients[0]] });
+    expect((await accept(o)).status).toBe('signed');
+  });
+
+  it('click by a customer with an invoice address: signed at once', async () => {
+    const c = await customer(true);
+    const o = await offer({ acceptanceMode: 'click', customer: c.id });
+    const signed = await accept(o, 1);
+    expect(signed).toMatchObject({ status: 'signed', signedAt: NOW, subscription: { status: 'active' } });
+    expect(signed.recipients[1].signingLog).toEqual([`${NOW} accepted (click)`]);
+    expect(signed.recipients[0].signingStatus).toBe('not_started');
+  });
+
+  it('click by a customer without an invoice address: awaiting_invoice_details, then invoice-details signs it', async () => {
+    const c = await customer(false);
+    const o = await offer({ acceptanceMode: 'click', customer: c.id });
+    const waiting = await accept(o);
+    expect(waiting).toMatchObject({ status: 'awaiting_invoice_details', signedAt: null, subscription: { status: 'offer' } });
+    expect(waiting.recipients[0].signingStatus).toBe('signed');
+    env.setNow('2026-01-16T00:00:00.000Z');
+    const signed = await ok(env.mcp, 'submit_offer_invoice_details', { id: o.id, invoiceAddress: { ...address, companyName: 'ACME' } });
+    expect(signed).toMatchObject({ status: 'signed', signedAt: '2026-01-16T00:00:00.000Z', subscription: { status: 'active' } });
+    const addresses = await ok(env.mcp, 'list_invoice_addresses', { id: c.id });
+    expect(addresses.data).toEqual([expect.objectContaining({ ...address, companyName: 'ACME', default: true, customer: c.id })]);
+  });
+
+  it('submit_offer_invoice_details makes the new address the default over an older one, and validates it (422)', async () => {
+    const c = await customer(false);
+    const o = await offer({ acceptanceMode: 'click', customer: c.id });
+    await accept(o);
+    const bad = await fails(env.mcp, 'submit_offer_invoice_details', { id: o.id, invoiceAddress: { ...address, countryCode: 'de', zip: ' ' } }, 422);
+    expect(paths(bad).sort()).toEqual(['invoiceAddress.countryCode', 'invoiceAddress.zip']);
+    expect((await ok(env.mcp, 'get_offer', { id: o.id })).status).toBe('awaiting_invoice_details');
+    const older = await ok(env.mcp, 'create_invoice_address', { id: c.id, ...address, city: 'Hamburg' });
+    expect(older.default).toBe(true);
+    await ok(env.mcp, 'submit_offer_invoice_details', { id: o.id, invoiceAddress: { ...address, city: 'Munich' } });
+    const defaults = (await ok(env.mcp, 'list_invoice_addresses', { id: c.id })).data.map((a: any) => [a.city, a.default]);
+    expect(defaults).toEqual([
+      ['Hamburg', false],
+      ['Munich', true],
+    ]);
+  });
+
+  it('print: the seller records the paper signed by one recipient, and the offer is signed', async () => {
+    const o = await offer({ acceptanceMode: 'print' });
+    const signed = await accept(o, 1);
+    expect(signed).toMatchObject({ status: 'signed', signedAt: NOW, subscription: { status: 'active' } });
+    expect(signed.recipients.map((r: any) => r.signingLog)).toEqual([[], [`${NOW} signed on paper (recorded by the seller)`]]);
+  });
+
+  it.each(['click', 'esignature', 'print'])('%s with autoActivateSubscription false leaves the subscription draft', async (mode) => {
+    const c = await customer(true);
+    const o = await offer({ acceptanceMode: mode, customer: c.id, autoActivateSubscription: false, recipients: [recipients[0]] });
+    const signed = await accept(o);
+    expect(signed.status).toBe('signed');
+    expect(signed.subscription).toMatchObject({ status: 'draft', activatedAt: null });
+    expect((await ok(env.mcp, 'activate_subscription', { id: o.subscription.id })).status).toBe('active');
+  });
+
+  it('rejects a recipient that is not on the offer (422) and changes nothing', async () => {
+    const o = await offer();
+    const other = await offer();
+    const problem = await fails(env.mcp, 'accept_offer', { id: o.id, recipient: other.recipients[0].id }, 422);
+    expect(paths(problem)).toEqual(['recipient']);
+    expect(problem.detail).toContain(o.recipients[0].id);
+    expect(await ok(env.mcp, 'get_offer', { id: o.id })).toEqual(o);
+  });
+
+  it('goes live with its entitlements: the signed subscription is entitled to the active features of its products', async () => {
+    const feature = await ok(env.mcp, 'create_feature', { name: 'Offer seats', type: 'quantity', config: [{ value: 10, label: '10 seats' }], status: 'active' });
+    await ok(env.mcp, 'create_entitlement', { id: feature.id, product: f.product.id, value: 10 });
+    const o = await offer({ recipients: [recipients[0]] });
+    expect((await ok(env.mcp, 'list_subscription_entitlements', { id: o.subscription.id })).data).toEqual([]);
+    await accept(o);
+    const { data } = await ok(env.mcp, 'list_subscription_entitlements', { id: o.subscription.id });
+    expect(data.filter((e: any) => e.feature.id === feature.id).map((e: any) => [e.value, e.source])).toEqual([[10, { product: f.product.id }]]);
+  });
+});
+
+describe('state machine', () => {
+  it.each([
+    ['signed', 'esignature'],
+    ['archived', 'esignature'],
+    ['awaiting_invoice_details', 'click'],
+  ])('accept from %s is a 409 naming the status', async (status) => {
+    const o = await inStatus(status);
+    const problem = await fails(env.mcp, 'accept_offer', { id: o.id, recipient: o.recipients[0].id }, 409);
+    expect(problem.detail).toContain(`its status is ${status}`);
+  });
+
+  it.each(['click', 'print'])('%s: accept is allowed only while open', async (mode) => {
+    const c = await customer(true);
+    const o = await offer({ acceptanceMode: mode, customer: c.id });
+    await accept(o, 0);
+    const problem = await fails(env.mcp, 'accept_offer', { id: o.id, recipient: o.recipients[1].id }, 409);
+    expect(problem.detail).toContain('its status is signed');
+    expect(problem.detail).toContain(`acceptanceMode ${mode} can be accepted only while open`);
+  });
+
+  it.each(['open', 'signing'])('archive from %s', async (status) => {
+    const o = await inStatus(status);
+    const archived = await ok(env.mcp, 'archive_offer', { id: o.id });
+    expect(archived).toMatchObject({ status: 'archived', expired: false });
+    expect(archived.subscription.status).toBe('offer');
+  });
+
+  it.each(['awaiting_invoice_details', 'signed', 'archived'])('archive from %s is a 409', async (status) => {
+    const o = await inStatus(status);
+    const problem = await fails(env.mcp, 'archive_offer', { id: o.id }, 409);
+    expect(problem.detail).toContain(`its status is ${status}; archiving is allowed only from open or signing`);
+  });
+
+  it.each(['open', 'signing', 'signed', 'archived'])('invoice details from %s is a 409', async (status) => {
+    const o = await inStatus(status);
+    const problem = await fails(env.mcp, 'submit_offer_invoice_details', { id: o.id, invoiceAddress: address }, 409);
+    expect(problem.detail).toContain(`its status is ${status}`);
+  });
+});
+
+describe('expiry', () => {
+  it('an open offer past validUntil shows expired and cannot be accepted; a later validUntil makes it acceptable again', async () => {
+    const o = await offer({ acceptanceMode: 'print' });
+    env.setNow(VALID_UNTIL);
+    expect((await ok(env.mcp, 'get_offer', { id: o.id })).expired).toBe(true);
+    const listed = (await ok(env.mcp, 'list_offers', { status: 'open', limit: 100 })).data.find((x: any) => x.id === o.id);
+    expect(listed.expired).toBe(true);
+    const problem = await fails(env.mcp, 'accept_offer', { id: o.id, recipient: o.recipients[0].id }, 409);
+    expect(problem.detail).toContain(`expired at ${VALID_UNTIL}`);
+    expect(paths(await fails(env.mcp, 'update_offer', { id: o.id, validUntil: '2026-02-01T00:00:00Z' }, 422))).toEqual(['validUntil']);
+    await ok(env.mcp, 'update_offer', { id: o.id, validUntil: '2026-03-01T00:00:00Z' });
+    expect((await ok(env.mcp, 'get_offer', { id: o.id })).expired).toBe(false);
+    expect((await accept(o)).status).toBe('signed');
+  });
+
+  it('a signing offer past validUntil cannot be completed and can only be archived', async () => {
+    const o = await inStatus('signing');
+    env.setNow('2026-03-01T00:00:00Z');
+    expect((await ok(env.mcp, 'get_offer', { id: o.id })).expired).toBe(true);
+    await fails(env.mcp, 'accept_offer', { id: o.id, recipient: o.recipients[0].id }, 409);
+    await fails(env.mcp, 'update_offer', { id: o.id, validUntil: '2026-04-01T00:00:00Z' }, 409);
+    expect((await ok(env.mcp, 'archive_offer', { id: o.id })).expired).toBe(false);
+  });
+
+  it('an offer accepted in time can get its invoice details after validUntil', async () => {
+    const o = await inStatus('awaiting_invoice_details');
+    env.setNow('2026-03-01T00:00:00Z');
+    expect((await ok(env.mcp, 'get_offer', { id: o.id })).expired).toBe(false);
+    expect((await ok(env.mcp, 'submit_offer_invoice_details', { id: o.id, invoiceAddress: address })).status).toBe('signed');
+  });
+});
+
+describe('update_offer', () => {
+  it('changes every field while open, partially, and answers the reduced shape', async () => {
+    const o = await offer({ sections: [{ title: 'Keep', content: 'k' }, { title: 'Old', content: 'o' }], customVariables: { a: 1 } });
+    env.setNow('2026-01-16T00:00:00.000Z');
+    const updated = await ok(env.mcp, 'update_offer', {
+      id: o.id,
+      name: 'Renamed',
+      acceptanceMode: 'click',
+      dealType: 'renewal',
+      autoActivateSubscription: false,
+      validUntil: '2026-03-01T12:00:00+01:00',
+      customVariables: { b: 'two' },
+    });
+    expect(updated).toEqual({
+      id: o.id,
+      status: 'open',
+      acceptanceMode: 'click',
+      dealType: 'renewal',
+      autoActivateSubscription: false,
+      name: 'Renamed',
+      validUntil: '2026-03-01T11:00:00.000Z',
+      customVariables: { b: 'two' },
+    });
+    await ok(env.mcp, 'update_offer', {
+      id: o.id,
+      description: 'New text',
+      locale: 'fr',
+      sections: [{ title: 'Keep', content: 'k' }, { title: 'New', content: 'n' }],
+      crmDealId: 'crm-1',
+      contactPerson: { firstName: 'Sam', lastName: 'Seller', email: 'sam@seller.example', avatar: 'https://seller.example/sam.png' },
+    });
+    const got = await ok(env.mcp, 'get_offer', { id: o.id });
+    expect(got).toMatchObject({
+      ...updated,
+      description: 'New text',
+      locale: 'fr',
+      crmDealId: 'crm-1',
+      contactPerson: { firstName: 'Sam', avatar: 'https://seller.example/sam.png' },
+      updatedAt: '2026-01-16T00:00:00.000Z',
+    });
+    expect(got.sections[0]).toEqual(o.sections[0]);
+    expect(got.sections[1]).toEqual({ id: expect.any(String), title: 'New', content: 'n' });
+    expect(got.sections[1].id).not.toBe(o.sections[1].id);
+    await ok(env.mcp, 'update_offer', { id: o.id, description: null, crmDealId: null, contactPerson: null });
+    expect(await ok(env.mcp, 'get_offer', { id: o.id })).toMatchObject({ description: null, crmDealId: null, contactPerson: null, name: 'Renamed' });
+  });
+
+  it.each(['signing', 'awaiting_invoice_details', 'signed', 'archived'])('in %s only name may change; a frozen field is a 409 naming it', async (status) => {
+    const o = await inStatus(status, { sections: [{ title: 'S', content: 'c' }], customVariables: { a: 1, b: true } });
+    const renamed = await ok(env.mcp, 'update_offer', { id: o.id, name: 'New name' });
+    expect(renamed).toMatchObject({ name: 'New name', status });
+    const one = await fails(env.mcp, 'update_offer', { id: o.id, sections: [{ title: 'S', content: 'changed' }] }, 409);
+    expect(one.detail).toContain(`is ${status}, so only name may change`);
+    expect(one.detail).toContain('frozen field sent with a different value: sections');
+    const many = await fails(env.mcp, 'update_offer', { id: o.id, name: 'Other', validUntil: '2026-04-01T00:00:00Z', autoActivateSubscription: false, locale: 'de' }, 409);
+    expect(many.detail).toContain('frozen fields sent with a different value: locale, validUntil, autoActivateSubscription');
+    expect((await ok(env.mcp, 'get_offer', { id: o.id })).name).toBe('New name');
+    for (const field of [
+      { description: 'x' },
+      { acceptanceMode: 'print' },
+      { dealType: 'expansion' },
+      { customVariables: { a: 2, b: true } },
+      { crmDealId: 'x' },
+      { contactPerson: { firstName: 'A', lastName: 'B', email: 'a@b.example' } },
+    ]) {
+      expect((await fails(env.mcp, 'update_offer', { id: o.id, ...field }, 409)).detail).toContain(Object.keys(field)[0]);
+    }
+  });
+
+  it('accepts frozen fields sent with their current value after acceptance', async () => {
+    const o = await inStatus('signed', { sections: [{ title: 'S', content: 'c' }], customVariables: { a: 1, b: true }, description: 'd' });
+    const same = await ok(env.mcp, 'update_offer', {
+      id: o.id,
+      name: 'Same but renamed',
+      sections: [{ title: 'S', content: 'c' }],
+      customVariables: { b: true, a: 1 },
+      validUntil: '2026-02-15T01:00:00+01:00',
+      autoActivateSubscription: true,
+      acceptanceMode: 'esignature',
+      dealType: 'new_business',
+      locale: 'en',
+      description: 'd',
+      crmDealId: null,
+      contactPerson: null,
+    });
+    expect(same).toMatchObject({ name: 'Same but renamed', status: 'signed' });
+  });
+
+  it('answers 200 over HTTP PUT and 404 for an unknown offer', async () => {
+    const o = await offer();
+    const res = await env.http('PUT', `/offers/${o.id}`, { body: { name: 'Via HTTP' } });
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body).sort()).toEqual(['acceptanceMode', 'autoActivateSubscription', 'customVariables', 'dealType', 'id', 'name', 'status', 'validUntil']);
+    expect((await env.http('PUT', '/offers/01JUNKNOWN0000000000000000', { body: { name: 'x' } })).status).toBe(404);
+    expect((await env.http('PUT', `/offers/${o.id}`, { body: { customer: f.customer.id } })).status).toBe(422);
+  });
+});
+
+describe('HTTP routes, tenancy and permissions', () => {
+  it('serves the actions over HTTP with 200', async () => {
+    const o = await offer({ recipients: [recipients[0]] });
+    const res = await env.http('POST', `/offers/${o.id}/accept`, { body: { recipient: o.recipients[0].id } });
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('signed');
+    const c = await customer(false);
+    const w = await offer({ acceptanceMode: 'click', customer: c.id });
+    await accept(w);
+    const details = await env.http('POST', `/offers/${w.id}/invoice-details`, { body: { invoiceAddress: address } });
+    expect(details.status).toBe(200);
+    expect(details.body.status).toBe('signed');
+    const a = await offer();
+    const archived = await env.http('POST', `/offers/${a.id}/archive`);
+    expect(archived.status).toBe(200);
+    expect(archived.body.status).toBe('archived');
+    expect((await env.http('POST', `/offers/${a.id}/archive`)).status).toBe(409);
+  });
+
+  it("answers 404 for another organisation's offer, and does not use its customers or plans", async () => {
+    const o = await offer();
+    const stranger = await env.mcpFor((await env.newOrg()).apiKey);
+    await fails(stranger, 'get_offer', { id: o.id }, 404);
+    await fails(stranger, 'update_offer', { id: o.id, name: 'x' }, 404);
+    await fails(stranger, 'accept_offer', { id: o.id, recipient: o.recipients[0].id }, 404);
+    await fails(stranger, 'submit_offer_invoice_details', { id: o.id, invoiceAddress: address }, 404);
+    await fails(stranger, 'archive_offer', { id: o.id }, 404);
+    expect((await ok(stranger, 'list_offers', {})).data).toEqual([]);
+    expect(paths(await fails(stranger, 'create_offer', offerArgs(), 422))).toEqual(['customer']);
+    expect((await ok(env.mcp, 'get_offer', { id: o.id })).status).toBe('open');
+  });
+
+  it('answers 403 to a key with offer:read only, and hides the write tools', async () => {
+    const o = await offer();
+    const token = await env.newKey(env.org, ['offer:read']);
+    expect((await env.http('GET', `/offers/${o.id}`, { token })).status).toBe(200);
+    expect((await env.http('GET', '/offers', { token })).status).toBe(200);
+    expect((await env.http('POST', '/offers', { token, body: offerArgs() })).status).toBe(403);
+    expect((await env.http('PUT', `/offers/${o.id}`, { token, body: { name: 'x' } })).status).toBe(403);
+    expect((await env.http('POST', `/offers/${o.id}/accept`, { token, body: { recipient: o.recipients[0].id } })).status).toBe(403);
+    expect((await env.http('POST', `/offers/${o.id}/archive`, { token })).status).toBe(403);
+    const client = await env.mcpFor(token);
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['get_offer', 'list_offers']));
+    expect(names).not.toContain('accept_offer');
+    await fails(client, 'accept_offer', { id: o.id, recipient: o.recipients[0].id }, 403);
+    const none = await env.newKey(env.org, ['customer:read']);
+    expect((await env.http('GET', '/offers', { token: none })).status).toBe(403);
+  });
+
+  it('replays an accept with the same idempotency key without a second effect', async () => {
+    const o = await offer();
+    const headers = { 'idempotency-key': `accept-${o.id}` };
+    const first = await env.http('POST', `/offers/${o.id}/accept`, { body: { recipient: o.recipients[0].id }, headers });
+    const second = await env.http('POST', `/offers/${o.id}/accept`, { body: { recipient: o.recipients[0].id }, headers });
+    expect(second.status).toBe(200);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(second.body).toEqual(first.body);
+    expect(first.body.status).toBe('signing');
+  });
+});
