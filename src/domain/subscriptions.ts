@@ -305,13 +305,17 @@ function throwIf(violations: Array<Violation | undefined>): void {
   if (present.length) throw invalidMany(present);
 }
 
+/** When an item's billing starts: the latest of the subscription start (now when unset), the item start and its billing start. */
+export function itemBillingStart(record: SubscriptionRecord, item: ItemRecord, now: Date): string {
+  const starts = [record.startDate ?? now.toISOString(), item.startDate, item.billingStart].filter((d): d is string => d !== null);
+  return new Date(Math.max(...starts.map((d) => Date.parse(d)))).toISOString();
+}
+
 /** Billing start and next billing date of an item as the subscription becomes (or is) active. */
 async function startBilling(tx: Tx, org: string, record: SubscriptionRecord, item: ItemRecord, timeZone: string, now: Date): Promise<ItemRecord> {
   const pricePlan = await getPricePlan(tx, org, item.pricePlanId);
   const group = record.billingGroupId ? await findBillingGroup(tx, org, record.billingGroupId) : undefined;
-  const subscriptionStart = record.startDate ?? now.toISOString();
-  const starts = [subscriptionStart, item.startDate, item.billingStart].filter((d): d is string => d !== null).sort();
-  const start = zoned(starts[starts.length - 1]!, timeZone);
+  const start = zoned(itemBillingStart(record, item, now), timeZone);
   const interval = parseInterval(pricePlan.billingInterval);
   const next = pricePlan.payInAdvance ? start : boundary(start, interval, alignmentOf(group), 1);
   return { ...item, activatedAt: item.activatedAt ?? now.toISOString(), nextBillingAt: toIso(next), updatedAt: now.toISOString() };

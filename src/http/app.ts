@@ -106,7 +106,8 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
         const body = outcome.body as { id?: string };
         headers.Location = op.location ? op.location(outcome.body as never) : `${req.url?.split('?')[0]}/${body.id}`;
       }
-      send(res, successStatus(op) === 204 ? 204 : outcome.status, outcome.body, headers);
+      const body = op.restBody ? op.restBody(outcome.body as never) : outcome.body;
+      send(res, successStatus(op) === 204 ? 204 : outcome.status, body, headers);
     } catch (err) {
       const e = toAppError(err);
       if (e.kind === 'internal' && !(err instanceof AppError)) deps.logger.error({ err, operation: op.name }, 'operation failed');

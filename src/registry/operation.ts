@@ -72,6 +72,8 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodT
   authentication?: 'bearer' | 'none';
   /** Location header of a create; default `<path>/<id>`. */
   location?: (result: z.output<O>) => string;
+  /** Body of the REST response when it differs from the MCP structured result; default the result. */
+  restBody?: (result: z.output<O>) => unknown;
   /** Text content of the MCP result; default the JSON of the result. */
   text?: (result: z.output<O>) => string;
   handler(ctx: OperationContext, input: z.output<I>): Promise<z.output<O>>;

@@ -16,7 +16,9 @@ import {
   updateSubscription,
   updateSubscriptionItem,
 } from '../domain/subscriptions.js';
+import { estimateInvoice } from '../domain/estimate.js';
 import { defineOperation } from '../registry/operation.js';
+import { estimateSchema } from '../schemas/estimate.js';
 import { amountInput, currencyCodeInput, customPricePlanShape } from '../schemas/catalogue.js';
 import { dateTimeInput, listOf, pageInput, pathId, text255, paged } from '../schemas/common.js';
 import { SUBSCRIPTION_STATUSES, subscriptionItemSchema, subscriptionSchema, type Subscription } from '../schemas/subscriptions.js';
@@ -344,6 +346,23 @@ export const subscriptionOperations = [
     }),
     output: subscriptionSchema,
     handler: (ctx, { id, ...input }) => orderProducts(ctx.tx, ctx.org, id, input, ctx.now),
+  }),
+  defineOperation({
+    name: 'get_estimated_invoice',
+    title: 'Get estimated invoice',
+    description:
+      'Preview the invoice the next billing run would create for an active subscription, usage so far included: one line per item due at the next billing date (flat fees for the period they pay, usage of the current interval minus free units), item discounts, net, tax per rate (from the product tax group and the invoice address country), gross. The text is the plain-text preview; the structured result has the same figures in cents. Over REST the body is the preview as a JSON string. 409 for a subscription that is not active.',
+    toolset: 'subscriptions',
+    method: 'GET',
+    path: '/subscriptions/{id}/estimated-invoice',
+    permission: 'subscription:read',
+    kind: 'read',
+    customerAccess: { permission: 'customer:self:read', resultCustomer: (e) => e.customer },
+    input: z.strictObject({ id: pathId('subscription') }),
+    output: estimateSchema,
+    text: (e) => e.estimate,
+    restBody: (e) => e.estimate,
+    handler: (ctx, input) => estimateInvoice(ctx.tx, ctx.org, input.id, ctx.now),
   }),
   defineOperation({
     name: 'get_subscription_item',

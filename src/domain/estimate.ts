@@ -1,0 +1,186 @@
+import type { DateTime } from 'luxon';
+import { conflict, notFound } from '../errors.js';
+import type { PricePlan, Product } from '../schemas/catalogue.js';
+import type { Customer } from '../schemas/customers.js';
+import type { Estimate, EstimateLine } from '../schemas/estimate.js';
+import type { ItemRecord, SubscriptionRecord } from '../store/repos/subscriptions.js';
+import type { Tx } from '../store/store.js';
+import { defaultInvoiceAddress, getInvoiceAddress } from './billingDetails.js';
+import { findBillingGroup } from './billingGroups.js';
+import { findCoupon } from './coupons.js';
+import { addInterval, parseInterval, periodContaining, toIso, zoned } from './dates.js';
+import { divideRounded, invoiceTotals, lineNetAmount, RATE_SCALE } from './invoices.js';
+import { centsOf, toScaled } from './money.js';
+import { getPricePlan, getProduct } from './products.js';
+import { formatQuantity, MICROS } from './quantity.js';
+import { alignmentOf, itemBillingStart } from './subscriptions.js';
+import { currentInterval, intervalValue, timeWeightedValue } from './usage.js';
+
+/** Cents as text with two decimals: 4990 → "49.90", -499 → "-4.99". */
+export function formatCents(cents: number): string {
+  const abs = Math.abs(cents);
+  return `${cents < 0 ? '-' : ''}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
+}
+
+function formatRate(rateE4: number): string {
+  return String(rateE4 / RATE_SCALE);
+}
+
+/** The rate of a product's tax group for a country at a date: the latest `validFrom` not after it; reverse charge is 0. */
+function taxRateE4(product: Product, countryCode: string | undefined, onDate: string): number {
+  const group = product.taxGroup;
+  if (!group || !countryCode || group.reverseChargeType !== 'REVERSE_CHARGE_DEACTIVATED') return 0;
+  const rate = group.taxes
+    .filter((t) => t.countryCode === countryCode && t.validFrom <= onDate)
+    .sort((a, b) => (a.validFrom < b.validFrom ? 1 : -1))[0];
+  return rate ? Math.round(rate.rate * RATE_SCALE) : 0;
+}
+
+/** Whole local days between two instants (pro rata is by days). */
+function days(from: DateTime, to: DateTime): number {
+  return Math.round(to.startOf('day').diff(from.startOf('day'), 'days').days);
+}
+
+interface ItemCharge {
+  item: ItemRecord;
+  product: Product;
+  pricePlan: PricePlan;
+}
+
+async function chargeLine(
+  tx: Tx,
+  org: string,
+  record: SubscriptionRecord,
+  { item, product, pricePlan }: ItemCharge,
+  timeZone: string,
+  now: Date,
+): Promise<Omit<EstimateLine, 'taxRate'>> {
+  const unitAmount = centsOf(pricePlan.price.amount);
+  const name = item.name ?? product.name;
+  if (pricePlan.type === 'per_unit' && product.measurement) {
+    const interval = await currentInterval(tx, org, record, item, timeZone, now);
+    const m = product.measurement;
+    const used = m.type === 'recurring' && m.fairBilling ? await timeWeightedValue(tx, org, interval, m) : await intervalValue(tx, org, interval, m);
+    const free = BigInt(pricePlan.freeUnits) * MICROS;
+    const billable = used > free ? used - free : 0n;
+    const quantity = formatQuantity(billable);
+    const note = pricePlan.freeUnits ? `, ${pricePlan.freeUnits} free` : '';
+    return {
+      description: `${name} (${m.code}: ${formatQuantity(used)} so far${note})`,
+      periodStart: interval.from,
+      periodEnd: interval.to,
+      quantity,
+      unitAmount,
+      netAmount: lineNetAmount(quantity, unitAmount),
+    };
+  }
+  const group = record.billingGroupId ? await findBillingGroup(tx, org, record.billingGroupId) : undefined;
+  const interval = parseInterval(pricePlan.billingInterval);
+  const start = zoned(itemBillingStart(record, item, now), timeZone);
+  const due = zoned(item.nextBillingAt as string, timeZone);
+  const at = pricePlan.payInAdvance ? due : due.minus({ milliseconds: 1 });
+  const period = periodContaining(start, interval, alignmentOf(group), at);
+  let netAmount = lineNetAmount(item.quantity, unitAmount);
+  let description = name;
+  const full = days(period.start, addInterval(period.start, interval));
+  const actual = days(period.start, period.end);
+  if (pricePlan.proRata && actual < full) {
+    netAmount = Number(divideRounded(BigInt(netAmount) * BigInt(actual), BigInt(full)));
+    description = `${name} (pro rata ${actual}/${full} days)`;
+  }
+  return { description, periodStart: toIso(period.start), periodEnd: toIso(period.end), quantity: item.quantity, unitAmount, netAmount };
+}
+
+async function discountLines(tx: Tx, org: string, item: ItemRecord, line: { netAmount: number }): Promise<Array<{ description: string; netAmount: number }>> {
+  const out = [];
+  for (const d of await tx.subscriptions.discounts(org, [item.id])) {
+    if (d.status !== 'active') continue;
+    const coupon = d.couponId ? await findCoupon(tx, org, d.couponId) : undefined;
+    const spec = coupon ?? d.discount;
+    if (!spec) continue;
+    const label = coupon ? `coupon ${coupon.code}` : (d.discount?.name ?? 'discount');
+    if (spec.type === 'percentage' && spec.percentage !== null) {
+      const pctE2 = BigInt(toScaled(spec.percentage, 2) ?? 0);
+      const off = Number(divideRounded(BigInt(line.netAmount) * pctE2, 10_000n));
+      out.push({ description: `  Discount ${label} (${spec.percentage}%)`, netAmount: -off });
+    } else if (spec.fixedAmount) {
+      const off = Math.min(centsOf(spec.fixedAmount.amount), line.netAmount);
+      out.push({ description: `  Discount ${label}`, netAmount: -off });
+    }
+  }
+  return out;
+}
+
+function render(e: Omit<Estimate, 'estimate'>, header: string[]): string {
+  const width = 72;
+  const row = (left: string, right: string) => `${left}${' '.repeat(Math.max(1, width - left.length - right.length))}${right}`;
+  const lines = [...header, ''];
+  for (const l of e.lines) {
+    const period = l.periodStart ? ` ${l.periodStart.slice(0, 10)} – ${l.periodEnd?.slice(0, 10)}` : '';
+    const qty = l.quantity !== null && l.unitAmount !== null ? ` ${l.quantity} × ${formatCents(l.unitAmount)}` : '';
+    lines.push(row(`${l.description}${period}${qty}`, formatCents(l.netAmount)));
+  }
+  lines.push('-'.repeat(width));
+  lines.push(row('Net', formatCents(e.netAmount)));
+  for (const t of e.taxes) lines.push(row(`Tax ${t.rate}% on ${formatCents(t.netAmount)}`, formatCents(t.taxAmount)));
+  lines.push(row(`Gross (${e.currencyCode})`, formatCents(e.grossAmount)));
+  return lines.join('\n');
+}
+
+/**
+ * The invoice the next billing run would create for the subscription, usage so far included: every
+ * item due at the subscription's next billing date (flat fees for the period they pay, in advance or
+ * in arrears, pro rata by days for a short aligned period; usage of the current interval minus free
+ * units), item discounts before tax, tax per the product's tax group for the invoice address's
+ * country at the billing date (reverse charge 0 %), rounded half-up per line, tax per rate on the
+ * summed net.
+ */
+export async function estimateInvoice(tx: Tx, org: string, id: string, now: Date): Promise<Estimate> {
+  const record = await tx.subscriptions.get(org, id);
+  if (!record) throw notFound('Subscription', id);
+  if (record.status !== 'active') {
+    throw conflict(`Subscription ${record.number} is ${record.status}: only an active subscription is billed, so there is no next invoice to estimate`);
+  }
+  const customer = (await tx.customers.get(org, record.customerId)) as Customer;
+  const items = (await tx.subscriptions.items(org, [record.id])).filter(
+    (i) => i.nextBillingAt && !(i.billingEnd && Date.parse(i.billingEnd) <= now.getTime()),
+  );
+  const billingDate = items.map((i) => i.nextBillingAt as string).sort()[0];
+  if (!billingDate) throw conflict(`Subscription ${record.number} has no item left to bill`);
+  const address = record.invoiceAddressId
+    ? await getInvoiceAddress(tx, org, record.customerId, record.invoiceAddressId)
+    : await defaultInvoiceAddress(tx, org, record.customerId);
+  const localDate = zoned(billingDate, customer.timeZone).toISODate() as string;
+
+  const lines: EstimateLine[] = [];
+  for (const item of items.filter((i) => i.nextBillingAt === billingDate)) {
+    const product = await getProduct(tx, org, item.productId);
+    const pricePlan = await getPricePlan(tx, org, item.pricePlanId);
+    const rateE4 = taxRateE4(product, address?.countryCode, localDate);
+    const line = await chargeLine(tx, org, record, { item, product, pricePlan }, customer.timeZone, now);
+    lines.push({ ...line, taxRate: rateE4 / RATE_SCALE });
+    for (const d of await discountLines(tx, org, item, line)) {
+      lines.push({ ...d, periodStart: null, periodEnd: null, quantity: null, unitAmount: null, taxRate: rateE4 / RATE_SCALE });
+    }
+  }
+  const totals = invoiceTotals(lines.map((l) => ({ netAmount: l.netAmount, taxRateE4: Math.round(l.taxRate * RATE_SCALE) })));
+  const result: Omit<Estimate, 'estimate'> = {
+    subscription: record.id,
+    customer: record.customerId,
+    billingDate,
+    currencyCode: customer.currencyCode,
+    lines,
+    netAmount: totals.netAmount,
+    taxAmount: totals.taxAmount,
+    grossAmount: totals.grossAmount,
+    taxes: totals.taxes.map((t) => ({ rate: Number(formatRate(t.rateE4)), netAmount: t.netAmount, taxAmount: t.taxAmount })),
+  };
+  const who = customer.companyName ?? [customer.firstName, customer.lastName].filter(Boolean).join(' ');
+  const header = [
+    `Estimated invoice for subscription ${record.number}${record.name ? ` (${record.name})` : ''}`,
+    `Customer: ${customer.customerNumber} ${who}`,
+    `Billing date: ${localDate} (${customer.timeZone})`,
+    address ? `Invoice address: ${address.street}${address.houseNumber ? ` ${address.houseNumber}` : ''}, ${address.zip} ${address.city}, ${address.countryCode}` : 'Invoice address: none (no tax applied)',
+  ];
+  return { estimate: render(result, header), ...result };
+}

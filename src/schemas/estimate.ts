@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { dateTime } from './common.js';
+
+export const estimateLineSchema = z.object({
+  description: z.string(),
+  periodStart: dateTime.nullable(),
+  periodEnd: dateTime.nullable(),
+  quantity: z.string().nullable().describe('Decimal string; null on discount lines.'),
+  unitAmount: z.number().int().nullable().describe('Cents; null on discount lines.'),
+  netAmount: z.number().int().describe('Cents, negative for a discount.'),
+  taxRate: z.number().describe('Percent.'),
+});
+export type EstimateLine = z.infer<typeof estimateLineSchema>;
+
+export const estimateSchema = z.object({
+  estimate: z.string().describe('The plain-text preview: header, one line per charge, discounts, net, tax per rate, gross.'),
+  subscription: z.string(),
+  customer: z.string(),
+  billingDate: dateTime.describe('When the next billing run bills these lines.'),
+  currencyCode: z.string(),
+  lines: z.array(estimateLineSchema),
+  netAmount: z.number().int(),
+  taxAmount: z.number().int(),
+  grossAmount: z.number().int(),
+  taxes: z.array(z.object({ rate: z.number(), netAmount: z.number().int(), taxAmount: z.number().int() })),
+});
+export type Estimate = z.infer<typeof estimateSchema>;

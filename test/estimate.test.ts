@@ -1,0 +1,136 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatCents } from '../src/domain/estimate.js';
+import { fails, ok, setup, type TestEnv } from './helpers.js';
+
+let env: TestEnv;
+let customer: any;
+let base: any;
+let basePrice: any;
+let support: any;
+let supportPrice: any;
+let api: any;
+let apiPrice: any;
+const periods = [{ contractPeriod: '12M', cancellationPeriod: '3M' }];
+
+beforeAll(async () => {
+  env = await setup();
+  env.setNow('2026-01-15T10:00:00Z');
+  const tax = await ok(env.mcp, 'create_tax_group', {
+    internalDescription: 'Standard',
+    taxes: [
+      { code: 'DE-OLD', rate: 16, countryCode: 'DE', validFrom: '2020-07-01' },
+      { code: 'DE', rate: 19, countryCode: 'DE', validFrom: '2021-01-01' },
+    ],
+  });
+  customer = await ok(env.mcp, 'create_customer', { lastName: 'Estimate', companyName: 'ACME GmbH' });
+  await ok(env.mcp, 'create_invoice_address', { id: customer.id, street: 'Friedrichstraße', houseNumber: '1', zip: '10117', city: 'Berlin', countryCode: 'DE' });
+  base = await ok(env.mcp, 'create_product', { name: 'Base', taxGroup: tax.id });
+  basePrice = await ok(env.mcp, 'create_price_plan', { id: base.id, type: 'flat_fee', currencyCode: 'EUR', price: { amount: 49.9 }, billingInterval: '1M', proRata: true });
+  support = await ok(env.mcp, 'create_product', { name: 'Support', taxGroup: tax.id });
+  supportPrice = await ok(env.mcp, 'create_price_plan', { id: support.id, type: 'flat_fee', currencyCode: 'EUR', price: { amount: 10 }, billingInterval: '1M', payInAdvance: false });
+  await ok(env.mcp, 'create_unit', { name: 'call' });
+  const m = await ok(env.mcp, 'create_measurement', { unit: 'call', code: 'calls', aggregationType: 'sum', type: 'metered' });
+  api = await ok(env.mcp, 'create_product', { name: 'API', measurement: m.id });
+  apiPrice = await ok(env.mcp, 'create_price_plan', { id: api.id, type: 'per_unit', currencyCode: 'EUR', price: { amount: 0.01 }, billingInterval: '1M', payInAdvance: false, freeUnits: 100 });
+});
+afterAll(() => env.close());
+
+describe('formatCents', () => {
+  it.each([
+    [4990, '49.90'],
+    [-499, '-4.99'],
+    [5, '0.05'],
+    [0, '0.00'],
+  ])('%i → %s', (cents, text) => expect(formatCents(cents)).toBe(text));
+});
+
+describe('get_estimated_invoice', () => {
+  it('bills a flat fee in advance for its period, taxed at the rate valid on the billing date', async () => {
+    const plan = await ok(env.mcp, 'create_plan', { code: 'flat', name: 'Flat', charges: [{ product: base.id, pricePlan: basePrice.id }] });
+    const s = await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods, activate: true });
+    const e = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
+    expect(e).toMatchObject({
+      billingDate: '2026-01-15T10:00:00.000Z',
+      currencyCode: 'EUR',
+      netAmount: 4990,
+      taxAmount: 948,
+      grossAmount: 5938,
+      taxes: [{ rate: 19, netAmount: 4990, taxAmount: 948 }],
+    });
+    expect(e.lines).toEqual([
+      {
+        description: 'Base',
+        periodStart: '2026-01-15T10:00:00.000Z',
+        periodEnd: '2026-02-15T10:00:00.000Z',
+        quantity: '1',
+        unitAmount: 4990,
+        netAmount: 4990,
+        taxRate: 19,
+      },
+    ]);
+    expect(e.estimate).toContain('Estimated invoice for subscription');
+    expect(e.estimate).toMatch(/Tax 19% on 49\.90 +9\.48/);
+    expect(e.estimate).toMatch(/Gross \(EUR\) +59\.38/);
+
+    const rest = await env.http('GET', `/subscriptions/${s.id}/estimated-invoice`);
+    expect(rest.status).toBe(200);
+    expect(rest.body).toBe(e.estimate);
+    const text = await env.mcp.callTool({ name: 'get_estimated_invoice', arguments: { id: s.id } });
+    expect((text.content as Array<{ text: string }>)[0]!.text).toBe(e.estimate);
+  });
+
+  it('prorates a short period aligned to the month end by days', async () => {
+    const group = await ok(env.mcp, 'create_billing_group', { name: 'Month end', type: 'end_of_month' });
+    const plan = await ok(env.mcp, 'create_plan', { code: 'prorata', name: 'Pro rata', charges: [{ product: base.id, pricePlan: basePrice.id }] });
+    const s = await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods, billingGroup: group.id, activate: true });
+    const e = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
+    // 15 January to 1 February in Berlin: 17 of the 31 days of a month from the 15th; 49.90 × 17 / 31 = 27.3645…
+    expect(e.lines[0]).toMatchObject({ periodEnd: '2026-01-31T23:00:00.000Z', netAmount: 2736, description: 'Base (pro rata 17/31 days)' });
+  });
+
+  it('bills usage so far minus free units and arrears fees at the period end, with discounts before tax', async () => {
+    const coupon = await ok(env.mcp, 'create_coupon', { code: 'TENOFF', name: 'Ten off', type: 'percentage', frequency: 'once', percentage: 10 });
+    const plan = await ok(env.mcp, 'create_plan', {
+      code: 'usage',
+      name: 'Usage',
+      charges: [
+        { product: api.id, pricePlan: apiPrice.id },
+        { product: support.id, pricePlan: supportPrice.id },
+      ],
+    });
+    const s = await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods, activate: true });
+    const ordered = await ok(env.mcp, 'order_subscription_products', {
+      id: s.id,
+      products: [{ product: support.id, pricePlan: supportPrice.id, customName: 'Extra support', discount: { coupon: coupon.id } }],
+    });
+    const apiItem = ordered.items.find((i: any) => i.product.id === api.id);
+    env.setNow('2026-01-20T00:00:00Z');
+    await ok(env.mcp, 'create_subscription_measurement', { subscriptionItem: apiItem.id, quantity: '1000' });
+    await ok(env.mcp, 'create_subscription_measurement', { subscriptionItem: apiItem.id, quantity: 234 });
+    const e = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
+    expect(e.billingDate).toBe('2026-02-15T10:00:00.000Z');
+    expect(e.lines.map((l: any) => [l.description, l.quantity, l.netAmount, l.taxRate])).toEqual([
+      ['API (calls: 1234 so far, 100 free)', '1134', 1134, 0],
+      ['Support', '1', 1000, 19],
+      ['Extra support', '1', 1000, 19],
+      ['  Discount coupon TENOFF (10%)', null, -100, 19],
+    ]);
+    // 19 % on 19.00 = 3.61; 0 % on 11.34
+    expect(e).toMatchObject({ netAmount: 3034, taxAmount: 361, grossAmount: 3395 });
+    env.setNow('2026-01-15T10:00:00Z');
+  });
+
+  it('is a 409 for a subscription that is not active, and reaches a customer token only for its own subscriptions', async () => {
+    const plan = await ok(env.mcp, 'create_plan', { code: 'draft', name: 'Draft', charges: [{ product: base.id, pricePlan: basePrice.id }] });
+    const draft = await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods });
+    expect((await fails(env.mcp, 'get_estimated_invoice', { id: draft.id }, 409)).detail).toMatch(/draft/);
+    await fails(env.mcp, 'get_estimated_invoice', { id: 'nope' }, 404);
+
+    const active = await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods, activate: true });
+    const other = await ok(env.mcp, 'create_customer', { lastName: 'Other' });
+    const theirs = await ok(env.mcp, 'create_subscription', { customer: other.id, plan: plan.id, periods, activate: true });
+    const token = (await ok(env.mcp, 'authenticate_customer', { id: customer.id })).data.accessToken;
+    expect((await env.http('GET', `/subscriptions/${active.id}/estimated-invoice`, { token })).status).toBe(200);
+    expect((await env.http('GET', `/subscriptions/${theirs.id}/estimated-invoice`, { token })).status).toBe(404);
+  });
+});
