@@ -1,7 +1,7 @@
-import type { DateTime } from 'luxon';
 import { conflict, invalidMany, notFound, type Violation } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Product } from '../schemas/catalogue.js';
+import type { Customer } from '../schemas/customers.js';
 import type { AggregationType, Measurement } from '../schemas/measurements.js';
 import type { MeasurementValue, UsageEntry } from '../schemas/usage.js';
 import type { ItemRecord, SubscriptionRecord } from '../store/repos/subscriptions.js';
@@ -412,8 +412,7 @@ export async function currentInterval(
   const itemStart = starts.sort((a, b) => Date.parse(a) - Date.parse(b))[starts.length - 1] as string;
   const end = earliest([subscription.cancelledAt, subscription.terminatedAt, subscription.cancellationDate, item.billingEnd]);
   const reference = end && Date.parse(end) <= now.getTime() ? new Date(Date.parse(end) - 1) : now;
-  const start: DateTime = zoned(itemStart, timeZone);
-  const period = periodContaining(start, parseInterval(pricePlan.billingInterval), alignmentOf(group), zoned(reference, timeZone));
+  const period = periodContaining(zoned(itemStart, timeZone), parseInterval(pricePlan.billingInterval), alignmentOf(group), zoned(reference, timeZone));
   return { itemId: item.id, itemStart: new Date(itemStart).toISOString(), from: toIso(period.start), to: toIso(period.end), end };
 }
 
@@ -430,8 +429,7 @@ export interface UsagePage {
 export async function getSubscriptionUsage(tx: Tx, org: string, id: string, page: UsagePage, now: Date): Promise<{ data: UsageEntry[] }> {
   const subscription = await tx.subscriptions.get(org, id);
   if (!subscription) throw notFound('Subscription', id);
-  const customer = await tx.customers.get(org, subscription.customerId);
-  const timeZone = customer?.timeZone ?? 'UTC';
+  const { timeZone } = (await tx.customers.get(org, subscription.customerId)) as Customer;
   const lookups = new Lookups(tx, org);
   const data: UsageEntry[] = [];
   for (const item of await tx.subscriptions.items(org, [subscription.id])) {

@@ -12,7 +12,12 @@ const DEPRECATED =
   'Deprecated: the subscription measurement endpoints are being replaced by usage metrics on products (interface section 9); they keep working.';
 
 const quantity = z
-  .union([z.string(), z.number()])
+  .union([z.string(), z.number()], {
+    error: (issue) =>
+      issue.input === undefined
+        ? 'is required: send the measured quantity as a decimal string such as "12.5"'
+        : 'must be a decimal string such as "12.5" or "3" (a JSON number is accepted too)',
+  })
   .transform((value, ctx) => {
     const parsed = parseQuantity(value);
     if (!parsed.ok) {
