@@ -28,6 +28,7 @@ const int = (min: number, max: number) =>
 
 const envSchema = z.object({
   BILLING_DB: z.string().min(1).default('./data/billing.sqlite'),
+  BILLING_DB_SYNCHRONOUS: z.enum(['full', 'normal'], { message: 'must be full or normal' }).default('full'),
   BILLING_API_KEY: z.string().min(1).optional(),
   BILLING_HOST: z.string().min(1).default('127.0.0.1'),
   BILLING_PORT: int(0, 65535).default(8080),
@@ -53,6 +54,8 @@ const envSchema = z.object({
 
 export interface Config {
   db: string;
+  /** full: every commit reaches the disk before it is acknowledged; normal: faster, may lose the last commits on power loss. */
+  dbSynchronous: 'full' | 'normal';
   apiKey: string | undefined;
   host: string;
   port: number;
@@ -86,6 +89,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
   const e = parsed.data;
   return {
     db: e.BILLING_DB,
+    dbSynchronous: e.BILLING_DB_SYNCHRONOUS,
     apiKey: e.BILLING_API_KEY,
     host: e.BILLING_HOST,
     port: e.BILLING_PORT,

@@ -49,13 +49,19 @@ export function migrate(db: Database.Database): { from: number; to: number } {
   return { from: current, to: SCHEMA_VERSION };
 }
 
-export function openDatabase(file: string): Database.Database {
+/**
+ * `full` (the default) syncs every commit to disk: an acknowledged write survives a power loss.
+ * `normal` syncs at checkpoints only: it survives a crash of the process, not of the machine.
+ */
+export type Synchronous = 'full' | 'normal';
+
+export function openDatabase(file: string, synchronous: Synchronous = 'full'): Database.Database {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
-  db.pragma('synchronous = NORMAL');
+  db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   migrate(db);
   return db;
 }
@@ -87,8 +93,8 @@ export class SqliteStore implements Store {
     };
   }
 
-  static open(file: string): SqliteStore {
-    return new SqliteStore(openDatabase(file));
+  static open(file: string, synchronous: Synchronous = 'full'): SqliteStore {
+    return new SqliteStore(openDatabase(file, synchronous));
   }
 
   private acquire(): Promise<void> | undefined {
