@@ -119,7 +119,7 @@ export async function benchAggregation() {
     const where = `FROM measurement_values WHERE organisation_id = ? AND item_id = ? AND measurement_id = ? AND measured_at >= ? AND measured_at < ?`;
     const bare = {
       count: `SELECT count(*) ${where}`,
-      count_unique: `SELECT count(DISTINCT value_id) ${where}`,
+      count_unique: `SELECT count(DISTINCT value_key) ${where}`,
       max: `SELECT max(quantity_e6) ${where}`,
       sum: `SELECT sum(quantity_e6) ${where}`,
       average: `SELECT sum(quantity_e6), count(*) ${where}`,

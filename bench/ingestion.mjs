@@ -5,7 +5,10 @@
 // p99 <= 10 ms; also with an Idempotency-Key (a fresh UUIDv7, time-ordered) on every request.
 // Batches of 1,000: values/s, target ratio >= 0.6 and >= 2x the single-value rate. Baseline and
 // project alternate in rounds (BENCH_ROUNDS, default 3, of BENCH_DURATION seconds, default 10).
+// Both sync commits the same way: BENCH_SYNCHRONOUS=full (default, the server's default: every
+// commit synced to disk) or normal (BILLING_DB_SYNCHRONOUS=normal on the server).
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -15,17 +18,18 @@ import { load, report, startServer, tempDb } from './lib.mjs';
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const BATCH = 1000;
+const SYNCHRONOUS = process.env.BENCH_SYNCHRONOUS ?? 'full';
 
-/** The bare baseline: parse, convert the decimal quantity to micro-units, insert, answer 201. */
+/** The bare baseline: parse, convert the decimal quantity to micro-units, insert, answer 201 (the bodies carry no count_unique id). */
 async function serveBare(db) {
   const { usage } = await import(path.resolve('dist/store/migrations/006_usage.js'));
   const sqlite = new Database(db);
   sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma(`synchronous = ${SYNCHRONOUS === 'normal' ? 'NORMAL' : 'FULL'}`);
   sqlite.exec(usage.sql.replace(/ REFERENCES \w+\(id\)/g, ''));
   const insert = sqlite.prepare(
-    `INSERT INTO measurement_values (id, organisation_id, item_id, measurement_id, quantity_e6, measured_at, value_id, instant, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO measurement_values (id, organisation_id, item_id, measurement_id, quantity_e6, measured_at, value_key, instant, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?)`,
   );
   const org = uuidv7();
   const measurement = uuidv7();
@@ -36,7 +40,7 @@ async function serveBare(db) {
   const row = (v, now) => {
     const id = uuidv7();
     const measuredAt = v.measuredAt ? new Date(v.measuredAt).toISOString() : now;
-    insert.run(id, org, v.subscriptionItem, measurement, micros(v.quantity), measuredAt, v.id ?? null, 0, now);
+    insert.run(id, org, v.subscriptionItem, measurement, micros(v.quantity), measuredAt, 0, now);
     return { id, quantity: String(v.quantity), measuredAt };
   };
   const many = sqlite.transaction((values, now) => values.map((v) => row(v, now)));
@@ -136,9 +140,11 @@ async function compare(baseline, candidate, value) {
 }
 
 export async function benchIngestion() {
-  const server = await startServer(tempDb('ingestion'));
-  const bare = await startBare(tempDb('ingestion-bare'));
+  const dbs = [tempDb('ingestion'), tempDb('ingestion-bare')];
+  const server = await startServer(dbs[0], { BILLING_DB_SYNCHRONOUS: SYNCHRONOUS });
+  let bare;
   try {
+    bare = await startBare(dbs[1]);
     const { headers, itemId } = await meteredItem(server);
     const json = { 'content-type': 'application/json' };
     const requests = (f) => f.requestsPerSecond;
@@ -168,11 +174,13 @@ export async function benchIngestion() {
         target: 'ratio >= 0.6 and >= 2x the single-value rate',
       },
     };
-    report(`ingestion: POST /subscription-measurements vs bare node:http + better-sqlite3, 50 connections, ${ROUNDS} x ${DURATION} s`, figures);
+    report(`ingestion: POST /subscription-measurements vs bare node:http + better-sqlite3, synchronous=${SYNCHRONOUS}, 50 connections, ${ROUNDS} x ${DURATION} s`, figures);
     return figures;
   } finally {
     server.stop();
-    bare.stop();
+    bare?.stop();
+    // a run writes millions of rows: leave no gigabytes behind
+    for (const db of dbs) fs.rmSync(path.dirname(db), { recursive: true, force: true });
   }
 }
 

@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { openDatabase, SCHEMA_VERSION } from '../src/store/sqlite.js';
+import { AppError } from '../src/errors.js';
+import { openDatabase, SCHEMA_VERSION, SqliteStore } from '../src/store/sqlite.js';
 
 describe('SQLite store', () => {
   const file = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'billing-store-')), 'db.sqlite');
@@ -33,5 +34,50 @@ describe('SQLite store', () => {
       if (t.name !== 'organisations' && t.name !== 'schema_migrations') expect(t.sql, t.name).toContain('organisation_id TEXT NOT NULL');
     }
     db.close();
+  });
+});
+
+describe('group commit', () => {
+  const org = (id: string) => ({ id, name: id, createdAt: '2026-01-01T00:00:00.000Z' });
+
+  it('commits concurrent units together, rolls back only the unit that failed, and answers after the commit', async () => {
+    const store = new SqliteStore(openDatabase(':memory:'));
+    const results = await Promise.allSettled([
+      store.transaction((tx) => tx.system.createOrganisation(org('a'))),
+      store.transaction(async (tx) => {
+        await tx.system.createOrganisation(org('b'));
+        throw new AppError('validation', 'no');
+      }),
+      store.transaction((tx) => tx.system.createOrganisation(org('c'))),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(store.db.inTransaction).toBe(false);
+    const names = (await store.read((tx) => tx.system.listOrganisations())).map((o) => o.id);
+    expect(names.sort()).toEqual(['a', 'c']);
+    store.close();
+  });
+
+  it('keeps the writes of a unit whose error says so', async () => {
+    const store = new SqliteStore(openDatabase(':memory:'));
+    const kept = new AppError('unauthorized', 'revoked, and that must stand');
+    kept.keepChanges = true;
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.system.createOrganisation(org('kept'));
+        throw kept;
+      }),
+    ).rejects.toBe(kept);
+    expect((await store.read((tx) => tx.system.getOrganisation('kept')))?.id).toBe('kept');
+    store.close();
+  });
+
+  it('a unit that runs after the group committed opens a new group', async () => {
+    const store = new SqliteStore(openDatabase(':memory:'));
+    await store.transaction((tx) => tx.system.createOrganisation(org('first')));
+    expect(store.db.inTransaction).toBe(false);
+    await store.transaction((tx) => tx.system.createOrganisation(org('second')));
+    expect(store.db.inTransaction).toBe(false);
+    expect((await store.read((tx) => tx.system.listOrganisations())).length).toBe(2);
+    store.close();
   });
 });

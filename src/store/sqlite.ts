@@ -121,22 +121,63 @@ export class SqliteStore implements Store {
     }
   }
 
+  /** The commit every unit of the open group waits for; undefined while no group is open. */
+  private group: Promise<void> | undefined;
+
+  /**
+   * Group commit: the first unit opens a transaction, each unit runs in a savepoint of it (rolled
+   * back alone when it fails), and one COMMIT after the event loop's poll phase (setImmediate) makes
+   * every unit that arrived meanwhile durable with a single disk sync. A unit is answered only after
+   * that COMMIT; if the COMMIT fails, every unit of the group fails and nothing of it stays.
+   */
   async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     const wait = this.acquire();
     if (wait) await wait;
+    let committed: Promise<void>;
+    let outcome: { ok: true; value: T } | { ok: false; error: unknown };
     try {
-      this.db.exec('BEGIN IMMEDIATE');
+      committed = this.group ?? this.openGroup();
+      this.db.exec('SAVEPOINT unit');
       try {
-        const result = await fn(this.tx);
-        this.db.exec('COMMIT');
-        return result;
+        outcome = { ok: true, value: await fn(this.tx) };
+        this.db.exec('RELEASE unit');
       } catch (err) {
-        if (this.db.inTransaction) this.db.exec(err instanceof AppError && err.keepChanges ? 'COMMIT' : 'ROLLBACK');
-        throw err;
+        if (!(err instanceof AppError && err.keepChanges)) this.db.exec('ROLLBACK TO unit');
+        this.db.exec('RELEASE unit');
+        outcome = { ok: false, error: err };
       }
     } finally {
       this.release();
     }
+    await committed;
+    if (!outcome.ok) throw outcome.error;
+    return outcome.value;
+  }
+
+  private openGroup(): Promise<void> {
+    this.db.exec('BEGIN IMMEDIATE');
+    const committed = new Promise<void>((resolve, reject) => {
+      setImmediate(() => {
+        const wait = this.acquire();
+        const commit = () => {
+          this.group = undefined;
+          if (!this.db.open) return resolve();
+          try {
+            this.db.exec('COMMIT');
+            resolve();
+          } catch (err) {
+            if (this.db.inTransaction) this.db.exec('ROLLBACK');
+            reject(err);
+          } finally {
+            this.release();
+          }
+        };
+        if (wait) void wait.then(commit);
+        else commit();
+      });
+    });
+    this.group = committed;
+    return committed;
   }
 
   findApiKey(keyHash: string): Promise<ApiKeyRecord | undefined> {
@@ -151,7 +192,9 @@ export class SqliteStore implements Store {
     this.db.prepare('SELECT 1').get();
   }
 
+  /** Commits an open group first, so that closing never drops an acknowledged unit. */
   close(): void {
+    if (this.db.inTransaction) this.db.exec('COMMIT');
     this.db.close();
   }
 }

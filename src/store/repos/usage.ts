@@ -9,7 +9,7 @@ export interface MeasurementValueRecord {
   measurementId: string;
   quantityMicros: bigint;
   measuredAt: string;
-  /** The identity count_unique counts (the `id` sent with the value), or null. */
+  /** The identity count_unique counts (the `id` sent with the value), or null; stored as its dictionary key. */
   valueId: string | null;
   /** A push of an instant_metered measurement, billed on its own. */
   instant: boolean;
@@ -119,7 +119,9 @@ const TARGET_SELECT = `SELECT i.id AS item_id, i.subscription_id, s.number, s.st
   JOIN subscriptions s ON s.id = i.subscription_id
   JOIN products p ON p.id = i.product_id`;
 
-const VALUE_COLUMNS = 'id, item_id, measurement_id, quantity_e6, measured_at, value_id, instant, created_at';
+/** The columns of a value with its count_unique identity decoded from the dictionary. */
+const VALUE_SELECT = `SELECT v.id, v.item_id, v.measurement_id, v.quantity_e6, v.measured_at, d.value_id, v.instant, v.created_at
+  FROM measurement_values v LEFT JOIN measurement_value_ids d ON d.key = v.value_key`;
 
 const SCOPE = `FROM measurement_values
   WHERE organisation_id = ? AND item_id = ? AND measurement_id = ? AND measured_at >= ? AND measured_at < ?`;
@@ -166,20 +168,36 @@ export class SqliteUsageRepo implements UsageRepo {
       .map((r) => r.code);
   }
 
+  /** The dictionary key of a count_unique identity, added on first sight. */
+  private valueKey(org: string, valueId: string): number {
+    const found = this.sql.get<{ key: number }>('SELECT key FROM measurement_value_ids WHERE organisation_id = ? AND value_id = ?', org, valueId);
+    if (found) return found.key;
+    return (this.sql.get<{ key: number }>('INSERT INTO measurement_value_ids (organisation_id, value_id) VALUES (?, ?) RETURNING key', org, valueId) as { key: number })
+      .key;
+  }
+
   async insert(org: string, values: readonly MeasurementValueRecord[]): Promise<void> {
     const stmt = this.sql.stmt(
-      `INSERT INTO measurement_values (id, organisation_id, item_id, measurement_id, quantity_e6, measured_at, value_id, instant, created_at)
+      `INSERT INTO measurement_values (id, organisation_id, item_id, measurement_id, quantity_e6, measured_at, value_key, instant, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
+    const keys = new Map<string, number>();
     for (const v of values) {
-      stmt.run(v.id, org, v.itemId, v.measurementId, v.quantityMicros, v.measuredAt, v.valueId, v.instant ? 1 : 0, v.createdAt);
+      let key: number | null = null;
+      if (v.valueId !== null) {
+        key = keys.get(v.valueId) ?? this.valueKey(org, v.valueId);
+        keys.set(v.valueId, key);
+      }
+      stmt.run(v.id, org, v.itemId, v.measurementId, v.quantityMicros, v.measuredAt, key, v.instant ? 1 : 0, v.createdAt);
     }
   }
 
   async get(org: string, id: string): Promise<{ value: MeasurementValueRecord; subscriptionId: string } | undefined> {
     const row = this.exact(
-      `SELECT v.id, v.item_id, v.measurement_id, v.quantity_e6, v.measured_at, v.value_id, v.instant, v.created_at, i.subscription_id
-       FROM measurement_values v JOIN subscription_items i ON i.id = v.item_id
+      `SELECT v.id, v.item_id, v.measurement_id, v.quantity_e6, v.measured_at, d.value_id, v.instant, v.created_at, i.subscription_id
+       FROM measurement_values v
+       JOIN subscription_items i ON i.id = v.item_id
+       LEFT JOIN measurement_value_ids d ON d.key = v.value_key
        WHERE v.organisation_id = ? AND v.id = ?`,
     ).get(org, id) as (ValueRow & { subscription_id: string }) | undefined;
     return row && { value: toValue(row), subscriptionId: row.subscription_id };
@@ -190,7 +208,7 @@ export class SqliteUsageRepo implements UsageRepo {
   }
 
   async countUnique(org: string, scope: UsageScope): Promise<number> {
-    return (this.sql.get<{ n: number }>(`SELECT count(DISTINCT value_id) AS n ${SCOPE}`, ...scopeParams(org, scope)) as { n: number }).n;
+    return (this.sql.get<{ n: number }>(`SELECT count(DISTINCT value_key) AS n ${SCOPE}`, ...scopeParams(org, scope)) as { n: number }).n;
   }
 
   async max(org: string, scope: UsageScope): Promise<bigint | null> {
@@ -237,7 +255,11 @@ export class SqliteUsageRepo implements UsageRepo {
 
   async events(org: string, scope: UsageScope, limit: number, offset: number): Promise<MeasurementValueRecord[]> {
     return (
-      this.exact(`SELECT ${VALUE_COLUMNS} ${SCOPE} ORDER BY measured_at DESC, id DESC LIMIT ? OFFSET ?`).all(
+      this.exact(
+        `${VALUE_SELECT}
+         WHERE v.organisation_id = ? AND v.item_id = ? AND v.measurement_id = ? AND v.measured_at >= ? AND v.measured_at < ?
+         ORDER BY v.measured_at DESC, v.id DESC LIMIT ? OFFSET ?`,
+      ).all(
         ...scopeParams(org, scope),
         limit,
         offset,
@@ -248,8 +270,8 @@ export class SqliteUsageRepo implements UsageRepo {
   async latest(org: string, itemId: string, measurementId: string, limit: number): Promise<MeasurementValueRecord[]> {
     return (
       this.exact(
-        `SELECT ${VALUE_COLUMNS} FROM measurement_values WHERE organisation_id = ? AND item_id = ? AND measurement_id = ?
-         ORDER BY measured_at DESC, id DESC LIMIT ?`,
+        `${VALUE_SELECT} WHERE v.organisation_id = ? AND v.item_id = ? AND v.measurement_id = ?
+         ORDER BY v.measured_at DESC, v.id DESC LIMIT ?`,
       ).all(org, itemId, measurementId, limit) as ValueRow[]
     ).map(toValue);
   }
