@@ -1,3 +1,5 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import type { LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
 import type { Config } from '../config.js';
@@ -5,7 +7,30 @@ import { newUlid } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { AttemptOutcome, AttemptResult, DueDelivery } from '../store/repos/events.js';
 import type { Store } from '../store/store.js';
+import { isPrivateHost } from '../domain/webhooks.js';
 import { deliveryHeaders } from './signing.js';
+
+const PRIVATE_HINT = 'webhooks must target public hosts unless BILLING_WEBHOOK_ALLOW_PRIVATE=true';
+
+/**
+ * DNS resolution that refuses private, loopback and link-local addresses at connection time, so a
+ * public name that resolves (or is re-pointed) to an internal address is not reached.
+ */
+export const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
+  dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
+    if (err) return callback(err, '', 4);
+    const refused = addresses.find((a) => isPrivateHost(a.address));
+    if (refused) {
+      const error = Object.assign(new Error(`${hostname} resolves to the private address ${refused.address}; ${PRIVATE_HINT}`), {
+        code: 'EPRIVATE',
+      });
+      return callback(error, '', 4);
+    }
+    if (options.all) return callback(null, addresses as never, 4);
+    const first = addresses[0] as LookupAddress;
+    callback(null, first.address, first.family);
+  });
+};
 
 /** Interface section 8: after a failed delivery the service retries up to three times. */
 export const MAX_RETRIES = 3;
@@ -40,12 +65,17 @@ const LEASE_MARGIN_MS = 30_000;
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
+/** A delivery target that resolves to a private address while those are not allowed. */
+class PrivateTarget extends Error {}
+
 function failureOf(err: unknown, timeoutMs: number): string {
+  if (err instanceof PrivateTarget) return `refused: ${err.message}`;
   const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
   if (e.name === 'TimeoutError' || e.name === 'AbortError' || TIMEOUT_CODES.has(e.code ?? '')) {
     return `no answer within ${timeoutMs} ms (BILLING_WEBHOOK_TIMEOUT_MS)`;
   }
   const code = e.code ?? e.cause?.code;
+  if (code === 'EPRIVATE') return `refused: ${e.message ?? e.cause?.message}`;
   return `could not reach the receiver: ${[code, e.message ?? e.cause?.message].filter(Boolean).join(' ')}`;
 }
 
@@ -64,7 +94,9 @@ export class DeliveryWorker {
   private stopping: Promise<void> | undefined;
 
   constructor(private readonly deps: { store: Store; config: Config; logger: Logger; clock: () => Date }) {
-    this.agent = new Agent({ connect: { timeout: deps.config.webhookTimeoutMs } });
+    this.agent = new Agent({
+      connect: { timeout: deps.config.webhookTimeoutMs, ...(deps.config.webhookAllowPrivate ? {} : { lookup: publicOnlyLookup }) },
+    });
   }
 
   /** Attempts every due delivery soon; calls while a pass runs are folded into one more pass. */
@@ -151,6 +183,8 @@ export class DeliveryWorker {
     let statusCode: number | null = null;
     let error: string | null = null;
     try {
+      const host = new URL(delivery.url).hostname;
+      if (!this.deps.config.webhookAllowPrivate && isPrivateHost(host)) throw new PrivateTarget(`${host} is a private address; ${PRIVATE_HINT}`);
       const res = await request(delivery.url, {
         method: 'POST',
         headers,
