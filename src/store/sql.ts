@@ -30,6 +30,26 @@ export class Sql {
     return this.stmt(sql).run(...params);
   }
 
+  /** INSERT of one row given as column → value (the statement is cached per table and column list). */
+  insert(table: string, row: Record<string, unknown>): Database.RunResult {
+    const columns = Object.keys(row);
+    return this.run(
+      `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+      ...Object.values(row),
+    );
+  }
+
+  /** UPDATE of the given columns of one organisation's row by id. */
+  update(table: string, org: string, id: string, row: Record<string, unknown>): Database.RunResult {
+    const columns = Object.keys(row);
+    return this.run(
+      `UPDATE ${table} SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE organisation_id = ? AND id = ?`,
+      ...Object.values(row),
+      org,
+      id,
+    );
+  }
+
   /**
    * One page of `SELECT <columns> <from>` ordered by (created_at, id), with the total count.
    * `from` is the FROM and WHERE part; its table must expose created_at and id (qualify with `alias`).

@@ -128,37 +128,38 @@ const toOffer = (r: OfferRow, recipients: RecipientRecord[]): OfferRecord => ({
   updatedAt: r.updated_at,
 });
 
+/** The columns of an offer row that insert and update both write. */
+const offerColumns = (o: OfferRecord) => ({
+  status: o.status,
+  acceptance_mode: o.acceptanceMode,
+  deal_type: o.dealType,
+  name: o.name,
+  description: o.description,
+  locale: o.locale,
+  sections: JSON.stringify(o.sections),
+  custom_variables: JSON.stringify(o.customVariables),
+  valid_until: o.validUntil,
+  auto_activate_subscription: int(o.autoActivateSubscription),
+  crm_deal_id: o.crmDealId,
+  contact_person: o.contactPerson === null ? null : JSON.stringify(o.contactPerson),
+  signed_at: o.signedAt,
+  archived_at: o.archivedAt,
+  updated_at: o.updatedAt,
+});
+
 export class SqliteOfferRepo implements OfferRepo {
   constructor(private readonly sql: Sql) {}
 
   async insert(org: string, o: OfferRecord): Promise<void> {
-    this.sql.run(
-      `INSERT INTO offers (id, organisation_id, number, customer_id, subscription_id, status, acceptance_mode, deal_type,
-         name, description, locale, sections, custom_variables, valid_until, auto_activate_subscription, crm_deal_id,
-         contact_person, signed_at, archived_at, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      o.id,
-      org,
-      o.number,
-      o.customerId,
-      o.subscriptionId,
-      o.status,
-      o.acceptanceMode,
-      o.dealType,
-      o.name,
-      o.description,
-      o.locale,
-      JSON.stringify(o.sections),
-      JSON.stringify(o.customVariables),
-      o.validUntil,
-      int(o.autoActivateSubscription),
-      o.crmDealId,
-      o.contactPerson === null ? null : JSON.stringify(o.contactPerson),
-      o.signedAt,
-      o.archivedAt,
-      o.createdAt,
-      o.updatedAt,
-    );
+    this.sql.insert('offers', {
+      id: o.id,
+      organisation_id: org,
+      number: o.number,
+      customer_id: o.customerId,
+      subscription_id: o.subscriptionId,
+      ...offerColumns(o),
+      created_at: o.createdAt,
+    });
     o.recipients.forEach((r, position) => {
       this.sql.run(
         `INSERT INTO offer_recipients (id, organisation_id, offer_id, position, email, first_name, last_name, signing_status,
@@ -179,29 +180,7 @@ export class SqliteOfferRepo implements OfferRepo {
   }
 
   async update(org: string, o: OfferRecord): Promise<void> {
-    this.sql.run(
-      `UPDATE offers SET status = ?, acceptance_mode = ?, deal_type = ?, name = ?, description = ?, locale = ?, sections = ?,
-         custom_variables = ?, valid_until = ?, auto_activate_subscription = ?, crm_deal_id = ?, contact_person = ?,
-         signed_at = ?, archived_at = ?, updated_at = ?
-       WHERE organisation_id = ? AND id = ?`,
-      o.status,
-      o.acceptanceMode,
-      o.dealType,
-      o.name,
-      o.description,
-      o.locale,
-      JSON.stringify(o.sections),
-      JSON.stringify(o.customVariables),
-      o.validUntil,
-      int(o.autoActivateSubscription),
-      o.crmDealId,
-      o.contactPerson === null ? null : JSON.stringify(o.contactPerson),
-      o.signedAt,
-      o.archivedAt,
-      o.updatedAt,
-      org,
-      o.id,
-    );
+    this.sql.update('offers', org, o.id, offerColumns(o));
     for (const r of o.recipients) {
       this.sql.run(
         `UPDATE offer_recipients SET signing_status = ?, signing_log = ?, signed_at = ?

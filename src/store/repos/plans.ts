@@ -62,6 +62,20 @@ const PLAN_COLUMNS = `p.id, p.family_id, f.created_at AS family_created_at, f.up
   p.created_at, p.updated_at`;
 const PLAN_FROM = 'FROM plans p JOIN plan_families f ON f.id = p.family_id';
 
+/** The columns of a plan row that insert and update both write. */
+const planColumns = (p: PlanRecord) => ({
+  family_id: p.family.id,
+  code: p.code,
+  name: p.name,
+  description: p.description,
+  status: p.status,
+  allow_checkout: int(p.allowCheckout),
+  change_behaviour: p.changeBehaviour,
+  change_apply_behaviour: p.changeApplyBehaviour,
+  origin_product_id: p.originProductId,
+  updated_at: p.updatedAt,
+});
+
 export class SqlitePlanRepo implements PlanRepo {
   constructor(private readonly sql: Sql) {}
 
@@ -84,44 +98,12 @@ export class SqlitePlanRepo implements PlanRepo {
   }
 
   async insert(org: string, p: PlanRecord): Promise<void> {
-    this.sql.run(
-      `INSERT INTO plans (id, organisation_id, family_id, code, name, description, status, allow_checkout, change_behaviour,
-         change_apply_behaviour, origin_product_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      p.id,
-      org,
-      p.family.id,
-      p.code,
-      p.name,
-      p.description,
-      p.status,
-      int(p.allowCheckout),
-      p.changeBehaviour,
-      p.changeApplyBehaviour,
-      p.originProductId,
-      p.createdAt,
-      p.updatedAt,
-    );
+    this.sql.insert('plans', { id: p.id, organisation_id: org, ...planColumns(p), created_at: p.createdAt });
     this.writeItems(org, p);
   }
 
   async update(org: string, p: PlanRecord): Promise<void> {
-    this.sql.run(
-      `UPDATE plans SET family_id = ?, code = ?, name = ?, description = ?, status = ?, allow_checkout = ?,
-         change_behaviour = ?, change_apply_behaviour = ?, origin_product_id = ?, updated_at = ?
-       WHERE organisation_id = ? AND id = ?`,
-      p.family.id,
-      p.code,
-      p.name,
-      p.description,
-      p.status,
-      int(p.allowCheckout),
-      p.changeBehaviour,
-      p.changeApplyBehaviour,
-      p.originProductId,
-      p.updatedAt,
-      org,
-      p.id,
-    );
+    this.sql.update('plans', org, p.id, planColumns(p));
     const keep = [...p.charges, ...p.addons].map((i) => i.id);
     this.sql.run(
       'DELETE FROM plan_items WHERE organisation_id = ? AND plan_id = ? AND id NOT IN (SELECT value FROM json_each(?))',

@@ -113,50 +113,30 @@ const toPricePlan = (r: PricePlanRow): PricePlan => ({
   updatedAt: r.updated_at,
 });
 
+/** The columns of a product row that insert and update both write. */
+const productColumns = (p: ProductRecord) => ({
+  type: p.type,
+  measurement_id: p.measurementId,
+  tax_group_id: p.taxGroupId,
+  name: p.name,
+  description: p.description,
+  internal_name: p.internalName,
+  invoice_visibility: p.invoiceVisibility,
+  cost_centre: p.costCentre,
+  cost_centre_2: p.costCentre2,
+  custom_fields: JSON.stringify(p.customFields),
+  updated_at: p.updatedAt,
+});
+
 export class SqliteProductRepo implements ProductRepo {
   constructor(private readonly sql: Sql) {}
 
   async insert(org: string, p: ProductRecord): Promise<void> {
-    this.sql.run(
-      `INSERT INTO products (id, organisation_id, type, measurement_id, tax_group_id, name, description, internal_name,
-         invoice_visibility, cost_centre, cost_centre_2, custom_fields, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      p.id,
-      org,
-      p.type,
-      p.measurementId,
-      p.taxGroupId,
-      p.name,
-      p.description,
-      p.internalName,
-      p.invoiceVisibility,
-      p.costCentre,
-      p.costCentre2,
-      JSON.stringify(p.customFields),
-      p.createdAt,
-      p.updatedAt,
-    );
+    this.sql.insert('products', { id: p.id, organisation_id: org, ...productColumns(p), created_at: p.createdAt });
   }
 
   async update(org: string, p: ProductRecord): Promise<void> {
-    this.sql.run(
-      `UPDATE products SET type = ?, measurement_id = ?, tax_group_id = ?, name = ?, description = ?, internal_name = ?,
-         invoice_visibility = ?, cost_centre = ?, cost_centre_2 = ?, custom_fields = ?, updated_at = ?
-       WHERE organisation_id = ? AND id = ?`,
-      p.type,
-      p.measurementId,
-      p.taxGroupId,
-      p.name,
-      p.description,
-      p.internalName,
-      p.invoiceVisibility,
-      p.costCentre,
-      p.costCentre2,
-      JSON.stringify(p.customFields),
-      p.updatedAt,
-      org,
-      p.id,
-    );
+    this.sql.update('products', org, p.id, productColumns(p));
   }
 
   async get(org: string, id: string): Promise<ProductRecord | undefined> {

@@ -168,35 +168,31 @@ const toSubscription = (r: SubscriptionRow): SubscriptionRecord => ({
   updatedAt: r.updated_at,
 });
 
-const subscriptionParams = (org: string, s: SubscriptionRecord) => [
-  org,
-  s.customerId,
-  s.planId,
-  s.number,
-  s.name,
-  s.externalId,
-  s.poNumber,
-  s.status,
-  s.billingGroupId,
-  s.paymentMethodId,
-  s.invoiceAddressId,
-  s.startDate,
-  s.activatedAt,
-  s.trialEndsOn,
-  JSON.stringify(s.customFields),
-  JSON.stringify(s.periods),
-  s.cancellationDate,
-  s.cancelledAt,
-  s.cancellationReason ? JSON.stringify(s.cancellationReason) : null,
-  s.pausedAt,
-  s.terminatedAt,
-  s.lastBillingAt,
-  s.updatedAt,
-];
-
-const SUBSCRIPTION_FIELDS = `organisation_id, customer_id, plan_id, number, name, external_id, po_number, status,
-  billing_group_id, payment_method_id, invoice_address_id, start_date, activated_at, trial_ends_on, custom_fields,
-  periods, cancellation_date, cancelled_at, cancellation_reason, paused_at, terminated_at, last_billing_at, updated_at`;
+/** The columns of a subscription row that insert and update both write. */
+const subscriptionColumns = (s: SubscriptionRecord) => ({
+  customer_id: s.customerId,
+  plan_id: s.planId,
+  number: s.number,
+  name: s.name,
+  external_id: s.externalId,
+  po_number: s.poNumber,
+  status: s.status,
+  billing_group_id: s.billingGroupId,
+  payment_method_id: s.paymentMethodId,
+  invoice_address_id: s.invoiceAddressId,
+  start_date: s.startDate,
+  activated_at: s.activatedAt,
+  trial_ends_on: s.trialEndsOn,
+  custom_fields: JSON.stringify(s.customFields),
+  periods: JSON.stringify(s.periods),
+  cancellation_date: s.cancellationDate,
+  cancelled_at: s.cancelledAt,
+  cancellation_reason: s.cancellationReason ? JSON.stringify(s.cancellationReason) : null,
+  paused_at: s.pausedAt,
+  terminated_at: s.terminatedAt,
+  last_billing_at: s.lastBillingAt,
+  updated_at: s.updatedAt,
+});
 
 interface ItemRow {
   id: string;
@@ -246,57 +242,38 @@ const toItem = (r: ItemRow): ItemRecord => ({
   updatedAt: r.updated_at,
 });
 
-const ITEM_FIELDS = `organisation_id, subscription_id, parent_id, product_id, price_plan_id, type, name, description,
-  further_information, quantity, periods, start_date, billing_start, billing_end, activated_at, last_billed_at,
-  last_billed_from, last_billed_to, next_billing_at, updated_at`;
-
-const itemParams = (org: string, i: ItemRecord) => [
-  org,
-  i.subscriptionId,
-  i.parentId,
-  i.productId,
-  i.pricePlanId,
-  i.type,
-  i.name,
-  i.description,
-  i.furtherInformation,
-  i.quantity,
-  i.periods ? JSON.stringify(i.periods) : null,
-  i.startDate,
-  i.billingStart,
-  i.billingEnd,
-  i.activatedAt,
-  i.lastBilledAt,
-  i.lastBilledFrom,
-  i.lastBilledTo,
-  i.nextBillingAt,
-  i.updatedAt,
-];
-
-const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(', ');
-const assignments = (fields: string) =>
-  fields
-    .split(',')
-    .map((f) => f.trim())
-    .filter((f) => f !== 'organisation_id')
-    .map((f) => `${f} = ?`)
-    .join(', ');
+/** The columns of an item row that insert and update both write. */
+const itemColumns = (i: ItemRecord) => ({
+  subscription_id: i.subscriptionId,
+  parent_id: i.parentId,
+  product_id: i.productId,
+  price_plan_id: i.pricePlanId,
+  type: i.type,
+  name: i.name,
+  description: i.description,
+  further_information: i.furtherInformation,
+  quantity: i.quantity,
+  periods: i.periods ? JSON.stringify(i.periods) : null,
+  start_date: i.startDate,
+  billing_start: i.billingStart,
+  billing_end: i.billingEnd,
+  activated_at: i.activatedAt,
+  last_billed_at: i.lastBilledAt,
+  last_billed_from: i.lastBilledFrom,
+  last_billed_to: i.lastBilledTo,
+  next_billing_at: i.nextBillingAt,
+  updated_at: i.updatedAt,
+});
 
 export class SqliteSubscriptionRepo implements SubscriptionRepo {
   constructor(private readonly sql: Sql) {}
 
   async insert(org: string, s: SubscriptionRecord): Promise<void> {
-    this.sql.run(
-      `INSERT INTO subscriptions (id, created_at, ${SUBSCRIPTION_FIELDS}) VALUES (${placeholders(25)})`,
-      s.id,
-      s.createdAt,
-      ...subscriptionParams(org, s),
-    );
+    this.sql.insert('subscriptions', { id: s.id, organisation_id: org, ...subscriptionColumns(s), created_at: s.createdAt });
   }
 
   async update(org: string, s: SubscriptionRecord): Promise<void> {
-    const [, ...rest] = subscriptionParams(org, s);
-    this.sql.run(`UPDATE subscriptions SET ${assignments(SUBSCRIPTION_FIELDS)} WHERE organisation_id = ? AND id = ?`, ...rest, org, s.id);
+    this.sql.update('subscriptions', org, s.id, subscriptionColumns(s));
   }
 
   async get(org: string, id: string): Promise<SubscriptionRecord | undefined> {
@@ -337,12 +314,11 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
   }
 
   async insertItem(org: string, i: ItemRecord): Promise<void> {
-    this.sql.run(`INSERT INTO subscription_items (id, created_at, ${ITEM_FIELDS}) VALUES (${placeholders(22)})`, i.id, i.createdAt, ...itemParams(org, i));
+    this.sql.insert('subscription_items', { id: i.id, organisation_id: org, ...itemColumns(i), created_at: i.createdAt });
   }
 
   async updateItem(org: string, i: ItemRecord): Promise<void> {
-    const [, ...rest] = itemParams(org, i);
-    this.sql.run(`UPDATE subscription_items SET ${assignments(ITEM_FIELDS)} WHERE organisation_id = ? AND id = ?`, ...rest, org, i.id);
+    this.sql.update('subscription_items', org, i.id, itemColumns(i));
   }
 
   async getItem(org: string, id: string): Promise<ItemRecord | undefined> {
