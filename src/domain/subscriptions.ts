@@ -1,7 +1,7 @@
 import type { DateTime } from 'luxon';
 import { conflict, invalid, invalidMany, notFound, type Violation } from '../errors.js';
 import { newId } from '../ids.js';
-import type { PricePlan, Product } from '../schemas/catalogue.js';
+import type { Plan, PricePlan, Product } from '../schemas/catalogue.js';
 import type { PageRequest } from '../schemas/common.js';
 import type { Customer } from '../schemas/customers.js';
 import type { Period, Subscription, SubscriptionItem } from '../schemas/subscriptions.js';
@@ -37,10 +37,15 @@ const FINAL: readonly SubscriptionStatus[] = ['cancelled', 'terminated'];
 // ---------------------------------------------------------------------------------------------
 // Reading: a record becomes the resource of interface 2.1, every derived field computed as of `now`.
 
+/** Resources shared by the subscriptions of one list page, loaded once each. */
 interface Lookups {
   products: Map<string, Promise<Product>>;
   pricePlans: Map<string, Promise<PricePlan>>;
+  plans: Map<string, Promise<Plan>>;
+  customers: Map<string, Promise<Customer>>;
 }
+
+const newLookups = (): Lookups => ({ products: new Map(), pricePlans: new Map(), plans: new Map(), customers: new Map() });
 
 function cached<T>(map: Map<string, Promise<T>>, id: string, load: () => Promise<T>): Promise<T> {
   let hit = map.get(id);
@@ -89,9 +94,9 @@ function itemStatus(record: SubscriptionRecord, item: ItemRecord, now: Date): Su
 }
 
 async function toResource(tx: Tx, org: string, record: SubscriptionRecord, now: Date, lookups?: Lookups): Promise<Subscription> {
-  const cache = lookups ?? { products: new Map(), pricePlans: new Map() };
-  const customer = (await tx.customers.get(org, record.customerId)) as Customer;
-  const plan = await getPlan(tx, org, record.planId);
+  const cache = lookups ?? newLookups();
+  const customer = await cached(cache.customers, record.customerId, async () => (await tx.customers.get(org, record.customerId)) as Customer);
+  const plan = await cached(cache.plans, record.planId, () => getPlan(tx, org, record.planId));
   const items = await tx.subscriptions.items(org, [record.id]);
   const discounts = await tx.subscriptions.discounts(
     org,
@@ -229,7 +234,7 @@ export async function listSubscriptions(
   now: Date,
 ): Promise<{ rows: Subscription[]; total: number }> {
   const { rows, total } = await tx.subscriptions.list(org, filter, page);
-  const lookups: Lookups = { products: new Map(), pricePlans: new Map() };
+  const lookups = newLookups();
   const resources: Subscription[] = [];
   for (const r of rows) resources.push(await toResource(tx, org, r, now, lookups));
   return { rows: resources, total };

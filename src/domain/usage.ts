@@ -11,7 +11,7 @@ import { findBillingGroup } from './billingGroups.js';
 import { parseInterval, periodContaining, toIso, zoned } from './dates.js';
 import { getPricePlan, getProduct } from './products.js';
 import { averageMicros, formatQuantity, MICROS, timeWeightedMicros, toMicros } from './quantity.js';
-import { alignmentOf, findSubscription } from './subscriptions.js';
+import { alignmentOf, findSubscription, itemBillingStart } from './subscriptions.js';
 
 /** A value may be measured at most this far ahead of the clock (clock skew), never later. */
 const FUTURE_TOLERANCE_MS = 5 * 60 * 1000;
@@ -408,12 +408,11 @@ export async function currentInterval(
 ): Promise<ItemInterval> {
   const pricePlan = await getPricePlan(tx, org, item.pricePlanId);
   const group = subscription.billingGroupId ? await findBillingGroup(tx, org, subscription.billingGroupId) : undefined;
-  const starts = [subscription.startDate ?? now.toISOString(), item.startDate, item.billingStart].filter((d): d is string => d !== null);
-  const itemStart = starts.sort((a, b) => Date.parse(a) - Date.parse(b))[starts.length - 1] as string;
+  const itemStart = itemBillingStart(subscription, item, now);
   const end = earliest([subscription.cancelledAt, subscription.terminatedAt, subscription.cancellationDate, item.billingEnd]);
   const reference = end && Date.parse(end) <= now.getTime() ? new Date(Date.parse(end) - 1) : now;
   const period = periodContaining(zoned(itemStart, timeZone), parseInterval(pricePlan.billingInterval), alignmentOf(group), zoned(reference, timeZone));
-  return { itemId: item.id, itemStart: new Date(itemStart).toISOString(), from: toIso(period.start), to: toIso(period.end), end };
+  return { itemId: item.id, itemStart, from: toIso(period.start), to: toIso(period.end), end };
 }
 
 export interface UsagePage {
