@@ -96,6 +96,11 @@ export function notFound(resource: string, id: string): AppError {
   return new AppError('not_found', `${resource} ${id} was not found`);
 }
 
+/** Throws the 404 of `notFound`; for `lookup() ?? notFoundError(…)` expressions. */
+export function notFoundError(resource: string, id: string): never {
+  throw notFound(resource, id);
+}
+
 export function conflict(detail: string): AppError {
   return new AppError('conflict', detail);
 }

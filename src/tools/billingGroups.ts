@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { createBillingGroup, listBillingGroups } from '../domain/billingGroups.js';
+import { createBillingGroup, findBillingGroup, listBillingGroups } from '../domain/billingGroups.js';
+import { notFoundError } from '../errors.js';
 import { defineOperation } from '../registry/operation.js';
 import { BILLING_GROUP_TYPES, billingGroupSchema } from '../schemas/catalogue.js';
-import { listOf, pageInput, paged } from '../schemas/common.js';
+import { listOf, pageInput, paged, pathId } from '../schemas/common.js';
 
 export const billingGroupOperations = [
   defineOperation({
@@ -56,5 +57,18 @@ export const billingGroupOperations = [
     input: z.strictObject({ ...pageInput }),
     output: listOf(billingGroupSchema),
     handler: (ctx, input) => paged(input, (page) => listBillingGroups(ctx.tx, ctx.org, page)),
+  }),
+  defineOperation({
+    name: 'get_billing_group',
+    title: 'Get billing group',
+    description: 'Get one billing group by its ULID (or the same value written as a UUID).',
+    toolset: 'catalogue',
+    method: 'GET',
+    path: '/billing-groups/{id}',
+    permission: 'billing-group:read',
+    kind: 'read',
+    input: z.strictObject({ id: pathId('billing group (ULID or its UUID form)') }),
+    output: billingGroupSchema,
+    handler: async (ctx, input) => (await findBillingGroup(ctx.tx, ctx.org, input.id)) ?? notFoundError('Billing group', input.id),
   }),
 ];

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { createCoupon, listCoupons, percentageE2 } from '../domain/coupons.js';
+import { createCoupon, findCoupon, listCoupons, percentageE2 } from '../domain/coupons.js';
+import { notFoundError } from '../errors.js';
 import { defineOperation } from '../registry/operation.js';
 import { amountInput, COUPON_FREQUENCIES, COUPON_TYPES, couponSchema, currencyCodeInput } from '../schemas/catalogue.js';
-import { listOf, pageInput, paged } from '../schemas/common.js';
+import { listOf, pageInput, paged, pathId } from '../schemas/common.js';
 
 const between1and255 = { message: 'must be 1 to 255 characters' };
 
@@ -68,5 +69,18 @@ export const couponOperations = [
     input: z.strictObject({ ...pageInput }),
     output: listOf(couponSchema),
     handler: (ctx, input) => paged(input, (page) => listCoupons(ctx.tx, ctx.org, page)),
+  }),
+  defineOperation({
+    name: 'get_coupon',
+    title: 'Get coupon',
+    description: 'Get one coupon by its id or by its code (e.g. WELCOME10).',
+    toolset: 'catalogue',
+    method: 'GET',
+    path: '/coupons/{id}',
+    permission: 'coupon:read',
+    kind: 'read',
+    input: z.strictObject({ id: pathId('coupon (its id or its code)') }),
+    output: couponSchema,
+    handler: async (ctx, input) => (await findCoupon(ctx.tx, ctx.org, input.id)) ?? notFoundError('Coupon', input.id),
   }),
 ];

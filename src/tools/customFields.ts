@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { createCustomField, deleteCustomField, listCustomFields } from '../domain/customFields.js';
+import { notFoundError } from '../errors.js';
 import { defineOperation } from '../registry/operation.js';
 import { CUSTOM_FIELD_ENTITIES, CUSTOM_FIELD_TYPES, customFieldSchema } from '../schemas/catalogue.js';
 import { listOf, pageInput, pageRequest, pathId, toPage } from '../schemas/common.js';
@@ -72,5 +73,18 @@ export const customFieldOperations = [
     input: z.strictObject({ id: pathId('custom field') }),
     output: z.object({ id: z.string().describe('Id of the deleted custom field.'), deleted: z.literal(true) }),
     handler: (ctx, input) => deleteCustomField(ctx.tx, ctx.org, input.id),
+  }),
+  defineOperation({
+    name: 'get_custom_field',
+    title: 'Get custom field',
+    description: 'Get one custom field configuration by id: key, entity, type, options and whether it is required.',
+    toolset: 'catalogue',
+    method: 'GET',
+    path: '/custom-fields/{id}',
+    permission: 'custom-field:read',
+    kind: 'read',
+    input: z.strictObject({ id: pathId('custom field') }),
+    output: customFieldSchema,
+    handler: async (ctx, input) => (await ctx.tx.billingSetup.getCustomField(ctx.org, input.id)) ?? notFoundError('Custom field', input.id),
   }),
 ];

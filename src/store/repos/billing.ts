@@ -23,6 +23,7 @@ export interface BillingSetupRepo {
 
   insertCustomField(org: string, f: CustomField): Promise<void>;
   findCustomField(org: string, entity: CustomFieldEntity, key: string): Promise<CustomField | undefined>;
+  getCustomField(org: string, id: string): Promise<CustomField | undefined>;
   /** Every custom field configured for the entity, oldest first. */
   customFieldsOf(org: string, entity: CustomFieldEntity): Promise<CustomField[]>;
   listCustomFields(
@@ -174,6 +175,11 @@ export class SqliteBillingSetupRepo implements BillingSetupRepo {
       entity,
       key,
     );
+    return row && toCustomField(row);
+  }
+
+  async getCustomField(org: string, id: string): Promise<CustomField | undefined> {
+    const row = this.sql.get<CustomFieldRow>('SELECT * FROM custom_fields WHERE organisation_id = ? AND id = ?', org, id);
     return row && toCustomField(row);
   }
 
