@@ -6,7 +6,7 @@ import { authenticate, createApiKey } from './auth/keys.js';
 import { loadConfig } from './config.js';
 import { AppError } from './errors.js';
 import { runDueJobs } from './jobs/runner.js';
-import { createMcpServer } from './mcp/server.js';
+import { createMcpServer, stdioToolsets } from './mcp/server.js';
 import { dateTimeInput } from './schemas/common.js';
 import { createApp, createOrganisation, ensureDemo, startHttp } from './server.js';
 import { ALL_PERMISSIONS } from './tools/index.js';
@@ -144,6 +144,7 @@ async function main(argv: string[]): Promise<void> {
         executor: app.executor,
         logger: app.logger,
         principal: () => authenticate(app.store, token, app.clock()),
+        toolsets: stdioToolsets(config.toolsets),
       });
       await server.connect(new StdioServerTransport());
       app.deliveries.kick();

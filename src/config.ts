@@ -15,6 +15,23 @@ export const TOOLSETS = [
 ] as const;
 export type Toolset = (typeof TOOLSETS)[number];
 
+const toolsetsSchema = z.union(
+  [
+    z.literal('all'),
+    z
+      .string()
+      .transform((s) => s.split(',').map((t) => t.trim()).filter(Boolean))
+      .pipe(z.array(z.enum(TOOLSETS)).min(1)),
+  ],
+  { message: `must be all or a comma-separated list of ${TOOLSETS.join(', ')}` },
+);
+
+/** `all` or a comma-separated list of toolsets (BILLING_TOOLSETS, `?toolsets=` on /mcp); undefined when invalid. */
+export function parseToolsets(value: string): Toolset[] | 'all' | undefined {
+  const parsed = toolsetsSchema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
+}
+
 const bool = z
   .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
   .transform((v) => v === 'true' || v === '1');
@@ -34,11 +51,7 @@ const envSchema = z.object({
   BILLING_PORT: int(0, 65535).default(8080),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BILLING_READ_ONLY: bool.default(false),
-  BILLING_TOOLSETS: z
-    .string()
-    .transform((s) => s.split(',').map((t) => t.trim()).filter(Boolean))
-    .pipe(z.array(z.enum(TOOLSETS, { message: `must be a comma-separated list of ${TOOLSETS.join(', ')}` })))
-    .optional(),
+  BILLING_TOOLSETS: toolsetsSchema.optional(),
   BILLING_WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   BILLING_WEBHOOK_TIMEOUT_MS: int(1, 600_000).default(10_000),
   BILLING_WEBHOOK_RETRY_DELAYS: z
@@ -61,7 +74,8 @@ export interface Config {
   port: number;
   logLevel: string;
   readOnly: boolean;
-  toolsets: Toolset[] | undefined;
+  /** MCP tools shown: all, the named toolsets, or (undefined) a default set that grows on demand over stdio. */
+  toolsets: Toolset[] | 'all' | undefined;
   webhookAllowPrivate: boolean;
   webhookTimeoutMs: number;
   webhookRetryDelaysSeconds: number[];

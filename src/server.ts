@@ -29,7 +29,7 @@ export function createApp(config: Config, options: { store?: Store; clock?: () =
   const logger = options.logger ?? createLogger(config.logLevel);
   const store = options.store ?? SqliteStore.open(config.db, config.dbSynchronous);
   const clock = options.clock ?? (() => new Date());
-  const catalog = new Catalog(OPERATIONS, { readOnly: config.readOnly, toolsets: config.toolsets });
+  const catalog = new Catalog(OPERATIONS, { readOnly: config.readOnly });
   const deliveries = new DeliveryWorker({ store, config, logger, clock });
   const executor = new Executor({ store, config, logger, clock, deliveries });
   return { config, store, catalog, executor, logger, clock, deliveries };

@@ -5,7 +5,7 @@ import { expect } from 'vitest';
 import { authenticate, createApiKey } from '../src/auth/keys.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
-import { createMcpServer } from '../src/mcp/server.js';
+import { createMcpServer, stdioToolsets } from '../src/mcp/server.js';
 import { createApp, createOrganisation, startHttp, type App, type RunningServer } from '../src/server.js';
 import { openDatabase, SqliteStore } from '../src/store/sqlite.js';
 
@@ -47,7 +47,7 @@ export interface HttpResult {
 }
 
 export async function setup(overrides: Partial<Config> = {}): Promise<TestEnv> {
-  const config = { ...loadConfig({ LOG_LEVEL: 'silent', BILLING_JOBS_INTERVAL_MS: '0' }), ...overrides };
+  const config: Config = { ...loadConfig({ LOG_LEVEL: 'silent', BILLING_JOBS_INTERVAL_MS: '0' }), toolsets: 'all', ...overrides };
   let now: Date | undefined;
   const store = new SqliteStore(openDatabase(config.db === './data/billing.sqlite' ? ':memory:' : config.db));
   const app = createApp(config, { store, clock: () => now ?? new Date(), logger: createLogger('silent') });
@@ -61,6 +61,7 @@ export async function setup(overrides: Partial<Config> = {}): Promise<TestEnv> {
       executor: app.executor,
       logger: app.logger,
       principal: () => authenticate(app.store, apiKey, app.clock()),
+      toolsets: stdioToolsets(config.toolsets),
     });
     const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
     await mcpServer.connect(serverTransport);

@@ -459,13 +459,14 @@ describe('the SDK client validates structuredContent only for tools it has liste
     // It lists get_customer only: compiling the validators of the whole tools/list takes seconds.
     const wrong = { execute: async () => ({ status: 200, body: { unexpected: true }, replayed: false }) } as unknown as Executor;
     const catalog: Catalog = Object.create(env.app.catalog);
-    catalog.tools = (principal) => env.app.catalog.tools(principal).filter((t) => t.name === 'get_customer');
+    catalog.tools = (principal, toolsets) => env.app.catalog.tools(principal, toolsets).filter((t) => t.name === 'get_customer');
     const connect = async (): Promise<Client> => {
       const server = createMcpServer({
         catalog,
         executor: wrong,
         logger: env.app.logger,
         principal: () => authenticate(env.app.store, env.org.apiKey, env.app.clock()),
+        toolsets: 'all',
       });
       const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
       await server.connect(serverTransport);

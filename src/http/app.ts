@@ -4,7 +4,9 @@ import { ANONYMOUS, authenticate, type Principal } from '../auth/keys.js';
 import { AppError, toAppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createMcpServer } from '../mcp/server.js';
-import { principalFromExtra, StatelessMcpEndpoint } from '../mcp/stateless.js';
+import { principalFromExtra, StatelessMcpEndpoint, toolsetsFromExtra } from '../mcp/stateless.js';
+import { parseToolsets, TOOLSETS } from '../config.js';
+import type { ToolsetSelection } from '../registry/catalog.js';
 import type { Catalog } from '../registry/catalog.js';
 import type { Executor } from '../registry/executor.js';
 import { isReadOnly, pathParams, successStatus, type HttpMethod, type Operation } from '../registry/operation.js';
@@ -124,8 +126,23 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
       if (!principal) throw new AppError('unauthorized', 'Missing API key');
       return principal;
     },
+    toolsets: toolsetsFromExtra,
   });
   const mcpEndpoint = StatelessMcpEndpoint.attach(mcpServer);
+
+  /** The toolsets an /mcp request lists: `?toolsets=a,b` or the `MCP-Toolsets` header; default all. */
+  function toolsetsOf(req: IncomingMessage): ToolsetSelection {
+    const header = req.headers['mcp-toolsets'];
+    const raw = new URL(req.url ?? '/', 'http://localhost').searchParams.get('toolsets') ?? (typeof header === 'string' ? header : undefined);
+    if (raw === undefined) return 'all';
+    const parsed = parseToolsets(raw);
+    if (parsed === undefined) {
+      throw new AppError('bad_request', `toolsets must be all or a comma-separated list of ${TOOLSETS.join(', ')} (got '${raw}')`, [
+        { propertyPath: 'toolsets', message: `must be all or a comma-separated list of ${TOOLSETS.join(', ')}`, code: 'invalid_value' },
+      ]);
+    }
+    return parsed === 'all' ? 'all' : new Set(parsed);
+  }
 
   async function handleMcp(req: IncomingMessage, res: ServerResponse) {
     if (req.method !== 'POST') {
@@ -133,7 +150,9 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
     }
     let principal: Principal;
     let body: unknown;
+    let toolsets: ToolsetSelection;
     try {
+      toolsets = toolsetsOf(req);
       principal = await principalOf(req);
       const raw = await readBody(req);
       try {
@@ -144,7 +163,7 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
     } catch (err) {
       return sendProblem(res, toAppError(err));
     }
-    const response = await (await mcpEndpoint).handle(body, principal);
+    const response = await (await mcpEndpoint).handle(body, principal, toolsets);
     if (response === undefined) {
       res.writeHead(202);
       res.end();

@@ -1,5 +1,6 @@
 import { problemSchema } from '../schemas/common.js';
-import { toJsonSchema, type Catalog } from '../registry/catalog.js';
+import type { Catalog } from '../registry/catalog.js';
+import { toJsonSchema } from '../registry/jsonSchema.js';
 import { acceptsIdempotencyKey, pathParams, successStatus } from '../registry/operation.js';
 import { SERVER_INFO } from '../mcp/server.js';
 

@@ -6,21 +6,28 @@ import {
   McpError,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import type { Principal } from '../auth/keys.js';
+import type { Config } from '../config.js';
 import { AppError, toAppError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { Catalog } from '../registry/catalog.js';
+import type { Catalog, ToolsetSelection } from '../registry/catalog.js';
 import type { Executor } from '../registry/executor.js';
+import { INPUT_CONVENTIONS } from '../registry/jsonSchema.js';
+import { inputError } from '../registry/validation.js';
+import { DISCOVERY_TOOLS, ToolsetSession } from './discovery.js';
+import { toolResult } from './results.js';
 
 export type RequestExtra = { authInfo?: { extra?: Record<string, unknown> } };
 
 export const SERVER_INFO = { name: 'billing-mcp', version: '0.1.0' };
 
 const INSTRUCTIONS =
-  'Subscription billing back office for one organisation. Amounts are integer cents unless a field says major units; ' +
-  'date-times need an offset (e.g. 2026-01-31T12:00:00Z). List tools take page and limit (0-100). ' +
-  'Creates and actions accept idempotencyKey: reuse it when retrying the same call. ' +
+  'Subscription billing back office for one organisation. Money fields say their unit: integer minor units (cents) or decimal major units. ' +
+  'Date-times need an offset (2026-01-31T12:00:00Z). Lists answer summary rows a page at a time (page, limit 0-100); get_ tools give the details. ' +
+  `${INPUT_CONVENTIONS} Creates and actions accept idempotencyKey: reuse it when retrying the same call. ` +
   'A failed call returns isError with a one-line summary and a problem JSON whose violations name each field to fix.';
+const DISCOVERY_INSTRUCTIONS = ' Only the everyday toolsets are listed at first: list_toolsets shows the others, enable_toolsets adds them.';
 
 export interface McpDeps {
   catalog: Catalog;
@@ -31,6 +38,11 @@ export interface McpDeps {
    * the principal authenticated for the request arrives with the message (`extra.authInfo`).
    */
   principal: (extra: RequestExtra) => Promise<Principal>;
+  /**
+   * The toolsets shown: 'discovery' starts with the default ones and adds list_toolsets and
+   * enable_toolsets (one stdio session); otherwise fixed, or chosen per request (HTTP).
+   */
+  toolsets: 'discovery' | ToolsetSelection | ((extra: RequestExtra) => ToolsetSelection);
 }
 
 export function errorResult(err: unknown, logger: Logger, tool: string): CallToolResult {
@@ -42,29 +54,55 @@ export function errorResult(err: unknown, logger: Logger, tool: string): CallToo
   };
 }
 
+/** How stdio shows tools for a configured `toolsets`: none named means discovery on demand. */
+export function stdioToolsets(toolsets: Config['toolsets']): McpDeps['toolsets'] {
+  if (toolsets === undefined) return 'discovery';
+  return toolsets === 'all' ? 'all' : new Set(toolsets);
+}
+
 /**
  * An MCP server over the catalog, built on the low-level Server so that tool schemas are the
  * precomputed ones (no zod conversion per request) and errors keep the problem shape.
  */
 export function createMcpServer(deps: McpDeps): Server {
-  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+  const session = deps.toolsets === 'discovery' ? new ToolsetSession(deps.catalog) : undefined;
+  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: session !== undefined } }, instructions: session ? INSTRUCTIONS + DISCOVERY_INSTRUCTIONS : INSTRUCTIONS });
+  const shown = (extra: RequestExtra): ToolsetSelection => {
+    if (session) return session.enabled;
+    return typeof deps.toolsets === 'function' ? deps.toolsets(extra) : (deps.toolsets as ToolsetSelection);
+  };
+  const callable = (principal: Principal) => (name: string) => {
+    const op = deps.catalog.find(name);
+    return op !== undefined && deps.catalog.hidden(op, 'all') === undefined && deps.catalog.allows(op, principal);
+  };
 
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
+    let principal: Principal;
     try {
-      return { tools: deps.catalog.tools(await deps.principal(extra)) };
+      principal = await deps.principal(extra);
     } catch (err) {
-      const e = toAppError(err);
-      throw new McpError(ErrorCode.InvalidRequest, e.summary());
+      throw new McpError(ErrorCode.InvalidRequest, toAppError(err).summary());
     }
+    const tools = deps.catalog.tools(principal, shown(extra));
+    return { tools: session ? [DISCOVERY_TOOLS.list_toolsets, DISCOVERY_TOOLS.enable_toolsets, ...tools] : tools };
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name, arguments: args = {} } = request.params;
+    const op = deps.catalog.find(name);
+    if (!op && !(session && name in DISCOVERY_TOOLS)) {
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool '${name}'; tools/list names the tools this token can use`);
+    }
     try {
       const principal = await deps.principal(extra);
-      const op = deps.catalog.find(name);
-      if (!op || !deps.catalog.exposed(op)) {
-        throw new AppError('not_found', `Unknown tool '${name}'; call tools/list for the tools this token can use`);
+      if (!op) return await discoveryCall(name, args, principal);
+      const hidden = deps.catalog.hidden(op, shown(extra));
+      if (hidden === 'read_only') {
+        throw new AppError('forbidden', `The server runs in read-only mode; ${name} changes data and is disabled`);
+      }
+      if (hidden === 'toolset') {
+        const how = session ? `call enable_toolsets { "toolsets": ["${op.toolset}"] } first` : `this server was started without it`;
+        throw new AppError('forbidden', `${name} belongs to the toolset '${op.toolset}', which is not enabled: ${how}`);
       }
       const { idempotencyKey, ...input } = args as Record<string, unknown>;
       if (idempotencyKey !== undefined && typeof idempotencyKey !== 'string') {
@@ -73,15 +111,25 @@ export function createMcpServer(deps: McpDeps): Server {
         ]);
       }
       const outcome = await deps.executor.execute(op, principal, input, idempotencyKey);
-      const body = outcome.body as Record<string, unknown>;
-      return {
-        content: [{ type: 'text', text: op.text ? op.text(body) : JSON.stringify(body) }],
-        structuredContent: body,
-      };
+      return toolResult(op, outcome.body);
     } catch (err) {
       return errorResult(err, deps.logger, name);
     }
   });
+
+  async function discoveryCall(name: string, args: unknown, principal: Principal): Promise<CallToolResult> {
+    const visible = callable(principal);
+    if (name === 'list_toolsets') {
+      const result = session!.list(visible);
+      const lines = result.toolsets.map((t) => `${t.name}${t.enabled ? ' (enabled)' : ''}: ${t.purpose}`);
+      return { content: [{ type: 'text', text: `Toolsets:\n${lines.join('\n')}\n${JSON.stringify(result)}` }], structuredContent: result };
+    }
+    const result = session!.enable(args, visible);
+    if (result instanceof z.ZodError) throw inputError(result, 'validation');
+    if (result.added.length) await server.sendToolListChanged();
+    const text = `Enabled: ${result.enabled.join(', ')}; tools added: ${result.added.length ? result.added.join(', ') : 'none'}`;
+    return { content: [{ type: 'text', text }], structuredContent: result };
+  }
 
   return server;
 }

@@ -8,6 +8,7 @@ import {
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../auth/keys.js';
+import type { ToolsetSelection } from '../registry/catalog.js';
 
 /**
  * Serves stateless Streamable HTTP (JSON responses) from one long-lived MCP Server instead of
@@ -50,7 +51,7 @@ export class StatelessMcpEndpoint implements Transport {
    * Handles one JSON-RPC message of one caller. Resolves to the response of a request, or undefined
    * for a notification (HTTP 202). Throws on a body that is not a JSON-RPC message.
    */
-  handle(body: unknown, principal: Principal): Promise<JSONRPCMessage | undefined> {
+  handle(body: unknown, principal: Principal, toolsets: ToolsetSelection = 'all'): Promise<JSONRPCMessage | undefined> {
     const parsed = JSONRPCMessageSchema.safeParse(body);
     if (!parsed.success) {
       return Promise.resolve({
@@ -60,7 +61,7 @@ export class StatelessMcpEndpoint implements Transport {
       } as unknown as JSONRPCMessage);
     }
     const message = parsed.data;
-    const extra: MessageExtraInfo = { authInfo: { token: '', clientId: principal.keyId, scopes: [], extra: { principal } } };
+    const extra: MessageExtraInfo = { authInfo: { token: '', clientId: principal.keyId, scopes: [], extra: { principal, toolsets } } };
     if (!isJSONRPCRequest(message)) {
       if ('method' in message && message.method === 'notifications/initialized') this.onmessage?.(message, extra);
       return Promise.resolve(undefined);
@@ -75,4 +76,9 @@ export class StatelessMcpEndpoint implements Transport {
 
 export function principalFromExtra(extra: { authInfo?: { extra?: Record<string, unknown> } }): Principal | undefined {
   return extra.authInfo?.extra?.principal as Principal | undefined;
+}
+
+/** The toolsets the HTTP request chose (`?toolsets=` or the `MCP-Toolsets` header). */
+export function toolsetsFromExtra(extra: { authInfo?: { extra?: Record<string, unknown> } }): ToolsetSelection {
+  return (extra.authInfo?.extra?.toolsets as ToolsetSelection | undefined) ?? 'all';
 }

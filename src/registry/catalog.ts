@@ -1,9 +1,7 @@
-import { z } from 'zod';
 import { can, type Principal } from '../auth/keys.js';
 import type { Toolset } from '../config.js';
+import { toJsonSchema, toToolInputSchema, type JsonSchema } from './jsonSchema.js';
 import { acceptsIdempotencyKey, annotationsOf, isReadOnly, type Annotations, type Operation } from './operation.js';
-
-type JsonSchema = Record<string, unknown>;
 
 export interface ToolDescriptor {
   name: string;
@@ -14,23 +12,14 @@ export interface ToolDescriptor {
   annotations: Annotations & { title: string };
 }
 
-export interface SurfaceFilter {
-  readOnly: boolean;
-  toolsets: readonly Toolset[] | undefined;
-}
-
-export function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-  const json = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
-  delete json.$schema;
-  return json;
-}
+/** The toolsets a list shows: every one, or the named ones. */
+export type ToolsetSelection = 'all' | ReadonlySet<Toolset>;
 
 const IDEMPOTENCY_PROPERTY = {
   type: 'string',
   minLength: 1,
   maxLength: 255,
-  description:
-    'Optional. Reusing a key with the same input within 24 h replays the first result instead of acting twice; with different input it is rejected. Use one fresh key per intended effect.',
+  description: 'Retry key: the same key with the same input within 24 h replays the first result; one fresh key per intended effect.',
 };
 
 /**
@@ -42,10 +31,10 @@ export class Catalog {
   private readonly byName = new Map<string, { op: Operation; tool: ToolDescriptor }>();
   private readonly listCache = new Map<string, ToolDescriptor[]>();
 
-  constructor(operations: readonly Operation[], private readonly filter: SurfaceFilter) {
+  constructor(operations: readonly Operation[], private readonly options: { readOnly: boolean }) {
     this.operations = operations;
     for (const op of operations) {
-      const input = toJsonSchema(op.input, 'input') as ToolDescriptor['inputSchema'];
+      const input = toToolInputSchema(op.input) as ToolDescriptor['inputSchema'];
       if (acceptsIdempotencyKey(op)) {
         input.properties = { ...(input.properties as JsonSchema), idempotencyKey: IDEMPOTENCY_PROPERTY };
       }
@@ -54,23 +43,25 @@ export class Catalog {
         title: op.title,
         description: op.description,
         inputSchema: input,
-        outputSchema: toJsonSchema(op.output, 'output') as ToolDescriptor['outputSchema'],
+        outputSchema: toJsonSchema(op.mcp?.output ?? op.output, 'output') as ToolDescriptor['outputSchema'],
         annotations: { title: op.title, ...annotationsOf(op) },
       };
       this.byName.set(op.name, { op, tool });
     }
   }
 
-  /** Read-only mode and toolsets come from each operation's own metadata. */
-  exposed(op: Operation): boolean {
-    if (this.filter.readOnly && !isReadOnly(op)) return false;
-    if (this.filter.toolsets && !this.filter.toolsets.includes(op.toolset)) return false;
-    return true;
+  /**
+   * Why a known operation cannot be called as a tool here, or undefined when it can: read-only mode
+   * (from each operation's own hints) and the toolsets shown.
+   */
+  hidden(op: Operation, toolsets: ToolsetSelection): 'read_only' | 'toolset' | undefined {
+    if (this.options.readOnly && !isReadOnly(op)) return 'read_only';
+    if (toolsets !== 'all' && !toolsets.has(op.toolset)) return 'toolset';
+    return undefined;
   }
 
   /** Whether this principal may ever call the operation (tools it never can are not listed). */
-  visibleTo(op: Operation, principal: Principal): boolean {
-    if (!this.exposed(op)) return false;
+  allows(op: Operation, principal: Principal): boolean {
     if (principal.kind === 'customer') {
       return op.customerAccess !== undefined && principal.permissions.includes(op.customerAccess.permission);
     }
@@ -78,11 +69,14 @@ export class Catalog {
     return op.permission === null || can(principal, op.permission);
   }
 
-  tools(principal: Principal): ToolDescriptor[] {
-    const cacheKey = `${principal.kind}:${principal.permissions.join(',')}`;
+  tools(principal: Principal, toolsets: ToolsetSelection): ToolDescriptor[] {
+    const shown = toolsets === 'all' ? 'all' : [...toolsets].sort().join(',');
+    const cacheKey = `${principal.kind}:${principal.permissions.join(',')}:${shown}`;
     let list = this.listCache.get(cacheKey);
     if (!list) {
-      list = [...this.byName.values()].filter(({ op }) => this.visibleTo(op, principal)).map(({ tool }) => tool);
+      list = [...this.byName.values()]
+        .filter(({ op }) => !this.hidden(op, toolsets) && this.allows(op, principal))
+        .map(({ tool }) => tool);
       this.listCache.set(cacheKey, list);
     }
     return list;

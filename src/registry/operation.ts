@@ -3,6 +3,7 @@ import type { CustomerPermission, Principal } from '../auth/keys.js';
 import type { Config, Toolset } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Tx } from '../store/store.js';
+import type { McpView } from './view.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -74,7 +75,9 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodT
   location?: (result: z.output<O>) => string;
   /** Body of the REST response when it differs from the MCP structured result; default the result. */
   restBody?: (result: z.output<O>) => unknown;
-  /** Text content of the MCP result; default the JSON of the result. */
+  /** The MCP result when it is more compact than the REST body (required for lists: summary rows). */
+  mcp?: McpView<z.output<O>>;
+  /** Text content of the MCP result instead of its summary line and JSON. */
   text?: (result: z.output<O>) => string;
   handler(ctx: OperationContext, input: z.output<I>): Promise<z.output<O>>;
 }

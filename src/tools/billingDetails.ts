@@ -14,6 +14,7 @@ import {
   paymentMethodSchema,
 } from '../schemas/billingDetails.js';
 import { date, listOf, pageInput, pageRequest, pathId, text255, toPage } from '../schemas/common.js';
+import { invoiceAddressRow, listView, paymentMethodRow } from '../schemas/views.js';
 
 const nullableText = (what: string) => text255.nullable().optional().describe(`${what}; at most 255 characters, null or omitted for none.`);
 const requiredText = (what: string) =>
@@ -187,6 +188,7 @@ export const billingDetailOperations = [
     kind: 'list',
     input: z.strictObject({ id: pathId('customer'), ...pageInput }),
     output: listOf(invoiceAddressSchema),
+    mcp: listView(invoiceAddressRow),
     handler: async (ctx, { id, ...rest }) => {
       const page = pageRequest(rest);
       const { rows, total } = await listInvoiceAddresses(ctx.tx, ctx.org, id, page);
@@ -244,6 +246,7 @@ export const billingDetailOperations = [
     customerAccess: { permission: 'customer:payment-method:read', customerField: 'id' },
     input: z.strictObject({ id: pathId('customer'), ...pageInput }),
     output: listOf(paymentMethodSchema),
+    mcp: listView(paymentMethodRow),
     handler: async (ctx, { id, ...rest }) => {
       const page = pageRequest(rest);
       const { rows, total } = await listPaymentMethods(ctx.tx, ctx.org, id, page);

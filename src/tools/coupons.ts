@@ -4,6 +4,7 @@ import { notFoundError } from '../errors.js';
 import { defineOperation } from '../registry/operation.js';
 import { amountInput, COUPON_FREQUENCIES, COUPON_TYPES, couponSchema, currencyCodeInput } from '../schemas/catalogue.js';
 import { listOf, pageInput, paged, pathId } from '../schemas/common.js';
+import { couponRow, listView } from '../schemas/views.js';
 
 const between1and255 = { message: 'must be 1 to 255 characters' };
 
@@ -68,6 +69,7 @@ export const couponOperations = [
     kind: 'list',
     input: z.strictObject({ ...pageInput }),
     output: listOf(couponSchema),
+    mcp: listView(couponRow),
     handler: (ctx, input) => paged(input, (page) => listCoupons(ctx.tx, ctx.org, page)),
   }),
   defineOperation({

@@ -13,6 +13,7 @@ import { defineOperation } from '../registry/operation.js';
 import { listOf, pageInput, pageRequest, pathId, text255, toPage } from '../schemas/common.js';
 import { currencyCodeInput } from '../schemas/catalogue.js';
 import { CUSTOMER_STATUSES, customerEmailSchema, customerSchema } from '../schemas/customers.js';
+import { customerRow, listView } from '../schemas/views.js';
 
 const customerNumber = z
   .string()
@@ -81,6 +82,7 @@ export const customerOperations = [
       status: status.optional().describe('Only customers with this status: STATUS_ACTIVE or STATUS_INACTIVE.'),
     }),
     output: listOf(customerSchema),
+    mcp: listView(customerRow),
     handler: async (ctx, { status: wanted, ...rest }) => {
       const page = pageRequest(rest);
       const { rows, total } = await listCustomers(ctx.tx, ctx.org, { status: wanted }, page);

@@ -18,6 +18,7 @@ import {
   subscriptionEntitlementSchema,
   UNLIMITED,
 } from '../schemas/features.js';
+import { featureRow, listView, subscriptionEntitlementRow } from '../schemas/views.js';
 
 const ref = (what: string) => z.string().min(1).max(255).describe(what);
 
@@ -86,6 +87,7 @@ export const featureOperations = [
       type: z.enum(FEATURE_TYPES).optional().describe('Only features of this type: switch, custom, quantity or range.'),
     }),
     output: listOf(featureSchema),
+    mcp: listView(featureRow),
     handler: async (ctx, { status: wanted, type, ...rest }) => {
       const page = pageRequest(rest);
       const { rows, total } = await listFeatures(ctx.tx, ctx.org, { status: wanted, type }, page);
@@ -161,6 +163,7 @@ export const featureOperations = [
     kind: 'list',
     input: z.strictObject({ id: pathId('subscription'), ...pageInput }),
     output: listOf(subscriptionEntitlementSchema),
+    mcp: listView(subscriptionEntitlementRow),
     handler: async (ctx, { id, ...rest }) => {
       const page = pageRequest(rest);
       const { rows, total } = await listSubscriptionEntitlements(ctx.tx, ctx.org, id, page, ctx.now);

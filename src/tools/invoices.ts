@@ -12,6 +12,7 @@ import { UUID_RE } from '../ids.js';
 import { defineOperation } from '../registry/operation.js';
 import { dateTimeInput, id, listOf, pageInput, pageRequest, pathId, toPage } from '../schemas/common.js';
 import { INVOICE_STATUSES, invoiceSchema } from '../schemas/invoices.js';
+import { invoiceRow, listView } from '../schemas/views.js';
 
 const MAX_LINES = 500;
 const MAX_QUANTITY = 1_000_000;
@@ -114,6 +115,7 @@ export const invoiceOperations = [
       status: z.enum(INVOICE_STATUSES).optional().describe(`Only invoices with this status: ${STATUS_RULES}`),
     }),
     output: listOf(invoiceSchema),
+    mcp: listView(invoiceRow),
     handler: async (ctx, { customer, subscription, status, ...rest }) => {
       const page = pageRequest(rest);
       const { rows, total } = await listInvoices(ctx.tx, ctx.org, { customer, subscription, status }, page);

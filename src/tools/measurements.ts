@@ -9,6 +9,7 @@ import {
 import { defineOperation } from '../registry/operation.js';
 import { listOf, pageInput, pathId, paged } from '../schemas/common.js';
 import { AGGREGATION_TYPES, MEASUREMENT_TYPES, measurementSchema, unitSchema } from '../schemas/measurements.js';
+import { listView, measurementRow } from '../schemas/views.js';
 
 const unitName = z.string().min(1).max(255, { message: 'must be 1 to 255 characters' });
 const code = z
@@ -101,6 +102,7 @@ export const measurementOperations = [
     deprecated: true,
     input: z.strictObject({ ...pageInput }),
     output: listOf(measurementSchema),
+    mcp: listView(measurementRow),
     handler: (ctx, input) => paged(input, (page) => listMeasurements(ctx.tx, ctx.org, page)),
   }),
   defineOperation({

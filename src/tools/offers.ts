@@ -20,6 +20,7 @@ import {
   offerSchema,
   offerUpdateSchema,
 } from '../schemas/offers.js';
+import { listView, offerRow, offerView } from '../schemas/views.js';
 
 const ref = (what: string) => z.string().min(1).max(255).describe(what);
 const requiredText = (what: string) =>
@@ -117,6 +118,7 @@ export const offerOperations = [
       subscription,
     }),
     output: offerSchema,
+    mcp: { output: offerView },
     handler: (ctx, input) => createOffer(ctx.tx, ctx.org, input, ctx.now),
   }),
   defineOperation({
@@ -135,6 +137,7 @@ export const offerOperations = [
       status: z.enum(OFFER_STATUSES).optional().describe(`Only offers in this status: ${OFFER_STATUSES.join(', ')}.`),
     }),
     output: listOf(offerListItemSchema),
+    mcp: listView(offerRow),
     handler: async (ctx, { customer, status, ...rest }) => {
       const page = pageRequest(rest);
       const { rows, total } = await listOffers(ctx.tx, ctx.org, { customer, status }, page, ctx.now);
@@ -153,6 +156,7 @@ export const offerOperations = [
     kind: 'read',
     input: z.strictObject(noBody),
     output: offerSchema,
+    mcp: { output: offerView },
     handler: (ctx, input) => getOffer(ctx.tx, ctx.org, input.id, ctx.now),
   }),
   defineOperation({
@@ -197,6 +201,7 @@ export const offerOperations = [
       recipient: ref("Id of the recipient who accepts or signs (the offer's recipients[].id)."),
     }),
     output: offerSchema,
+    mcp: { output: offerView },
     handler: (ctx, { id, ...input }) => acceptOffer(ctx.tx, ctx.org, id, input, ctx.now),
   }),
   defineOperation({
@@ -212,6 +217,7 @@ export const offerOperations = [
     annotations: { destructiveHint: false },
     input: z.strictObject({ ...noBody, invoiceAddress }),
     output: offerSchema,
+    mcp: { output: offerView },
     handler: (ctx, { id, ...input }) => submitOfferInvoiceDetails(ctx.tx, ctx.org, id, input, ctx.now),
   }),
   defineOperation({
@@ -227,6 +233,7 @@ export const offerOperations = [
     annotations: { destructiveHint: true },
     input: z.strictObject(noBody),
     output: offerSchema,
+    mcp: { output: offerView },
     handler: (ctx, input) => archiveOffer(ctx.tx, ctx.org, input.id, ctx.now),
   }),
 ];

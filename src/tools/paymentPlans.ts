@@ -14,6 +14,7 @@ import { defineOperation, type OperationContext } from '../registry/operation.js
 import { date, id, listOf, pageInput, pageRequest, pathId, toPage } from '../schemas/common.js';
 import { PAYMENT_PLAN_STATUSES, paymentPlanSchema } from '../schemas/paymentPlans.js';
 import { cents, paidAt } from './invoices.js';
+import { listView, paymentPlanRow } from '../schemas/views.js';
 
 const MAX_INSTALLMENTS = 120;
 
@@ -118,6 +119,7 @@ export const paymentPlanOperations = [
         .describe('Only plans with this status: active, completed, broken or canceled.'),
     }),
     output: listOf(paymentPlanSchema),
+    mcp: listView(paymentPlanRow),
     handler: async (ctx, { invoice, status, ...rest }) => {
       const page = pageRequest(rest);
       const { rows, total } = await listPaymentPlans(ctx.tx, ctx.org, { invoice, status }, page);

@@ -4,6 +4,7 @@ import { createPlan, getPlan, listPlans, QUANTITY_DIGITS, updatePlan } from '../
 import { defineOperation } from '../registry/operation.js';
 import { CHANGE_APPLY_BEHAVIOURS, CHANGE_BEHAVIOURS, PLAN_STATUSES, planSchema } from '../schemas/catalogue.js';
 import { listOf, pageInput, pageRequest, pathId, toPage } from '../schemas/common.js';
+import { listView, planRow, planView } from '../schemas/views.js';
 
 const between1and255 = { message: 'must be 1 to 255 characters' };
 const code = z
@@ -102,6 +103,7 @@ export const planOperations = [
       addons: addons.optional().describe(`${addons.description} Default none.`),
     }),
     output: planSchema,
+    mcp: { output: planView },
     handler: (ctx, input) => createPlan(ctx.tx, ctx.org, input, ctx.now),
   }),
   defineOperation({
@@ -119,6 +121,7 @@ export const planOperations = [
       status: z.enum(PLAN_STATUSES).optional().describe('Only plans with this status: draft, active or archived.'),
     }),
     output: listOf(planSchema),
+    mcp: listView(planRow),
     handler: async (ctx, { status: wanted, ...rest }) => {
       const page = pageRequest(rest);
       const { rows, total } = await listPlans(ctx.tx, ctx.org, { status: wanted }, page);
@@ -136,6 +139,7 @@ export const planOperations = [
     kind: 'read',
     input: z.strictObject({ id: pathId('plan') }),
     output: planSchema,
+    mcp: { output: planView },
     handler: (ctx, input) => getPlan(ctx.tx, ctx.org, input.id),
   }),
   defineOperation({
@@ -162,6 +166,7 @@ export const planOperations = [
       addons: addons.optional().describe(`${addons.description} Replaces all addons; [] removes them.`),
     }),
     output: planSchema,
+    mcp: { output: planView },
     handler: (ctx, { id, ...patch }) => updatePlan(ctx.tx, ctx.org, id, patch, ctx.now),
   }),
 ];

@@ -18,6 +18,7 @@ import {
   productSchema,
 } from '../schemas/catalogue.js';
 import { listOf, pageInput, pathId, text255, paged } from '../schemas/common.js';
+import { listView, pricePlanRow, productRow, productView } from '../schemas/views.js';
 
 const type = z
   .enum(PRODUCT_TYPES)
@@ -85,6 +86,7 @@ export const productOperations = [
       customFields: customFields.optional().describe(`${customFields.description} Default {}.`),
     }),
     output: productSchema,
+    mcp: { output: productView },
     handler: (ctx, input) => createProduct(ctx.tx, ctx.org, input, ctx.now),
   }),
   defineOperation({
@@ -99,6 +101,7 @@ export const productOperations = [
     kind: 'list',
     input: z.strictObject({ ...pageInput }),
     output: listOf(productSchema),
+    mcp: listView(productRow),
     handler: (ctx, input) => paged(input, (page) => listProducts(ctx.tx, ctx.org, page)),
   }),
   defineOperation({
@@ -112,6 +115,7 @@ export const productOperations = [
     kind: 'read',
     input: z.strictObject({ id: pathId('product') }),
     output: productSchema,
+    mcp: { output: productView },
     handler: (ctx, input) => getProduct(ctx.tx, ctx.org, input.id),
   }),
   defineOperation({
@@ -137,6 +141,7 @@ export const productOperations = [
       customFields: customFields.optional().describe(`${customFields.description} Replaces the stored map as a whole.`),
     }),
     output: productSchema,
+    mcp: { output: productView },
     handler: (ctx, { id, ...patch }) => updateProduct(ctx.tx, ctx.org, id, patch, ctx.now),
   }),
   defineOperation({
@@ -170,6 +175,7 @@ export const productOperations = [
       status: z.enum(PRICE_PLAN_STATUSES).optional().describe('Only price plans with this status: active, inactive or archived.'),
     }),
     output: listOf(pricePlanSchema),
+    mcp: listView(pricePlanRow),
     handler: (ctx, input) => paged(input, (page) => listPricePlans(ctx.tx, ctx.org, input.id, { status: input.status }, page)),
   }),
   defineOperation({

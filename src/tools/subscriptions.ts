@@ -23,6 +23,7 @@ import { amountInput, currencyCodeInput, customPricePlanShape } from '../schemas
 import { dateTimeInput, listOf, pageInput, pathId, text255, paged } from '../schemas/common.js';
 import { SUBSCRIPTION_STATUSES, subscriptionItemSchema, subscriptionSchema, type Subscription } from '../schemas/subscriptions.js';
 import type { Tx } from '../store/store.js';
+import { listView, subscriptionItemView, subscriptionRow, subscriptionView } from '../schemas/views.js';
 
 const ref = (what: string) => z.string().min(1).max(255).describe(what);
 
@@ -157,6 +158,7 @@ function transition(t: {
     annotations: annotate(t.destructive),
     input: z.strictObject({ id: pathId('subscription') }),
     output: subscriptionSchema,
+    mcp: { output: subscriptionView },
     handler: (ctx, input) => t.run(ctx.tx, ctx.org, input.id, ctx.now),
   });
 }
@@ -178,6 +180,7 @@ export const subscriptionOperations = [
       activate: z.boolean().optional().describe('true: activate immediately (status active); default false (draft).'),
     }),
     output: subscriptionSchema,
+    mcp: { output: subscriptionView },
     handler: (ctx, input) => createSubscription(ctx.tx, ctx.org, input, ctx.now),
   }),
   defineOperation({
@@ -196,6 +199,7 @@ export const subscriptionOperations = [
       status: z.enum(SUBSCRIPTION_STATUSES).optional().describe(`Only subscriptions in this status: ${SUBSCRIPTION_STATUSES.join(', ')}.`),
     }),
     output: listOf(subscriptionSchema),
+    mcp: listView(subscriptionRow),
     handler: (ctx, input) => paged(input, (page) => listSubscriptions(ctx.tx, ctx.org, input, page, ctx.now)),
   }),
   defineOperation({
@@ -211,6 +215,7 @@ export const subscriptionOperations = [
     customerAccess: { permission: 'customer:self:read', resultCustomer: (s) => s.customer.id },
     input: z.strictObject({ id: pathId('subscription') }),
     output: subscriptionSchema,
+    mcp: { output: subscriptionView },
     handler: (ctx, input) => getSubscription(ctx.tx, ctx.org, input.id, ctx.now),
   }),
   defineOperation({
@@ -237,6 +242,7 @@ export const subscriptionOperations = [
       invoiceAddress,
     }),
     output: subscriptionSchema,
+    mcp: { output: subscriptionView },
     handler: (ctx, { id, ...input }) => updateSubscription(ctx.tx, ctx.org, id, input, ctx.now),
   }),
   transition({
@@ -273,6 +279,7 @@ export const subscriptionOperations = [
       nextBillingDate: dateTimeInput.nullable().optional().describe('When billing resumes; null or omitted: bill every missed period.'),
     }),
     output: subscriptionSchema,
+    mcp: { output: subscriptionView },
     handler: (ctx, { id, ...input }) => resumeSubscription(ctx.tx, ctx.org, id, input, ctx.now),
   }),
   defineOperation({
@@ -298,6 +305,7 @@ export const subscriptionOperations = [
         .describe('Why the customer cancels.'),
     }),
     output: subscriptionSchema,
+    mcp: { output: subscriptionView },
     handler: (ctx, { id, ...input }) => cancelSubscription(ctx.tx, ctx.org, id, input, ctx.now),
   }),
   transition({
@@ -345,6 +353,7 @@ export const subscriptionOperations = [
         .describe('The products to order.'),
     }),
     output: subscriptionSchema,
+    mcp: { output: subscriptionView },
     handler: (ctx, { id, ...input }) => orderProducts(ctx.tx, ctx.org, id, input, ctx.now),
   }),
   defineOperation({
@@ -375,6 +384,7 @@ export const subscriptionOperations = [
     kind: 'read',
     input: z.strictObject({ id: pathId('subscription item') }),
     output: subscriptionItemSchema,
+    mcp: { output: subscriptionItemView },
     handler: (ctx, input) => getSubscriptionItem(ctx.tx, ctx.org, input.id, ctx.now),
   }),
   defineOperation({
@@ -395,6 +405,7 @@ export const subscriptionOperations = [
       description: z.string().max(1000).nullable().optional().describe('Item description, at most 1000 characters; null clears it.'),
     }),
     output: subscriptionItemSchema,
+    mcp: { output: subscriptionItemView },
     handler: (ctx, { id, ...patch }) => updateSubscriptionItem(ctx.tx, ctx.org, id, patch, ctx.now),
   }),
 ];

@@ -4,6 +4,7 @@ import { getMeasurementValue, getSubscriptionUsage, recordMeasurement, recordMea
 import { defineOperation } from '../registry/operation.js';
 import { dateTimeInput, pageInput, pathId } from '../schemas/common.js';
 import { measurementValueBatchSchema, measurementValueSchema, usageSchema } from '../schemas/usage.js';
+import { measurementBatchView, measurementValueView, usageView } from '../schemas/views.js';
 
 /** Batches larger than this are refused (CONTRACT section 2). */
 const MAX_BATCH = 1000;
@@ -73,6 +74,7 @@ export const usageOperations = [
     deprecated: true,
     input: z.strictObject(value),
     output: measurementValueSchema,
+    mcp: { output: measurementValueView },
     handler: (ctx, input) => recordMeasurement(ctx.tx, ctx.org, input, ctx.now),
   }),
   defineOperation({
@@ -93,6 +95,7 @@ export const usageOperations = [
         .describe(`The values, 1 to ${MAX_BATCH} entries, each like the input of create_subscription_measurement.`),
     }),
     output: measurementValueBatchSchema,
+    mcp: measurementBatchView,
     location: (result) => `/subscription-measurements/${result.data[0]?.id}`,
     handler: async (ctx, input) => ({ data: await recordMeasurementBatch(ctx.tx, ctx.org, input.values, ctx.now) }),
   }),
@@ -108,6 +111,7 @@ export const usageOperations = [
     deprecated: true,
     input: z.strictObject({ id: pathId('measurement value') }),
     output: measurementValueSchema,
+    mcp: { output: measurementValueView },
     handler: (ctx, input) => getMeasurementValue(ctx.tx, ctx.org, input.id),
   }),
   defineOperation({
@@ -126,6 +130,7 @@ export const usageOperations = [
       limit: pageInput.limit.describe('Events per entry, 0 to 100 (default 30); 0 returns only the aggregates and counts.'),
     }),
     output: usageSchema,
+    mcp: { output: usageView },
     handler: (ctx, input) => getSubscriptionUsage(ctx.tx, ctx.org, input.id, { page: input.page, limit: input.limit ?? 30 }, ctx.now),
   }),
 ];

@@ -3,6 +3,7 @@ import { listWebhookDeliveries, retryWebhookDelivery } from '../domain/events.js
 import { defineOperation } from '../registry/operation.js';
 import { listOf, pageInput, pageRequest, pathId, toPage } from '../schemas/common.js';
 import { DELIVERY_STATUSES, webhookDeliverySchema } from '../schemas/webhookDeliveries.js';
+import { deliveryRow, listView } from '../schemas/views.js';
 
 export const webhookDeliveryOperations = [
   defineOperation({
@@ -26,6 +27,7 @@ export const webhookDeliveryOperations = [
         ),
     }),
     output: listOf(webhookDeliverySchema),
+    mcp: listView(deliveryRow),
     handler: async (ctx, { id, status, ...rest }) => {
       const page = pageRequest(rest);
       const { rows, total } = await listWebhookDeliveries(ctx.tx, ctx.org, id, { status }, page);

@@ -1,0 +1,99 @@
+import { z } from 'zod';
+import { TOOLSETS, type Toolset } from '../config.js';
+import type { Catalog, ToolDescriptor } from '../registry/catalog.js';
+import { toJsonSchema } from '../registry/jsonSchema.js';
+
+/** What a stdio session starts with when no toolsets are named: the everyday back-office jobs. */
+export const DEFAULT_TOOLSETS: readonly Toolset[] = ['customers', 'subscriptions'];
+
+export const TOOLSET_PURPOSES: Record<Toolset, string> = {
+  catalogue: 'Products, price plans, plans, units, measurements, billing groups, coupons, custom fields, tax groups.',
+  customers: 'Customers, their e-mail addresses, invoice addresses, payment methods and customer tokens.',
+  subscriptions: 'Subscriptions through their lifecycle, their items, ordered products and the estimated invoice.',
+  usage: 'Usage values recorded on subscription items and the usage of the current interval.',
+  invoices: 'Invoices: create, finalize, pay, void.',
+  payments: 'Payment plans that split an open invoice into installments.',
+  offers: 'Offers that recipients accept and that activate subscriptions.',
+  dunning: 'Overdue rules for unpaid invoices.',
+  entitlements: 'Entitlement features and what subscriptions are entitled to.',
+  webhooks: 'Webhooks and their deliveries.',
+};
+
+const toolsetName = z.enum(TOOLSETS);
+
+const listInput = z.strictObject({});
+const listOutput = z.object({
+  toolsets: z.array(
+    z.object({
+      name: toolsetName,
+      purpose: z.string(),
+      enabled: z.boolean().describe('true: its tools are in tools/list now.'),
+      tools: z.array(z.string()).describe('Tool names this token may call.'),
+    }),
+  ),
+});
+const enableInput = z.strictObject({
+  toolsets: z.array(toolsetName).min(1).max(TOOLSETS.length).describe(`Toolsets to add: ${TOOLSETS.join(', ')}.`),
+});
+const enableOutput = z.object({
+  enabled: z.array(toolsetName).describe('Every toolset enabled now.'),
+  added: z.array(z.string()).describe('Tool names added to tools/list.'),
+});
+
+const annotations = (title: string, readOnlyHint: boolean) => ({
+  title,
+  readOnlyHint,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+});
+
+/** The two tools of discovery on demand, in the same form as the catalog's. */
+export const DISCOVERY_TOOLS: Record<'list_toolsets' | 'enable_toolsets', ToolDescriptor> = {
+  list_toolsets: {
+    name: 'list_toolsets',
+    title: 'List toolsets',
+    description:
+      'List every toolset with its purpose, whether it is enabled and its tools. Use it when a job needs a tool that tools/list does not show, then enable_toolsets.',
+    inputSchema: toJsonSchema(listInput, 'input') as ToolDescriptor['inputSchema'],
+    outputSchema: toJsonSchema(listOutput, 'output') as ToolDescriptor['outputSchema'],
+    annotations: annotations('List toolsets', true),
+  },
+  enable_toolsets: {
+    name: 'enable_toolsets',
+    title: 'Enable toolsets',
+    description:
+      'Add the tools of the named toolsets to tools/list for this session (the server announces the change). Enabling one that is enabled already changes nothing.',
+    inputSchema: toJsonSchema(enableInput, 'input') as ToolDescriptor['inputSchema'],
+    outputSchema: toJsonSchema(enableOutput, 'output') as ToolDescriptor['outputSchema'],
+    annotations: annotations('Enable toolsets', false),
+  },
+};
+
+/** The toolsets of one stdio session: a default set that the model extends with enable_toolsets. */
+export class ToolsetSession {
+  readonly enabled = new Set<Toolset>(DEFAULT_TOOLSETS);
+
+  constructor(private readonly catalog: Catalog) {}
+
+  list(visible: (name: string) => boolean): z.infer<typeof listOutput> {
+    return {
+      toolsets: TOOLSETS.map((name) => ({
+        name,
+        purpose: TOOLSET_PURPOSES[name],
+        enabled: this.enabled.has(name),
+        tools: this.catalog.operations.filter((op) => op.toolset === name && visible(op.name)).map((op) => op.name),
+      })),
+    };
+  }
+
+  /** Parses the input, enables the toolsets and returns the tools added (of those `visible`). */
+  enable(args: unknown, visible: (name: string) => boolean): z.infer<typeof enableOutput> | z.ZodError {
+    const parsed = enableInput.safeParse(args);
+    if (!parsed.success) return parsed.error;
+    const fresh = parsed.data.toolsets.filter((t) => !this.enabled.has(t));
+    for (const t of fresh) this.enabled.add(t);
+    const added = this.catalog.operations.filter((op) => fresh.includes(op.toolset) && visible(op.name)).map((op) => op.name);
+    return { enabled: TOOLSETS.filter((t) => this.enabled.has(t)), added };
+  }
+}

@@ -1,0 +1,88 @@
+import { z } from 'zod';
+
+export type JsonSchema = Record<string, unknown>;
+
+/** Formats that clients and model providers understand without the pattern zod spells out beside them. */
+const SELF_DESCRIBING_FORMATS = new Set(['date-time', 'date', 'email', 'uri']);
+
+/** Keywords whose values are data, not schemas. */
+const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples']);
+
+/** Calls `visit` on every schema object below `root`, without recursion (no input can overflow the stack). */
+function walk(root: JsonSchema, visit: (schema: JsonSchema) => void): JsonSchema {
+  const stack: unknown[] = [root];
+  while (stack.length) {
+    const node = stack.pop();
+    if (Array.isArray(node)) {
+      stack.push(...node);
+      continue;
+    }
+    if (!node || typeof node !== 'object') continue;
+    const schema = node as JsonSchema;
+    visit(schema);
+    for (const [key, value] of Object.entries(schema)) {
+      if (!DATA_KEYWORDS.has(key) && value && typeof value === 'object') stack.push(value);
+    }
+  }
+  return root;
+}
+
+/**
+ * Rewrites a JSON Schema so that it says each thing once and reads the same in every client:
+ * - a `pattern` beside a well-known `format` goes (zod inlines a 305-character regex per date-time);
+ * - the safe-integer bounds zod adds to every integer go;
+ * - `type: ["string", "null"]` becomes `anyOf` branches with one type each (clients that read `type`
+ *   as a single string reject or mis-read the array form).
+ */
+export function portable(root: JsonSchema): JsonSchema {
+  return walk(root, (schema) => {
+    if (typeof schema.format === 'string' && SELF_DESCRIBING_FORMATS.has(schema.format)) delete schema.pattern;
+    if (schema.maximum === Number.MAX_SAFE_INTEGER) delete schema.maximum;
+    if (schema.minimum === Number.MIN_SAFE_INTEGER) delete schema.minimum;
+    if (Array.isArray(schema.type)) splitTypeUnion(schema);
+  });
+}
+
+/** Keywords that describe the value as a whole and stay beside the `anyOf`. */
+const ANNOTATIONS = new Set(['description', 'title', 'default', 'deprecated', 'readOnly', 'examples']);
+
+function splitTypeUnion(schema: JsonSchema): void {
+  const types = schema.type as string[];
+  delete schema.type;
+  const shared: JsonSchema = {};
+  const constraints: JsonSchema = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (ANNOTATIONS.has(key)) shared[key] = value;
+    else constraints[key] = value;
+    delete schema[key];
+  }
+  const branches = types.map((type) => (type === 'null' ? { type } : { type, ...constraintsFor(type, constraints) }));
+  Object.assign(schema, { anyOf: branches, ...shared });
+}
+
+function constraintsFor(type: string, constraints: JsonSchema): JsonSchema {
+  if (!('enum' in constraints)) return constraints;
+  const { enum: values, ...rest } = constraints;
+  return { ...rest, enum: (values as unknown[]).filter((v) => v !== null && typeof v === (type === 'integer' ? 'number' : type)) };
+}
+
+/** The JSON Schema of a zod schema, in its portable form. */
+export function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const json = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
+  delete json.$schema;
+  return portable(json);
+}
+
+/** Conventions of every tool input, said once (in the server instructions) instead of on each field. */
+export const INPUT_CONVENTIONS = 'Text fields take at most 255 characters unless a field says otherwise; unknown fields are rejected.';
+
+/**
+ * A tool's input schema for a model: the JSON Schema without what INPUT_CONVENTIONS says once
+ * (`maxLength: 255`, `additionalProperties: false`). The server still enforces both.
+ */
+export function toToolInputSchema(schema: z.ZodType): JsonSchema {
+  return walk(toJsonSchema(schema, 'input'), (s) => {
+    if (s.maxLength === 255) delete s.maxLength;
+    if (s.additionalProperties === false) delete s.additionalProperties;
+  });
+}

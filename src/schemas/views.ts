@@ -1,0 +1,207 @@
+import { z } from 'zod';
+import { reference, type McpView } from '../registry/view.js';
+import { paymentMethodSchema, invoiceAddressSchema } from './billingDetails.js';
+import { billingGroupSchema, couponSchema, planAddonSchema, planSchema, pricePlanSchema, productSchema } from './catalogue.js';
+import { listOf } from './common.js';
+import { customerSchema } from './customers.js';
+import { featureSchema, subscriptionEntitlementSchema } from './features.js';
+import { invoiceSchema } from './invoices.js';
+import { measurementSchema } from './measurements.js';
+import { offerListItemSchema, offerSchema } from './offers.js';
+import { paymentPlanSchema } from './paymentPlans.js';
+import { periodSchema, subscriptionItemSchema, subscriptionSchema } from './subscriptions.js';
+import { taxGroupSchema } from './taxGroups.js';
+import { measurementValueSchema, usageEntrySchema, type MeasurementValue } from './usage.js';
+import { webhookDeliverySchema } from './webhookDeliveries.js';
+
+/**
+ * The compact forms MCP answers with (CONTRACT section 8, "MCP results"): nested resources become
+ * references `{ id, <what a model recognises it by> }`, lists become summary rows. Each is a zod
+ * schema picked from the full resource schema, so the result is its projection (registry/view.ts)
+ * and REST keeps the full objects.
+ */
+
+/** A list tool's view: its rows in the usual envelope. */
+export const listView = (row: z.ZodObject): McpView => ({ output: listOf(row) });
+
+const customerRef = reference(customerSchema, 'customerNumber', 'companyName', 'firstName', 'lastName');
+const planRef = reference(planSchema, 'code', 'name');
+const productRef = reference(productSchema, 'name');
+const measurementRef = reference(measurementSchema, 'code');
+const taxGroupRef = reference(taxGroupSchema, 'internalDescription');
+const featureRef = reference(featureSchema, 'name', 'type');
+const pricePlanRef = pricePlanSchema
+  .pick({ id: true, type: true, currencyCode: true, billingInterval: true, payInAdvance: true })
+  .extend({ price: pricePlanSchema.shape.price.pick({ amount: true }) });
+
+export const productView = productSchema.extend({
+  measurement: measurementRef.nullable().describe('The measurement billed by this product (deprecated), or null.'),
+  taxGroup: taxGroupRef.nullable().describe('The tax group deciding the tax rate, or null.'),
+});
+export const productRow = productView.pick({ id: true, name: true, type: true, measurement: true, taxGroup: true, createdAt: true });
+
+export const pricePlanRow = pricePlanRef.extend(pricePlanSchema.pick({ product: true, status: true, custom: true, createdAt: true }).shape);
+
+const charge = planAddonSchema.extend({ product: productRef, pricePlan: pricePlanRef });
+export const planView = planSchema.extend({
+  originProduct: productRef.nullable(),
+  charges: z.array(charge.extend({ quantity: z.number() })).describe('Items every subscription of the plan gets.'),
+  addons: z.array(charge).describe('Items a subscription may add.'),
+});
+export const planRow = planSchema.pick({ id: true, code: true, name: true, status: true, allowCheckout: true, createdAt: true });
+
+export const couponRow = couponSchema.omit({ updatedAt: true });
+
+export const measurementRow = measurementSchema.pick({ id: true, code: true, unit: true, aggregationType: true, type: true, createdAt: true });
+
+export const customerRow = customerSchema.pick({
+  id: true,
+  customerNumber: true,
+  companyName: true,
+  firstName: true,
+  lastName: true,
+  currencyCode: true,
+  status: true,
+  createdAt: true,
+});
+
+export const invoiceAddressRow = invoiceAddressSchema.pick({
+  id: true,
+  default: true,
+  companyName: true,
+  lastName: true,
+  street: true,
+  houseNumber: true,
+  zip: true,
+  city: true,
+  countryCode: true,
+});
+
+export const paymentMethodRow = paymentMethodSchema.pick({ id: true, type: true, default: true, enabled: true, name: true, createdAt: true }).extend({
+  card: paymentMethodSchema.shape.card.unwrap().pick({ brand: true, last4: true, expMonth: true, expYear: true }).nullable(),
+  sepaDebit: paymentMethodSchema.shape.sepaDebit.unwrap().pick({ iban: true, mandateReference: true }).nullable(),
+  paypal: paymentMethodSchema.shape.paypal.unwrap().pick({ email: true }).nullable(),
+});
+
+const itemView = subscriptionItemSchema
+  .pick({
+    id: true,
+    parent: true,
+    type: true,
+    status: true,
+    name: true,
+    quantity: true,
+    inheritedPeriod: true,
+    startDate: true,
+    billingStart: true,
+    billingEnd: true,
+  })
+  .extend({
+    product: productRef,
+    pricePlan: pricePlanRef,
+    billing: subscriptionItemSchema.shape.billing.pick({ nextBillingAt: true, lastBilledTo: true }),
+    appliedDiscounts: z
+      .array(subscriptionItemSchema.shape.appliedDiscounts.element.pick({ id: true, status: true, appliedIntervals: true }))
+      .describe('Discounts on the item; get_subscription_item shows their terms.'),
+  });
+
+const periodView = periodSchema.pick({ contractPeriod: true, cancellationPeriod: true });
+
+/** A subscription as a model reads it: references instead of embedded customer, plan and catalogue. */
+export const subscriptionView = subscriptionSchema
+  .omit({ partner: true, createdAt: true, updatedAt: true })
+  .extend({
+    customer: customerRef,
+    plan: planRef,
+    paymentMethod: reference(paymentMethodSchema, 'type').nullable().describe("null: the customer's default payment method applies."),
+    invoiceAddress: reference(invoiceAddressSchema, 'city').nullable().describe("null: the customer's default invoice address applies."),
+    billingGroup: reference(billingGroupSchema, 'name', 'type').nullable(),
+    periods: z.array(periodView),
+    items: z.array(itemView).describe('The items; get_subscription_item shows one in full, get_subscription_usage its usage.'),
+  });
+
+export const subscriptionRow = subscriptionSchema
+  .pick({ id: true, number: true, name: true, status: true, nextBillingDate: true, isCancellationPending: true, createdAt: true })
+  .extend({ customer: customerRef, plan: planRef });
+
+export const subscriptionItemView = subscriptionItemSchema.omit({ measurementValues: true, currentMeasurementValue: true }).extend({
+  product: productView,
+  periods: z.array(periodView),
+  currentMeasurementValue: z
+    .object({ quantity: z.string(), measuredAt: measurementValueSchema.shape.measuredAt })
+    .nullable()
+    .describe('The latest value recorded on the item (deprecated), or null; get_subscription_usage lists them.'),
+});
+
+export const measurementValueView = measurementValueSchema.extend({ measurement: measurementRef });
+
+const usageEvent = measurementValueSchema.pick({ id: true, quantity: true, measuredAt: true, valueId: true });
+export const usageView = z.object({
+  data: z.array(usageEntrySchema.extend({ measurement: measurementRef, events: z.array(usageEvent) })),
+});
+
+export const invoiceRow = invoiceSchema.pick({
+  id: true,
+  number: true,
+  customer: true,
+  subscription: true,
+  status: true,
+  currencyCode: true,
+  grossAmount: true,
+  amountDue: true,
+  issuedAt: true,
+  dueAt: true,
+});
+
+export const paymentPlanRow = paymentPlanSchema.omit({ installments: true });
+
+const offerCommon = { customer: customerRef };
+export const offerView = offerSchema.extend(offerCommon);
+export const offerRow = offerListItemSchema
+  .pick({ id: true, number: true, name: true, status: true, expired: true, acceptanceMode: true, validUntil: true, signedAt: true })
+  .extend({ ...offerCommon, subscription: offerListItemSchema.shape.subscription.pick({ id: true, number: true, status: true }) });
+
+export const featureRow = featureSchema.omit({ config: true, description: true });
+
+export const subscriptionEntitlementRow = subscriptionEntitlementSchema.extend({ feature: featureRef });
+
+export const deliveryRow = webhookDeliverySchema.omit({ payload: true, attemptLog: true });
+
+/** At most this many ids in a batch answer; a larger batch answers counts only. */
+export const BATCH_IDS_SHOWN = 20;
+
+/** A batch answers what it stored as counts per item, not the values echoed back. */
+export const measurementBatchView: McpView<{ data: MeasurementValue[] }> = {
+  output: z.object({
+    recorded: z.number().int().describe('Values stored; an entry addressed by measurementCode stores one per item measuring that code.'),
+    items: z
+      .array(
+        z.object({
+          subscriptionItem: z.string(),
+          subscription: z.string(),
+          values: z.number().int().describe('Values stored on the item.'),
+          firstMeasuredAt: measurementValueSchema.shape.measuredAt,
+          lastMeasuredAt: measurementValueSchema.shape.measuredAt,
+        }),
+      )
+      .describe('One entry per item that got values.'),
+    ids: z
+      .array(z.string())
+      .optional()
+      .describe(`Ids of the stored values in request order, when at most ${BATCH_IDS_SHOWN}; get_subscription_usage lists values of larger batches.`),
+  }),
+  from: ({ data }) => {
+    const items = new Map<string, { subscriptionItem: string; subscription: string; values: number; firstMeasuredAt: string; lastMeasuredAt: string }>();
+    for (const v of data) {
+      const item = items.get(v.subscriptionItem);
+      if (!item) {
+        items.set(v.subscriptionItem, { subscriptionItem: v.subscriptionItem, subscription: v.subscription, values: 1, firstMeasuredAt: v.measuredAt, lastMeasuredAt: v.measuredAt });
+        continue;
+      }
+      item.values++;
+      if (v.measuredAt < item.firstMeasuredAt) item.firstMeasuredAt = v.measuredAt;
+      if (v.measuredAt > item.lastMeasuredAt) item.lastMeasuredAt = v.measuredAt;
+    }
+    return { recorded: data.length, items: [...items.values()], ...(data.length <= BATCH_IDS_SHOWN ? { ids: data.map((v) => v.id) } : {}) };
+  },
+};

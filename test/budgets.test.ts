@@ -1,0 +1,132 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { encode } from 'gpt-tokenizer/encoding/o200k_base';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ok, setup, type TestEnv } from './helpers.js';
+
+/**
+ * What a model must read, counted with the o200k tokenizer. The figures are budgets of the product:
+ * a change that breaks one is a regression (README, "Tools").
+ */
+const BUDGET = {
+  toolsListBytes: 300_000,
+  shownTokensAll: 25_000,
+  shownTokensDefault: 8_000,
+  listSubscriptionsTokens: 10_000,
+  getSubscriptionTokens: 2_500,
+  batchTokens: 1_000,
+};
+
+const tokens = (value: unknown) => encode(typeof value === 'string' ? value : JSON.stringify(value)).length;
+
+/** Name, description and input schema: what a client puts in front of the model for each tool. */
+async function shownTokens(client: Client): Promise<number> {
+  const { tools } = await client.listTools();
+  return tokens(tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })));
+}
+
+/** A whole tools/call result as it travels: text content and structured content both count. */
+async function resultTokens(client: Client, name: string, args: Record<string, unknown>): Promise<number> {
+  const result = await client.callTool({ name, arguments: args });
+  expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+  return tokens({ content: result.content, structuredContent: result.structuredContent });
+}
+
+let env: TestEnv;
+let fixture: { customer: string; plan: string; meteredItem: (s: any) => string };
+const figures: Record<string, number> = {};
+
+beforeAll(async () => {
+  env = await setup();
+  env.setNow('2026-03-20T12:00:00Z');
+  const mcp = env.mcp;
+  const customer = await ok(mcp, 'create_customer', { companyName: 'Budget GmbH' });
+  await ok(mcp, 'create_unit', { name: 'call' });
+  const measurement = await ok(mcp, 'create_measurement', { unit: 'call', code: 'calls', aggregationType: 'sum', type: 'metered' });
+  const base = await ok(mcp, 'create_product', { name: 'Base licence' });
+  const metered = await ok(mcp, 'create_product', { name: 'API calls', measurement: measurement.id });
+  const basePrice = await ok(mcp, 'create_price_plan', { id: base.id, type: 'flat_fee', currencyCode: 'EUR', price: { amount: 49 }, billingInterval: '1M' });
+  const callPrice = await ok(mcp, 'create_price_plan', {
+    id: metered.id,
+    type: 'per_unit',
+    currencyCode: 'EUR',
+    price: { amount: 0.01 },
+    billingInterval: '1M',
+    payInAdvance: false,
+  });
+  const plan = await ok(mcp, 'create_plan', {
+    code: 'pro',
+    name: 'Pro',
+    charges: [
+      { product: base.id, pricePlan: basePrice.id },
+      { product: metered.id, pricePlan: callPrice.id },
+    ],
+  });
+  fixture = {
+    customer: customer.id,
+    plan: plan.id,
+    meteredItem: (s: any) => s.items.find((i: any) => i.product.id === metered.id).id,
+  };
+});
+afterAll(() => {
+  console.info(`token budgets (o200k): ${JSON.stringify(figures)}`);
+  return env.close();
+});
+
+const subscribe = () =>
+  ok(env.mcp, 'create_subscription', {
+    customer: fixture.customer,
+    plan: fixture.plan,
+    periods: [{ contractPeriod: '12M', cancellationPeriod: '3M' }],
+    startDate: '2026-03-01T00:00:00Z',
+    activate: true,
+  });
+
+describe('the tool surface fits a model context', () => {
+  it(`the whole tools/list, output schemas included, is at most ${BUDGET.toolsListBytes} bytes`, async () => {
+    const { tools } = await env.mcp.listTools();
+    figures.toolsListBytes = Buffer.byteLength(JSON.stringify({ tools }));
+    expect(figures.toolsListBytes).toBeLessThanOrEqual(BUDGET.toolsListBytes);
+  });
+
+  it(`what a model is shown of every tool is at most ${BUDGET.shownTokensAll} tokens`, async () => {
+    figures.shownTokensAll = await shownTokens(env.mcp);
+    expect(figures.shownTokensAll).toBeLessThanOrEqual(BUDGET.shownTokensAll);
+  });
+
+  it(`the default list of stdio (no flags) is at most ${BUDGET.shownTokensDefault} tokens`, async () => {
+    const stdio = await setup({ toolsets: undefined });
+    try {
+      figures.shownTokensDefault = await shownTokens(stdio.mcp);
+    } finally {
+      await stdio.close();
+    }
+    expect(figures.shownTokensDefault).toBeLessThanOrEqual(BUDGET.shownTokensDefault);
+  });
+});
+
+describe('typical results fit a model context', () => {
+  it(`list_subscriptions, a default page of 30 subscriptions, is at most ${BUDGET.listSubscriptionsTokens} tokens`, async () => {
+    for (let i = 0; i < 30; i++) await subscribe();
+    figures.listSubscriptionsTokens = await resultTokens(env.mcp, 'list_subscriptions', {});
+    expect(figures.listSubscriptionsTokens).toBeLessThanOrEqual(BUDGET.listSubscriptionsTokens);
+  });
+
+  it(`get_subscription with two items is at most ${BUDGET.getSubscriptionTokens} tokens`, async () => {
+    const s = await subscribe();
+    expect(s.items).toHaveLength(2);
+    figures.getSubscriptionTokens = await resultTokens(env.mcp, 'get_subscription', { id: s.id });
+    expect(figures.getSubscriptionTokens).toBeLessThanOrEqual(BUDGET.getSubscriptionTokens);
+  });
+
+  it(`a batch of 1,000 usage values answers in at most ${BUDGET.batchTokens} tokens`, async () => {
+    const s = await subscribe();
+    const item = fixture.meteredItem(s);
+    const values = Array.from({ length: 1000 }, (_, i) => ({
+      subscriptionItem: item,
+      quantity: i + 1,
+      measuredAt: new Date(Date.parse('2026-03-02T00:00:00Z') + i * 60_000).toISOString(),
+    }));
+    figures.batchTokens = await resultTokens(env.mcp, 'create_subscription_measurements_batch', { values });
+    expect(figures.batchTokens).toBeLessThanOrEqual(BUDGET.batchTokens);
+  });
+});
