@@ -125,7 +125,8 @@ export const subscriptionRow = subscriptionSchema
   .extend({ customer: customerRef, plan: planRef });
 
 export const subscriptionItemView = subscriptionItemSchema.omit({ measurementValues: true, currentMeasurementValue: true }).extend({
-  product: productView,
+  product: productRef.extend({ measurement: measurementRef.nullable() }),
+  plan: planRef,
   periods: z.array(periodView),
   currentMeasurementValue: z
     .object({ quantity: z.string(), measuredAt: measurementValueSchema.shape.measuredAt })
