@@ -5,8 +5,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPERATIONS } from '../src/tools/index.js';
 import { call, ok } from './helpers.js';
 
 const run = promisify(execFile);
@@ -115,7 +117,7 @@ describe('CLI', () => {
 });
 
 describe('MCP over stdio against dist/', () => {
-  it('lists and calls tools with BILLING_API_KEY, and stops at once when the key is revoked by another process', async () => {
+  it('starts with the default toolsets, adds one on demand with a list_changed notification, and stops at once when the key is revoked by another process', async () => {
     const stdioDb = path.join(dir, 'stdio.sqlite');
     const init = JSON.parse((await cli(['init', '--org', 'Stdio'], { BILLING_DB: stdioDb })).stdout);
     const key = JSON.parse(
@@ -128,16 +130,46 @@ describe('MCP over stdio against dist/', () => {
       stderr: 'pipe',
     });
     const client = new Client({ name: 'stdio-test', version: '1.0.0' });
+    let listChanged = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      listChanged++;
+    });
     await client.connect(transport);
     try {
-      const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name)).toContain('create_unit');
+      const before = (await client.listTools()).tools.map((t) => t.name);
+      expect(before).toEqual(expect.arrayContaining(['list_toolsets', 'enable_toolsets', 'create_customer', 'get_subscription']));
+      expect(before).not.toContain('create_unit');
+      const hidden = await call(client, 'create_unit', { name: 'over stdio' });
+      expect(hidden.text).toMatch(/toolset 'catalogue'.*enable_toolsets/);
+      const enabled = await ok(client, 'enable_toolsets', { toolsets: ['catalogue'] });
+      expect(enabled.added).toContain('create_unit');
+      await expect.poll(() => listChanged).toBe(1);
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('create_unit');
       const unit = await ok(client, 'create_unit', { name: 'over stdio' });
       expect(unit.name).toBe('over stdio');
       await cli(['keys', 'revoke', key.id], { BILLING_DB: stdioDb });
       const after = await call(client, 'list_units');
       expect(after.isError).toBe(true);
       expect(after.body.status).toBe(401);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('--toolsets all lists every tool at once, without the discovery tools', async () => {
+    const stdioDb = path.join(dir, 'stdio-all.sqlite');
+    const init = JSON.parse((await cli(['init', '--org', 'Stdio all'], { BILLING_DB: stdioDb })).stdout);
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'stdio', '--toolsets', 'all'],
+      env: { ...(process.env as Record<string, string>), BILLING_DB: stdioDb, BILLING_API_KEY: init.apiKey, LOG_LEVEL: 'silent' },
+    });
+    const client = new Client({ name: 'stdio-test', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names.sort()).toEqual(OPERATIONS.map((op) => op.name).sort());
+      expect(client.getServerCapabilities()?.tools?.listChanged).toBe(false);
     } finally {
       await client.close();
     }

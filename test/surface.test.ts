@@ -27,10 +27,50 @@ function undocumented(schema: Schema, at = ''): string[] {
   return out;
 }
 
+/** Where a schema would read differently in some clients: what the MCP Inspector's portability lint flags. */
+function unportable(schema: unknown, at: string): string[] {
+  const out: string[] = [];
+  const stack: Array<[unknown, string]> = [[schema, at]];
+  while (stack.length) {
+    const [node, where] = stack.pop()!;
+    if (!node || typeof node !== 'object') continue;
+    if (Array.isArray(node)) {
+      node.forEach((n, i) => stack.push([n, `${where}[${i}]`]));
+      continue;
+    }
+    const s = node as Record<string, unknown>;
+    if (Array.isArray(s.type)) out.push(`${where}: type is an array`);
+    if ('$ref' in s || '$defs' in s) out.push(`${where}: $ref/$defs`);
+    if (s.format && s.pattern) out.push(`${where}: pattern beside format ${String(s.format)}`);
+    for (const branch of (s.anyOf ?? s.oneOf ?? []) as Array<Record<string, unknown>>) {
+      if (!branch.type) out.push(`${where}: an anyOf/oneOf branch without type`);
+    }
+    for (const [key, value] of Object.entries(s)) {
+      if (!['enum', 'const', 'default', 'examples'].includes(key)) stack.push([value, `${where}.${key}`]);
+    }
+  }
+  return out;
+}
+
 describe('tools/list', () => {
-  it('matches the reviewed snapshot (any change to the tool surface shows up in review)', async () => {
+  it('matches one reviewed snapshot per tool (any change to the tool surface shows up in review)', async () => {
     const { tools } = await env.mcp.listTools();
-    await expect(JSON.stringify(tools, null, 2)).toMatchFileSnapshot('./__snapshots__/tools-list.json');
+    for (const tool of tools) await expect(JSON.stringify(tool, null, 2)).toMatchFileSnapshot(`./__snapshots__/tools/${tool.name}.json`);
+    const discovery = await setup({ toolsets: undefined });
+    try {
+      const listed = (await discovery.mcp.listTools()).tools;
+      for (const name of ['list_toolsets', 'enable_toolsets']) {
+        await expect(JSON.stringify(listed.find((t) => t.name === name), null, 2)).toMatchFileSnapshot(`./__snapshots__/tools/${name}.json`);
+      }
+    } finally {
+      await discovery.close();
+    }
+  });
+
+  it('every input and output schema is portable: one type per schema, no references, no patterns beside formats', async () => {
+    const { tools } = await env.mcp.listTools();
+    const findings = tools.flatMap((t) => [...unportable(t.inputSchema, `${t.name}.input`), ...unportable(t.outputSchema, `${t.name}.output`)]);
+    expect(findings).toEqual([]);
   });
 
   it('every tool declares a title, all four annotations, an output schema and a described input field', async () => {

@@ -32,7 +32,8 @@ function walk(root: JsonSchema, visit: (schema: JsonSchema) => void): JsonSchema
  * - a `pattern` beside a well-known `format` goes (zod inlines a 305-character regex per date-time);
  * - the safe-integer bounds zod adds to every integer go;
  * - `type: ["string", "null"]` becomes `anyOf` branches with one type each (clients that read `type`
- *   as a single string reject or mis-read the array form).
+ *   as a single string reject or mis-read the array form);
+ * - an `anyOf` nested as a branch of another (a nullable union) is lifted, so every branch has a type.
  */
 export function portable(root: JsonSchema): JsonSchema {
   return walk(root, (schema) => {
@@ -40,7 +41,12 @@ export function portable(root: JsonSchema): JsonSchema {
     if (schema.maximum === Number.MAX_SAFE_INTEGER) delete schema.maximum;
     if (schema.minimum === Number.MIN_SAFE_INTEGER) delete schema.minimum;
     if (Array.isArray(schema.type)) splitTypeUnion(schema);
+    if (Array.isArray(schema.anyOf)) schema.anyOf = flatten(schema.anyOf as JsonSchema[]);
   });
+}
+
+function flatten(branches: JsonSchema[]): JsonSchema[] {
+  return branches.flatMap((b) => (Array.isArray(b.anyOf) && Object.keys(b).length === 1 ? flatten(b.anyOf as JsonSchema[]) : [b]));
 }
 
 /** Keywords that describe the value as a whole and stay beside the `anyOf`. */

@@ -1,0 +1,120 @@
+import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TOOLSETS } from '../src/config.js';
+import { DEFAULT_TOOLSETS } from '../src/mcp/discovery.js';
+import { OPERATIONS } from '../src/tools/index.js';
+import { call, fails, ok, setup, type TestEnv } from './helpers.js';
+
+const namesIn = (toolsets: readonly string[]) => OPERATIONS.filter((op) => toolsets.includes(op.toolset)).map((op) => op.name);
+
+describe('discovery on demand (stdio without --toolsets)', () => {
+  let env: TestEnv;
+  beforeAll(async () => {
+    env = await setup({ toolsets: undefined });
+  });
+  afterAll(() => env.close());
+
+  it('starts with the default toolsets plus list_toolsets and enable_toolsets, and announces list changes', async () => {
+    const names = (await env.mcp.listTools()).tools.map((t) => t.name);
+    expect(names.sort()).toEqual(['enable_toolsets', 'list_toolsets', ...namesIn(DEFAULT_TOOLSETS)].sort());
+    expect(env.mcp.getServerCapabilities()?.tools?.listChanged).toBe(true);
+    expect(env.mcp.getInstructions()).toMatch(/enable_toolsets/);
+  });
+
+  it('list_toolsets names every toolset with its purpose, whether it is enabled, and its tools', async () => {
+    const { toolsets } = await ok(env.mcp, 'list_toolsets');
+    expect(toolsets.map((t: { name: string }) => t.name)).toEqual([...TOOLSETS]);
+    const invoices = toolsets.find((t: { name: string }) => t.name === 'invoices');
+    expect(invoices).toMatchObject({ enabled: false, tools: namesIn(['invoices']) });
+    expect(invoices.purpose.length).toBeGreaterThan(10);
+    expect(toolsets.find((t: { name: string }) => t.name === 'customers').enabled).toBe(true);
+  });
+
+  it('a tool of a toolset not enabled says how to enable it; enable_toolsets adds it once and notifies', async () => {
+    const problem = await fails(env.mcp, 'create_invoice', { customer: 'x', lines: [] }, 403);
+    expect(problem.detail).toMatch(/toolset 'invoices'.*enable_toolsets \{ "toolsets": \["invoices"\] \}/);
+    let notified = 0;
+    env.mcp.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      notified++;
+    });
+    const first = await ok(env.mcp, 'enable_toolsets', { toolsets: ['invoices'] });
+    expect(first.added.sort()).toEqual(namesIn(['invoices']).sort());
+    expect(first.enabled).toEqual(['customers', 'subscriptions', 'invoices']);
+    await expect.poll(() => notified).toBe(1);
+    expect((await env.mcp.listTools()).tools.map((t) => t.name)).toContain('create_invoice');
+    const again = await ok(env.mcp, 'enable_toolsets', { toolsets: ['invoices'] });
+    expect(again.added).toEqual([]);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(notified).toBe(1);
+  });
+
+  it('rejects an unknown toolset naming the allowed ones', async () => {
+    const problem = await fails(env.mcp, 'enable_toolsets', { toolsets: ['billing'] }, 422);
+    expect(problem.violations[0].propertyPath).toBe('toolsets[0]');
+    expect(problem.detail).toMatch(/catalogue/);
+  });
+
+  it('lists only the tools the token may call', async () => {
+    const key = await env.newKey(env.org, ['customer:read']);
+    const client = await env.mcpFor(key);
+    const { toolsets } = await ok(client, 'list_toolsets');
+    expect(toolsets.find((t: { name: string }) => t.name === 'customers').tools).toEqual(
+      expect.arrayContaining(['list_customers', 'get_customer']),
+    );
+    expect(toolsets.find((t: { name: string }) => t.name === 'customers').tools).not.toContain('create_customer');
+    expect(toolsets.find((t: { name: string }) => t.name === 'webhooks').tools).toEqual([]);
+  });
+});
+
+describe('protocol errors and modes', () => {
+  let env: TestEnv;
+  beforeAll(async () => {
+    env = await setup();
+  });
+  afterAll(() => env.close());
+
+  it('an unknown tool is the JSON-RPC error -32602, not a tool result', async () => {
+    const error = await env.mcp.callTool({ name: 'create_unicorn', arguments: {} }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(McpError);
+    expect((error as McpError).code).toBe(-32602);
+    expect((error as McpError).message).toMatch(/Unknown tool 'create_unicorn'/);
+  });
+
+  it('a write tool in read-only mode says the mode forbids it', async () => {
+    const ro = await setup({ readOnly: true });
+    try {
+      const result = await call(ro.mcp, 'create_unit', { name: 'x' });
+      expect(result.isError).toBe(true);
+      expect(result.body.status).toBe(403);
+      expect(result.text).toMatch(/^Forbidden: The server runs in read-only mode; create_unit changes data/);
+    } finally {
+      await ro.close();
+    }
+  });
+
+  it('/mcp lists the toolsets chosen by ?toolsets= or the MCP-Toolsets header, all by default', async () => {
+    const headers = { accept: 'application/json, text/event-stream' };
+    const list = (path: string, extra: Record<string, string> = {}) =>
+      env.http('POST', path, { headers: { ...headers, ...extra }, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    const names = (res: { body: any }) => res.body.result.tools.map((t: { name: string }) => t.name).sort();
+    expect(names(await list('/mcp'))).toEqual(OPERATIONS.map((op) => op.name).sort());
+    expect(names(await list('/mcp?toolsets=webhooks,usage'))).toEqual(namesIn(['webhooks', 'usage']).sort());
+    expect(names(await list('/mcp', { 'mcp-toolsets': 'catalogue' }))).toEqual(namesIn(['catalogue']).sort());
+    expect(names(await list('/mcp?toolsets=all'))).toHaveLength(OPERATIONS.length);
+    const bad = await list('/mcp?toolsets=catalogue,nope');
+    expect(bad.status).toBe(400);
+    expect(bad.body.violations[0].propertyPath).toBe('toolsets');
+  });
+
+  it('a call over /mcp to a tool outside the chosen toolsets says which toolset it needs', async () => {
+    const res = await env.http('POST', '/mcp?toolsets=webhooks', {
+      headers: { accept: 'application/json, text/event-stream' },
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_units', arguments: {} } },
+    });
+    expect(res.body.result.isError).toBe(true);
+    expect(res.body.result.content[0].text).toMatch(/toolset 'catalogue'/);
+  });
+});
