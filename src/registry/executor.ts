@@ -85,7 +85,7 @@ export class Executor {
   ): Promise<Outcome> {
     authorize(op, principal);
     const parsed = op.input.safeParse(raw);
-    if (!parsed.success) throw inputError(parsed.error, op.method === 'GET' ? 'bad_request' : 'validation');
+    if (!parsed.success) throw inputError(parsed.error, op.method === 'GET' ? 'bad_request' : 'validation', op.input);
     const input = parsed.data as Record<string, unknown>;
     confineToCustomer(op, principal, input);
 
