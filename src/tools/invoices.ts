@@ -8,9 +8,8 @@ import {
   recordInvoicePayment,
   voidInvoice,
 } from '../domain/invoices.js';
-import { UUID_RE } from '../ids.js';
 import { defineOperation } from '../registry/operation.js';
-import { dateTimeInput, id, listOf, pageInput, pageRequest, pathId, toPage } from '../schemas/common.js';
+import { dateTimeInput, filterBy, idOrNumber, listOf, pageInput, pageRequest, toPage } from '../schemas/common.js';
 import { INVOICE_STATUSES, invoiceSchema } from '../schemas/invoices.js';
 
 const MAX_LINES = 500;
@@ -68,19 +67,15 @@ export const invoiceOperations = [
   defineOperation({
     name: 'create_invoice',
     title: 'Create invoice',
-    description: `Create a manual invoice for a customer from lines (description, quantity, unitAmount in cents, taxRate). Use it to bill one-off charges, or to have an open invoice that a payment plan can split. By default the invoice is issued at once (status open): it gets the next number INV-<year>-000001 of the organisation and issuedAt now; with status draft it stays unnumbered until finalize_invoice. The currency is the customer's currencyCode. Each line's net is quantity x unitAmount; tax is computed per rate on the summed net of that rate, rounded half-up to the cent; grossAmount = net + tax. An invoice whose gross is 0 is paid at once. dueAt defaults to the moment of issue. Rejected (422): an unknown customer, no lines or more than ${MAX_LINES}, a quantity that is not a whole number from 1 to ${MAX_QUANTITY}, a tax rate outside 0-100 or with more than 4 decimals, a negative total, a subscription that is not a UUID.`,
+    description: `Create a manual invoice for a customer from lines (description, quantity, unitAmount in cents, taxRate). Use it to bill one-off charges, or to have an open invoice that a payment plan can split. By default the invoice is issued at once (status open): it gets the next number INV-<year>-000001 of the organisation and issuedAt now; with status draft it stays unnumbered until finalize_invoice. The currency is the customer's currencyCode. Each line's net is quantity x unitAmount; tax is computed per rate on the summed net of that rate, rounded half-up to the cent; grossAmount = net + tax. An invoice whose gross is 0 is paid at once. dueAt defaults to the moment of issue. Rejected (422): an unknown customer, no lines or more than ${MAX_LINES}, a quantity that is not a whole number from 1 to ${MAX_QUANTITY}, a tax rate outside 0-100 or with more than 4 decimals, a negative total, an unknown subscription number.`,
     toolset: 'invoices',
     method: 'POST',
     path: '/invoices',
     permission: 'invoice:write',
     kind: 'create',
     input: z.strictObject({
-      customer: id.describe('Id of the customer to bill (must exist in this organisation; see list_customers).'),
-      subscription: z
-        .string()
-        .regex(UUID_RE, { message: 'must be a subscription id (a UUID)' })
-        .optional()
-        .describe('Optional id (UUID) of the subscription the invoice belongs to; omit for a one-off invoice.'),
+      customer: idOrNumber('customer', 'customer to bill'),
+      subscription: idOrNumber('subscription', 'subscription billed').optional(),
       dueAt: dateTimeInput
         .optional()
         .describe('When payment is due, an ISO 8601 date-time with an offset (2026-04-01T00:00:00Z); default: the moment the invoice is issued.'),
@@ -109,8 +104,8 @@ export const invoiceOperations = [
     kind: 'list',
     input: z.strictObject({
       ...pageInput,
-      customer: id.optional().describe('Only invoices of this customer id.'),
-      subscription: id.optional().describe('Only invoices of this subscription id.'),
+      customer: filterBy('customer', 'invoices'),
+      subscription: filterBy('subscription', 'invoices'),
       status: z.enum(INVOICE_STATUSES).optional().describe(`Only invoices with this status: ${STATUS_RULES}`),
     }),
     output: listOf(invoiceSchema),
@@ -124,13 +119,13 @@ export const invoiceOperations = [
     name: 'get_invoice',
     title: 'Get invoice',
     description:
-      'Get one invoice by id: lines, tax per rate, totals, payments, amountDue and whether dunning is paused by an active payment plan. An unknown id is a 404.',
+      'Get one invoice by id or number: lines, tax per rate, totals, payments, amountDue and whether dunning is paused by an active payment plan. An unknown id is a 404.',
     toolset: 'invoices',
     method: 'GET',
     path: '/invoices/{id}',
     permission: 'invoice:read',
     kind: 'read',
-    input: z.strictObject({ id: pathId('invoice') }),
+    input: z.strictObject({ id: idOrNumber('invoice') }),
     output: invoiceSchema,
     handler: (ctx, input) => getInvoice(ctx.tx, ctx.org, input.id),
   }),
@@ -145,7 +140,7 @@ export const invoiceOperations = [
     permission: 'invoice:write',
     kind: 'action',
     annotations: { destructiveHint: false },
-    input: z.strictObject({ id: pathId('draft invoice') }),
+    input: z.strictObject({ id: idOrNumber('invoice', 'draft invoice') }),
     output: invoiceSchema,
     handler: (ctx, input) => finalizeInvoice(ctx.tx, ctx.org, input.id, ctx.now),
   }),
@@ -159,7 +154,7 @@ export const invoiceOperations = [
     path: '/invoices/{id}/void',
     permission: 'invoice:write',
     kind: 'action',
-    input: z.strictObject({ id: pathId('invoice') }),
+    input: z.strictObject({ id: idOrNumber('invoice') }),
     output: invoiceSchema,
     handler: (ctx, input) => voidInvoice(ctx.tx, ctx.org, input.id, ctx.now),
   }),
@@ -174,7 +169,7 @@ export const invoiceOperations = [
     permission: 'invoice:write',
     kind: 'action',
     annotations: { destructiveHint: false },
-    input: z.strictObject({ id: pathId('open invoice'), amount: cents('Amount received'), paidAt }),
+    input: z.strictObject({ id: idOrNumber('invoice', 'open invoice'), amount: cents('Amount received'), paidAt }),
     output: invoiceSchema,
     handler: (ctx, { id: invoiceId, ...payment }) => recordInvoicePayment(ctx.tx, ctx.org, invoiceId, payment, ctx.now),
   }),
