@@ -11,6 +11,10 @@ export const date = z.iso.date({ message: 'must be a calendar date YYYY-MM-DD' }
 
 export const id = z.string().min(1).max(255);
 
+/** The two units of money on the wire (CONTRACT section 8): every money field's description names one. */
+export const MINOR = 'integer, minor units (cents)';
+export const MAJOR = 'decimal, major units';
+
 export const text255 = z.string().max(255, { message: 'must be at most 255 characters' });
 
 export const timestamps = {

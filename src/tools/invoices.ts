@@ -9,7 +9,7 @@ import {
   voidInvoice,
 } from '../domain/invoices.js';
 import { defineOperation } from '../registry/operation.js';
-import { dateTimeInput, filterBy, idOrNumber, listOf, pageInput, pageRequest, toPage } from '../schemas/common.js';
+import { dateTimeInput, filterBy, idOrNumber, listOf, MINOR, pageInput, pageRequest, toPage } from '../schemas/common.js';
 import { INVOICE_STATUSES, invoiceSchema } from '../schemas/invoices.js';
 
 const MAX_LINES = 500;
@@ -22,7 +22,7 @@ export const cents = (what: string) =>
     .int({ message: 'must be a whole number of cents' })
     .min(1, { message: 'must be at least 1 cent' })
     .max(MAX_AMOUNT_CENTS, { message: `must be at most ${MAX_AMOUNT_CENTS} cents` })
-    .describe(`${what} in cents as a whole number (12.50 EUR is 1250), 1 to ${MAX_AMOUNT_CENTS}; decimals and 0 are rejected.`);
+    .describe(`${what}; ${MINOR}: 1250 = 12.50 EUR. 1 to ${MAX_AMOUNT_CENTS}; decimals and 0 are rejected.`);
 
 export const paidAt = dateTimeInput
   .optional()
@@ -48,7 +48,7 @@ const line = z.strictObject({
     .min(-MAX_AMOUNT_CENTS, { message: `must be within ±${MAX_AMOUNT_CENTS} cents` })
     .max(MAX_AMOUNT_CENTS, { message: `must be within ±${MAX_AMOUNT_CENTS} cents` })
     .describe(
-      'Net price of one unit in cents, a whole number (99.90 EUR is 9990). Negative for a discount or credit line; the invoice as a whole cannot be negative.',
+      `Net price of one unit; ${MINOR}: 4900 = 49.00 EUR. Negative for a discount or credit line; the invoice as a whole cannot be negative.`,
     ),
   taxRate: z
     .number()
@@ -67,7 +67,7 @@ export const invoiceOperations = [
   defineOperation({
     name: 'create_invoice',
     title: 'Create invoice',
-    description: `Create a manual invoice for a customer from lines (description, quantity, unitAmount in cents, taxRate). Use it to bill one-off charges, or to have an open invoice that a payment plan can split. By default the invoice is issued at once (status open): it gets the next number INV-<year>-000001 of the organisation and issuedAt now; with status draft it stays unnumbered until finalize_invoice. The currency is the customer's currencyCode. Each line's net is quantity x unitAmount; tax is computed per rate on the summed net of that rate, rounded half-up to the cent; grossAmount = net + tax. An invoice whose gross is 0 is paid at once. dueAt defaults to the moment of issue. Rejected (422): an unknown customer, no lines or more than ${MAX_LINES}, a quantity that is not a whole number from 1 to ${MAX_QUANTITY}, a tax rate outside 0-100 or with more than 4 decimals, a negative total, an unknown subscription number.`,
+    description: `Create a manual invoice for a customer from lines (description, quantity, unitAmount, taxRate). unitAmount is an integer of minor units (cents): 4900 = 49.00 EUR, unlike a price plan's decimal price.amount. Use it to bill one-off charges, or to have an open invoice that a payment plan can split. By default the invoice is issued at once (status open): it gets the next number INV-<year>-000001 of the organisation and issuedAt now; with status draft it stays unnumbered until finalize_invoice. The currency is the customer's currencyCode. Each line's net is quantity x unitAmount; tax is computed per rate on the summed net of that rate, rounded half-up to the cent; grossAmount = net + tax. An invoice whose gross is 0 is paid at once. dueAt defaults to the moment of issue. Rejected (422): an unknown customer, no lines or more than ${MAX_LINES}, a quantity that is not a whole number from 1 to ${MAX_QUANTITY}, a tax rate outside 0-100 or with more than 4 decimals, a negative total, an unknown subscription number.`,
     toolset: 'invoices',
     method: 'POST',
     path: '/invoices',

@@ -20,7 +20,7 @@ import { estimateInvoice } from '../domain/estimate.js';
 import { defineOperation } from '../registry/operation.js';
 import { estimateSchema } from '../schemas/estimate.js';
 import { amountInput, currencyCodeInput, customPricePlanShape } from '../schemas/catalogue.js';
-import { dateTimeInput, filterBy, idOrNumber, listOf, pageInput, pathId, text255, paged } from '../schemas/common.js';
+import { dateTimeInput, filterBy, idOrNumber, listOf, MAJOR, pageInput, pathId, text255, paged } from '../schemas/common.js';
 import { SUBSCRIPTION_STATUSES, subscriptionItemSchema, subscriptionSchema, type Subscription } from '../schemas/subscriptions.js';
 import type { Tx } from '../store/store.js';
 
@@ -89,11 +89,11 @@ const discount = z
       .describe('Percent off, more than 0 and at most 100; only with type percentage.'),
     fixedAmount: z
       .strictObject({
-        amount: amountInput('positive').describe('Amount off in major units, at most 2 fractional digits.'),
+        amount: amountInput('positive').describe(`Amount off; ${MAJOR}, at most 2 fractional digits.`),
         currency: currencyCodeInput.describe("ISO 4217 code; must be the subscription's currency."),
       })
       .optional()
-      .describe('Amount off per invoice; only with type fixed_amount.'),
+      .describe(`Amount off per invoice, ${MAJOR}; only with type fixed_amount.`),
     frequencyInterval: z.number().int().min(1).optional().describe('How many invoices are discounted (>= 1); only with frequency limited.'),
   })
   .describe('A discount on the item: a coupon reference, or an inline discount (type plus percentage or fixedAmount).');
