@@ -96,6 +96,7 @@ export async function authenticateCustomer(store: Store, token: string, now: Dat
     kind: 'customer',
     organisationId: found.organisationId,
     customerId: found.customerId,
+    customerNumber: found.customerNumber,
     keyId: found.apiKeyId,
     permissions: CUSTOMER_PERMISSIONS,
   };

@@ -35,6 +35,8 @@ export interface CustomerPrincipal {
   kind: 'customer';
   organisationId: string;
   customerId: string;
+  /** The customer's number as it is now (read with the token on every call): inputs may name the customer by it. */
+  customerNumber: string;
   /** The API key that minted the token; revoking it ends the token. */
   keyId: string;
   permissions: readonly string[];

@@ -82,9 +82,20 @@ export async function createCustomer(tx: Tx, org: string, input: CustomerInput, 
   return customer;
 }
 
-export async function getCustomer(tx: Tx, org: string, id: string): Promise<Customer> {
-  const customer = await tx.customers.get(org, id);
-  if (!customer) throw notFound('Customer', id);
+/** A customer by id or by customer number: every input naming a customer accepts both. */
+export async function findCustomer(tx: Tx, org: string, ref: string): Promise<Customer | undefined> {
+  return (await tx.customers.get(org, ref)) ?? (await tx.customers.getByNumber(org, ref));
+}
+
+/** The id of the customer `ref` (id or number) names, for a list filter; `ref` itself, matching nothing, when none does. */
+export async function customerIdOf(tx: Tx, org: string, ref: string): Promise<string> {
+  return (await findCustomer(tx, org, ref))?.id ?? ref;
+}
+
+/** The customer `ref` (id or number) names; a 404 when none does. */
+export async function getCustomer(tx: Tx, org: string, ref: string): Promise<Customer> {
+  const customer = await findCustomer(tx, org, ref);
+  if (!customer) throw notFound('Customer', ref);
   return customer;
 }
 
@@ -118,7 +129,7 @@ export async function updateCustomer(
   };
   throwIfAny([
     nameViolation(next),
-    next.customerNumber === current.customerNumber ? undefined : await numberViolation(tx, org, next.customerNumber, id),
+    next.customerNumber === current.customerNumber ? undefined : await numberViolation(tx, org, next.customerNumber, current.id),
   ]);
   await tx.customers.update(org, next);
   return next;

@@ -1,5 +1,5 @@
 import type { DateTime } from 'luxon';
-import { conflict, notFound } from '../errors.js';
+import { conflict } from '../errors.js';
 import type { PricePlan, Product } from '../schemas/catalogue.js';
 import type { Customer } from '../schemas/customers.js';
 import type { Estimate, EstimateLine } from '../schemas/estimate.js';
@@ -13,7 +13,7 @@ import { divideRounded, invoiceTotals, lineNetAmount, RATE_SCALE } from './invoi
 import { centsOf, toScaled } from './money.js';
 import { getPricePlan, getProduct } from './products.js';
 import { formatQuantity, MICROS } from './quantity.js';
-import { alignmentOf, itemBillingStart } from './subscriptions.js';
+import { alignmentOf, itemBillingStart, loadSubscription } from './subscriptions.js';
 import { currentInterval, intervalValue, timeWeightedValue } from './usage.js';
 
 /** Cents as text with two decimals: 4990 → "49.90", -499 → "-4.99". */
@@ -136,8 +136,7 @@ function render(e: Omit<Estimate, 'estimate'>, header: string[]): string {
  * summed net.
  */
 export async function estimateInvoice(tx: Tx, org: string, id: string, now: Date): Promise<Estimate> {
-  const record = await tx.subscriptions.get(org, id);
-  if (!record) throw notFound('Subscription', id);
+  const record = await loadSubscription(tx, org, id);
   if (record.status !== 'active') {
     throw conflict(`Subscription ${record.number} is ${record.status}: only an active subscription is billed, so there is no next invoice to estimate`);
   }

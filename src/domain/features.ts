@@ -15,6 +15,7 @@ import {
 } from '../schemas/features.js';
 import type { FeatureFilter } from '../store/repos/features.js';
 import type { Tx } from '../store/store.js';
+import { loadSubscription } from './subscriptions.js';
 
 export const FEATURE_ID_RE = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 const FEATURE_ID_MAX = 64;
@@ -280,8 +281,7 @@ export async function listSubscriptionEntitlements(
   page: PageRequest,
   now: Date,
 ): Promise<{ rows: SubscriptionEntitlement[]; total: number }> {
-  const subscription = await tx.subscriptions.get(org, subscriptionId);
-  if (!subscription) throw notFound('Subscription', subscriptionId);
+  const subscription = await loadSubscription(tx, org, subscriptionId);
   if (subscription.status !== 'active') return { rows: [], total: 0 };
   const { rows, total } = await tx.features.subscriptionEntitlements(org, subscription.id, now.toISOString(), page);
   return {

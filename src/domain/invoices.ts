@@ -1,9 +1,11 @@
 import { conflict, invalid, invalidMany, notFound, type Violation } from '../errors.js';
-import { newId } from '../ids.js';
+import { newId, UUID_RE } from '../ids.js';
 import type { PageRequest } from '../schemas/common.js';
 import type { Invoice, InvoiceLine, InvoiceStatus, InvoiceTax } from '../schemas/invoices.js';
 import type { InvoiceFilter } from '../store/repos/invoices.js';
 import type { Tx } from '../store/store.js';
+import { customerIdOf, findCustomer } from './customers.js';
+import { findSubscription, subscriptionIdOf } from './subscriptions.js';
 
 /* ---------------------------------------------------------------------------------------------
  * Money math: integers of cents, BigInt where a product could leave the safe-integer range, no
@@ -151,16 +153,36 @@ function lineViolations(lines: InvoiceLineInput[]): Violation[] {
   return violations;
 }
 
-export async function createInvoice(tx: Tx, org: string, input: InvoiceInput, now: Date): Promise<Invoice> {
-  const customer = await tx.customers.get(org, input.customer);
-  const violations = lineViolations(input.lines);
-  if (!customer) {
-    violations.unshift({
-      propertyPath: 'customer',
-      message: `customer ${input.customer} does not exist in this organisation; use the id of an existing customer (list_customers, create_customer)`,
+/**
+ * The id of the subscription an invoice names by id or number. An id of no subscription is kept as
+ * given (a manual invoice may refer to a subscription billed elsewhere); an unknown number is a violation.
+ */
+async function invoiceSubscription(tx: Tx, org: string, ref: string | undefined, violations: Violation[]): Promise<string | null> {
+  if (ref === undefined) return null;
+  const subscription = await findSubscription(tx, org, ref);
+  if (subscription) return subscription.id;
+  if (!UUID_RE.test(ref)) {
+    violations.push({
+      propertyPath: 'subscription',
+      message: `subscription '${ref}' is neither the id nor the number of a subscription; use one from list_subscriptions, or omit it for a one-off invoice`,
       code: 'unknown_reference',
     });
   }
+  return ref;
+}
+
+export async function createInvoice(tx: Tx, org: string, input: InvoiceInput, now: Date): Promise<Invoice> {
+  const customer = await findCustomer(tx, org, input.customer);
+  const violations: Violation[] = [];
+  if (!customer) {
+    violations.push({
+      propertyPath: 'customer',
+      message: `customer ${input.customer} does not exist in this organisation; use the id or number of an existing customer (list_customers, create_customer)`,
+      code: 'unknown_reference',
+    });
+  }
+  const subscription = await invoiceSubscription(tx, org, input.subscription, violations);
+  violations.push(...lineViolations(input.lines));
   if (violations.length || !customer) throw invalidMany(violations);
 
   const lines: InvoiceLine[] = input.lines.map((l, i) => ({
@@ -190,7 +212,7 @@ export async function createInvoice(tx: Tx, org: string, input: InvoiceInput, no
     id: newId(),
     number: null,
     customer: customer.id,
-    subscription: input.subscription ?? null,
+    subscription,
     status: 'draft',
     currencyCode: customer.currencyCode,
     lines,
@@ -214,14 +236,27 @@ export async function createInvoice(tx: Tx, org: string, input: InvoiceInput, no
   return invoice;
 }
 
-export async function getInvoice(tx: Tx, org: string, id: string): Promise<Invoice> {
-  const invoice = await tx.invoices.get(org, id);
-  if (!invoice) throw notFound('Invoice', id);
+/** An invoice by id or by number (INV-2026-000001): every input naming an invoice accepts both. */
+export async function findInvoice(tx: Tx, org: string, ref: string): Promise<Invoice | undefined> {
+  return (await tx.invoices.get(org, ref)) ?? (await tx.invoices.getByNumber(org, ref));
+}
+
+/** The invoice `ref` (id or number) names; a 404 when none does. */
+export async function getInvoice(tx: Tx, org: string, ref: string): Promise<Invoice> {
+  const invoice = await findInvoice(tx, org, ref);
+  if (!invoice) throw notFound('Invoice', ref);
   return invoice;
 }
 
+/** The id of the invoice `ref` (id or number) names, for a list filter; `ref` itself, matching nothing, when none does. */
+export async function invoiceIdOf(tx: Tx, org: string, ref: string): Promise<string> {
+  return (await findInvoice(tx, org, ref))?.id ?? ref;
+}
+
 export async function listInvoices(tx: Tx, org: string, filter: InvoiceFilter, page: PageRequest) {
-  return tx.invoices.list(org, filter, page);
+  const customer = filter.customer === undefined ? undefined : await customerIdOf(tx, org, filter.customer);
+  const subscription = filter.subscription === undefined ? undefined : await subscriptionIdOf(tx, org, filter.subscription);
+  return tx.invoices.list(org, { ...filter, customer, subscription }, page);
 }
 
 function statusConflict(invoice: Invoice, action: string, allowed: InvoiceStatus[], hint = ''): never {
@@ -235,7 +270,7 @@ export async function finalizeInvoice(tx: Tx, org: string, id: string, now: Date
   if (invoice.status !== 'draft') statusConflict(invoice, 'finalize', ['draft']);
   const issued = await issue(tx, org, invoice, now);
   await tx.invoices.update(org, issued);
-  return getInvoice(tx, org, id);
+  return getInvoice(tx, org, invoice.id);
 }
 
 export async function voidInvoice(tx: Tx, org: string, id: string, now: Date): Promise<Invoice> {
@@ -244,14 +279,14 @@ export async function voidInvoice(tx: Tx, org: string, id: string, now: Date): P
     statusConflict(invoice, 'void', ['draft', 'open'], 'Paid and void invoices are final.');
   }
   if (invoice.dunningPaused) {
-    const plan = await tx.paymentPlans.findOpenForInvoice(org, id);
+    const plan = await tx.paymentPlans.findOpenForInvoice(org, invoice.id);
     throw conflict(
       `Invoice ${invoice.number ?? invoice.id} is covered by the active payment plan ${plan?.id}; cancel the plan (cancel_payment_plan) before voiding the invoice`,
     );
   }
   const at = now.toISOString();
   await tx.invoices.update(org, { ...invoice, status: 'void', voidedAt: at, updatedAt: at });
-  return getInvoice(tx, org, id);
+  return getInvoice(tx, org, invoice.id);
 }
 
 /** A payment time given on input: not after `now`; defaults to `now`. */
@@ -301,7 +336,7 @@ export async function recordInvoicePayment(
     statusConflict(invoice, 'recording a payment', ['open'], invoice.status === 'draft' ? 'Finalize it first (finalize_invoice).' : '');
   }
   if (invoice.dunningPaused) {
-    const plan = await tx.paymentPlans.findOpenForInvoice(org, id);
+    const plan = await tx.paymentPlans.findOpenForInvoice(org, invoice.id);
     throw conflict(
       `Invoice ${invoice.number} is being paid through the active payment plan ${plan?.id}; record the payment on the plan (record_payment_plan_payment) instead`,
     );

@@ -18,6 +18,7 @@ import type {
 import type { OfferFilter, OfferRecord, RecipientRecord } from '../store/repos/offers.js';
 import type { Tx } from '../store/store.js';
 import { createInvoiceAddress, defaultInvoiceAddress, type InvoiceAddressInput } from './billingDetails.js';
+import { customerIdOf, findCustomer } from './customers.js';
 import { createSubscription, settleOfferSubscription, type CreateSubscriptionInput } from './subscriptions.js';
 
 /*
@@ -181,7 +182,8 @@ export async function listOffers(
   page: PageRequest,
   now: Date,
 ): Promise<{ rows: OfferListItem[]; total: number }> {
-  const { rows, total } = await tx.offers.list(org, filter, page);
+  const customer = filter.customer === undefined ? undefined : await customerIdOf(tx, org, filter.customer);
+  const { rows, total } = await tx.offers.list(org, { ...filter, customer }, page);
   const items: OfferListItem[] = [];
   for (const r of rows) items.push(await toListItem(tx, org, r, now));
   return { rows: items, total };
@@ -251,7 +253,7 @@ async function nextNumber(tx: Tx, org: string): Promise<string> {
 
 /** An open offer to a customer, with the subscription it proposes in status offer. */
 export async function createOffer(tx: Tx, org: string, input: OfferInput, now: Date): Promise<Offer> {
-  const customer = await tx.customers.get(org, input.customer);
+  const customer = await findCustomer(tx, org, input.customer);
   throwIf([
     customer
       ? undefined

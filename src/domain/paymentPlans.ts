@@ -7,7 +7,7 @@ import type { EventType } from '../schemas/webhooks.js';
 import type { PaymentPlanFilter } from '../store/repos/paymentPlans.js';
 import type { Tx } from '../store/store.js';
 import { emitEvent } from './events.js';
-import { applyInvoicePayment, getInvoice, makeDueNow, paymentTime } from './invoices.js';
+import { applyInvoicePayment, findInvoice, getInvoice, invoiceIdOf, makeDueNow, paymentTime } from './invoices.js';
 
 /* ---------------------------------------------------------------------------------------------
  * Schedules: pure functions.
@@ -207,11 +207,11 @@ export interface PaymentPlanInput extends ScheduleInput {
 }
 
 export async function createPaymentPlan(tx: Tx, org: string, input: PaymentPlanInput, now: Date): Promise<PaymentPlan> {
-  const invoice = await tx.invoices.get(org, input.invoice);
+  const invoice = await findInvoice(tx, org, input.invoice);
   if (!invoice) {
     throw invalid(
       'invoice',
-      `invoice ${input.invoice} does not exist in this organisation; use the id of an open invoice (list_invoices with status open)`,
+      `invoice ${input.invoice} does not exist in this organisation; use the id or number of an open invoice (list_invoices with status open)`,
       'unknown_reference',
     );
   }
@@ -262,7 +262,8 @@ export async function getPaymentPlan(tx: Tx, org: string, id: string): Promise<P
 }
 
 export async function listPaymentPlans(tx: Tx, org: string, filter: PaymentPlanFilter, page: PageRequest) {
-  return tx.paymentPlans.list(org, filter, page);
+  const invoice = filter.invoice === undefined ? undefined : await invoiceIdOf(tx, org, filter.invoice);
+  return tx.paymentPlans.list(org, { ...filter, invoice }, page);
 }
 
 /**

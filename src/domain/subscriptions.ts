@@ -18,6 +18,7 @@ import type { Tx } from '../store/store.js';
 import { findBillingGroup } from './billingGroups.js';
 import { getInvoiceAddress, getPaymentMethod } from './billingDetails.js';
 import { findCoupon } from './coupons.js';
+import { customerIdOf, findCustomer } from './customers.js';
 import { validateCustomFields } from './customFields.js';
 import { grantActiveFeatures } from './features.js';
 import { boundary, parseInterval, termsAfter, toIso, zoned, type Alignment, type Interval } from './dates.js';
@@ -216,14 +217,15 @@ async function toResource(tx: Tx, org: string, record: SubscriptionRecord, now: 
   };
 }
 
-async function load(tx: Tx, org: string, id: string): Promise<SubscriptionRecord> {
-  const record = await tx.subscriptions.get(org, id);
-  if (!record) throw notFound('Subscription', id);
+/** The subscription `ref` (id or number) names; a 404 when none does. */
+export async function loadSubscription(tx: Tx, org: string, ref: string): Promise<SubscriptionRecord> {
+  const record = await findSubscription(tx, org, ref);
+  if (!record) throw notFound('Subscription', ref);
   return record;
 }
 
 export async function getSubscription(tx: Tx, org: string, id: string, now: Date): Promise<Subscription> {
-  return toResource(tx, org, await load(tx, org, id), now);
+  return toResource(tx, org, await loadSubscription(tx, org, id), now);
 }
 
 export async function listSubscriptions(
@@ -233,7 +235,8 @@ export async function listSubscriptions(
   page: PageRequest,
   now: Date,
 ): Promise<{ rows: Subscription[]; total: number }> {
-  const { rows, total } = await tx.subscriptions.list(org, filter, page);
+  const customer = filter.customer === undefined ? undefined : await customerIdOf(tx, org, filter.customer);
+  const { rows, total } = await tx.subscriptions.list(org, { ...filter, customer }, page);
   const lookups = newLookups();
   const resources: Subscription[] = [];
   for (const r of rows) resources.push(await toResource(tx, org, r, now, lookups));
@@ -354,7 +357,7 @@ export async function createSubscription(
   now: Date,
   status: 'draft' | 'offer' = 'draft',
 ): Promise<Subscription> {
-  const customer = await tx.customers.get(org, input.customer);
+  const customer = await findCustomer(tx, org, input.customer);
   if (!customer) throw invalid('customer', `customer '${input.customer}' does not exist; create it with create_customer or pick one from list_customers`, 'not_found');
   const plan = await findPlan(tx, org, input.plan);
   if (!plan) throw invalid('plan', `plan '${input.plan}' does not exist; pick one from list_plans`, 'not_found');
@@ -468,7 +471,7 @@ export interface UpdateSubscriptionInput {
 
 /** PUT: `periods` required; omitted fields stay, null clears; startDate only while draft. */
 export async function updateSubscription(tx: Tx, org: string, id: string, input: UpdateSubscriptionInput, now: Date): Promise<Subscription> {
-  const current = await load(tx, org, id);
+  const current = await loadSubscription(tx, org, id);
   if (FINAL.includes(current.status)) {
     throw conflict(`Subscription ${current.number} is ${current.status}, which is final; it can no longer be updated`);
   }
@@ -480,7 +483,7 @@ export async function updateSubscription(tx: Tx, org: string, id: string, input:
   const [billingGroupId, groupViolation] = await billingGroupViolation(tx, org, input.billingGroup);
   violations.push(groupViolation);
   violations.push(...(await billingDetailViolations(tx, org, current.customerId, input)));
-  if (input.number !== undefined && input.number !== current.number) violations.push(await numberViolation(tx, org, input.number, id));
+  if (input.number !== undefined && input.number !== current.number) violations.push(await numberViolation(tx, org, input.number, current.id));
   if (input.customFields !== undefined) violations.push(...(await validateCustomFields(tx, org, 'subscription', input.customFields)));
   throwIf(violations);
   const at = now.toISOString();
@@ -525,13 +528,13 @@ export async function activateRecord(tx: Tx, org: string, current: SubscriptionR
 }
 
 export async function activateSubscription(tx: Tx, org: string, id: string, now: Date): Promise<Subscription> {
-  const current = await load(tx, org, id);
+  const current = await loadSubscription(tx, org, id);
   assertTransition('activate', current);
   return toResource(tx, org, await activateRecord(tx, org, current, now), now);
 }
 
 export async function pauseSubscription(tx: Tx, org: string, id: string, now: Date): Promise<Subscription> {
-  const current = await load(tx, org, id);
+  const current = await loadSubscription(tx, org, id);
   assertTransition('pause', current);
   const at = now.toISOString();
   const record: SubscriptionRecord = { ...current, status: 'paused', pausedAt: at, updatedAt: at };
@@ -551,7 +554,7 @@ export async function resumeSubscription(
   input: { nextBillingDate?: string | null | undefined },
   now: Date,
 ): Promise<Subscription> {
-  const current = await load(tx, org, id);
+  const current = await loadSubscription(tx, org, id);
   assertTransition('resume', current);
   const at = now.toISOString();
   if (input.nextBillingDate) {
@@ -563,7 +566,7 @@ export async function resumeSubscription(
         'too_early',
       );
     }
-    for (const item of await tx.subscriptions.items(org, [id])) {
+    for (const item of await tx.subscriptions.items(org, [current.id])) {
       await tx.subscriptions.updateItem(org, { ...item, nextBillingAt: next, updatedAt: at });
     }
   }
@@ -583,7 +586,7 @@ export async function cancelSubscription(
   input: { cancellationDate?: string | undefined; reason?: { code: string; name?: string | undefined } | undefined },
   now: Date,
 ): Promise<Subscription> {
-  const current = await load(tx, org, id);
+  const current = await loadSubscription(tx, org, id);
   assertTransition('cancel', current);
   if (current.cancellationDate) {
     throw conflict(
@@ -619,7 +622,7 @@ export async function cancelSubscription(
 }
 
 export async function revokeCancellation(tx: Tx, org: string, id: string, now: Date): Promise<Subscription> {
-  const current = await load(tx, org, id);
+  const current = await loadSubscription(tx, org, id);
   assertTransition('revoke_cancellation', current);
   if (!current.cancellationDate) {
     throw conflict(`Subscription ${current.number} has no pending cancellation to revoke`);
@@ -630,7 +633,7 @@ export async function revokeCancellation(tx: Tx, org: string, id: string, now: D
 }
 
 export async function terminateSubscription(tx: Tx, org: string, id: string, now: Date): Promise<Subscription> {
-  const current = await load(tx, org, id);
+  const current = await loadSubscription(tx, org, id);
   assertTransition('terminate', current);
   const at = now.toISOString();
   const record: SubscriptionRecord = { ...current, status: 'terminated', terminatedAt: at, updatedAt: at };
@@ -767,7 +770,7 @@ async function discountOf(
  * plan, optionally discounted. Everything is checked before anything is written.
  */
 export async function orderProducts(tx: Tx, org: string, id: string, input: OrderInput, now: Date): Promise<Subscription> {
-  const record = await load(tx, org, id);
+  const record = await loadSubscription(tx, org, id);
   if (!ORDERABLE.includes(record.status)) {
     throw conflict(`Cannot order products for subscription ${record.number}: its status is ${record.status}; ordering is allowed while ${ORDERABLE.join(', ')}`);
   }
@@ -905,7 +908,7 @@ export async function updateSubscriptionItem(
 ): Promise<SubscriptionItem> {
   const item = await tx.subscriptions.getItem(org, id);
   if (!item) throw notFound('Subscription item', id);
-  const subscription = await load(tx, org, item.subscriptionId);
+  const subscription = await loadSubscription(tx, org, item.subscriptionId);
   if (FINAL.includes(subscription.status)) {
     throw conflict(`Subscription ${subscription.number} is ${subscription.status}, which is final; its items can no longer change`);
   }
@@ -929,14 +932,19 @@ export async function updateSubscriptionItem(
   return getSubscriptionItem(tx, org, id, now);
 }
 
-/** A subscription by id or by number (usage targets accept both). */
+/** A subscription by id or by number: every input naming a subscription accepts both. */
 export async function findSubscription(tx: Tx, org: string, ref: string): Promise<SubscriptionRecord | undefined> {
   return (await tx.subscriptions.get(org, ref)) ?? (await tx.subscriptions.getByNumber(org, ref));
 }
 
+/** The id of the subscription `ref` (id or number) names, for a list filter; `ref` itself, matching nothing, when none does. */
+export async function subscriptionIdOf(tx: Tx, org: string, ref: string): Promise<string> {
+  return (await findSubscription(tx, org, ref))?.id ?? ref;
+}
+
 /** A signed offer settles the subscription it proposes: offer → active (activate) or offer → draft. */
 export async function settleOfferSubscription(tx: Tx, org: string, subscriptionId: string, activate: boolean, now: Date): Promise<void> {
-  const current = await load(tx, org, subscriptionId);
+  const current = await loadSubscription(tx, org, subscriptionId);
   if (current.status !== 'offer') {
     throw conflict(`Subscription ${current.number} is ${current.status}; only a subscription in status offer is settled by signing its offer`);
   }

@@ -11,7 +11,7 @@ import { findBillingGroup } from './billingGroups.js';
 import { parseInterval, periodContaining, toIso, zoned } from './dates.js';
 import { getPricePlan, getProduct } from './products.js';
 import { averageMicros, formatQuantity, MICROS, timeWeightedMicros, toMicros } from './quantity.js';
-import { alignmentOf, findSubscription, itemBillingStart } from './subscriptions.js';
+import { alignmentOf, findSubscription, itemBillingStart, loadSubscription } from './subscriptions.js';
 
 /** A value may be measured at most this far ahead of the clock (clock skew), never later. */
 const FUTURE_TOLERANCE_MS = 5 * 60 * 1000;
@@ -426,8 +426,7 @@ export interface UsagePage {
  * measured in it and one page of them, newest first.
  */
 export async function getSubscriptionUsage(tx: Tx, org: string, id: string, page: UsagePage, now: Date): Promise<{ data: UsageEntry[] }> {
-  const subscription = await tx.subscriptions.get(org, id);
-  if (!subscription) throw notFound('Subscription', id);
+  const subscription = await loadSubscription(tx, org, id);
   const { timeZone } = (await tx.customers.get(org, subscription.customerId)) as Customer;
   const lookups = new Lookups(tx, org);
   const data: UsageEntry[] = [];

@@ -57,13 +57,18 @@ function authorize(op: Operation, principal: Principal): void {
   }
 }
 
-/** A customer token's call names its own customer (filled in when absent); another customer's id is a 404. */
+/**
+ * A customer token's call names its own customer, by id or number (filled in when absent, and always
+ * passed on as the id); another customer's id or number is a 404.
+ */
 function confineToCustomer(op: Operation, principal: Principal, input: Record<string, unknown>): void {
   const field = op.customerAccess?.customerField;
   if (principal.kind !== 'customer' || !field) return;
   const named = input[field];
-  if (named === undefined) input[field] = principal.customerId;
-  else if (named !== principal.customerId) throw new AppError('not_found', `Customer ${String(named)} was not found`);
+  if (named !== undefined && named !== principal.customerId && named !== principal.customerNumber) {
+    throw new AppError('not_found', `Customer ${String(named)} was not found`);
+  }
+  input[field] = principal.customerId;
 }
 
 /**
@@ -85,7 +90,7 @@ export class Executor {
   ): Promise<Outcome> {
     authorize(op, principal);
     const parsed = op.input.safeParse(raw);
-    if (!parsed.success) throw inputError(parsed.error, op.method === 'GET' ? 'bad_request' : 'validation');
+    if (!parsed.success) throw inputError(parsed.error, op.method === 'GET' ? 'bad_request' : 'validation', op.input);
     const input = parsed.data as Record<string, unknown>;
     confineToCustomer(op, principal, input);
 

@@ -1,3 +1,4 @@
+import { distance } from 'fastest-levenshtein';
 import type { z } from 'zod';
 import { AppError, type Violation } from '../errors.js';
 
@@ -11,11 +12,116 @@ export function propertyPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
+type Schema = z.core.$ZodType;
+type Shape = Record<string, Schema>;
+
+/** The schema itself without the wrappers that do not change its shape (optional, default, pipe, …). */
+function unwrap(schema: Schema): Schema {
+  let current = schema;
+  for (;;) {
+    const def = current._zod.def as { type: string; innerType?: Schema; in?: Schema; getter?: () => Schema };
+    if (def.innerType) current = def.innerType;
+    else if (def.type === 'pipe' && def.in) current = def.in;
+    else if (def.type === 'lazy' && def.getter) current = def.getter();
+    else return current;
+  }
+}
+
+/** The properties of an object schema that take a value (not those typed unknown only to reject one, such as `pan`). */
+function shapeOf(schema: Schema): Shape | undefined {
+  const def = unwrap(schema)._zod.def as { type: string; shape?: Shape };
+  if (def.type !== 'object' || !def.shape) return undefined;
+  return Object.fromEntries(Object.entries(def.shape).filter(([, property]) => unwrap(property)._zod.def.type !== 'unknown'));
+}
+
+/** What a property holds once arrays are opened: `[]` marks each array level passed. */
+function nestedOf(schema: Schema): { shape: Shape; arrays: number } | undefined {
+  let current = unwrap(schema);
+  let arrays = 0;
+  for (;;) {
+    const def = current._zod.def as { type: string; element?: Schema };
+    if (def.type !== 'array' || !def.element) break;
+    arrays += 1;
+    current = unwrap(def.element);
+  }
+  const shape = shapeOf(current);
+  return shape && { shape, arrays };
+}
+
+/** The object schema at a zod issue path: properties by name, array elements and record values by index or key. */
+function shapeAt(schema: Schema, path: readonly PropertyKey[]): Shape | undefined {
+  let current: Schema | undefined = schema;
+  for (const seg of path) {
+    if (!current) return undefined;
+    const def = unwrap(current)._zod.def as { type: string; shape?: Shape; element?: Schema; valueType?: Schema };
+    if (def.type === 'object' && typeof seg === 'string') current = def.shape?.[seg];
+    else if (def.type === 'array' && typeof seg === 'number') current = def.element;
+    else if (def.type === 'record') current = def.valueType;
+    else return undefined;
+  }
+  return current && shapeOf(current);
+}
+
+/** Case, `_` and `-` do not tell field names apart for a suggestion: `customer_number` is `customerNumber`. */
+const normalise = (key: string) => key.toLowerCase().replace(/[_-]/g, '');
+
+/** Properties of the nested objects of `shape`, one and two levels down, with how to send them. */
+function nestedHomes(shape: Shape, key: string): Array<{ at: string; example: string }> {
+  const wanted = normalise(key);
+  const levels: Array<Array<{ at: string; example: string }>> = [[], []];
+  const open = (arrays: number, body: string) => `${'['.repeat(arrays)}{ ${body} }${']'.repeat(arrays)}`;
+  for (const [outer, outerSchema] of Object.entries(shape)) {
+    const first = nestedOf(outerSchema);
+    if (!first) continue;
+    const direct = Object.keys(first.shape).find((k) => normalise(k) === wanted);
+    if (direct) levels[0]!.push({ at: outer, example: `${outer}: ${open(first.arrays, `${direct}, ...`)}` });
+    for (const [inner, innerSchema] of Object.entries(first.shape)) {
+      const second = nestedOf(innerSchema);
+      const deep = second && Object.keys(second.shape).find((k) => normalise(k) === wanted);
+      if (second && deep) {
+        const body = `${inner}: ${open(second.arrays, `${deep}, ...`)}`;
+        levels[1]!.push({ at: `${outer}.${inner}`, example: `${outer}: ${open(first.arrays, body)}` });
+      }
+    }
+  }
+  return levels.find((found) => found.length > 0) ?? [];
+}
+
+/** The allowed key a mistyped one most likely meant, when it is a close edit of it. */
+function closest(key: string, allowed: string[]): string | undefined {
+  const wanted = normalise(key);
+  let best: { key: string; cost: number } | undefined;
+  for (const k of allowed) {
+    const cost = distance(wanted, normalise(k));
+    if (!best || cost < best.cost) best = { key: k, cost };
+  }
+  const tolerance = Math.max(1, Math.floor(Math.max(wanted.length, 3) / 4));
+  return best && best.cost <= tolerance ? best.key : undefined;
+}
+
+const MAX_LISTED = 12;
+
+/** Why `key` is not accepted in the object at `at`, and what to send instead. */
+function unknownKeyMessage(key: string, at: string, shape: Shape | undefined): string {
+  const where = at || 'the input';
+  const head = `'${key}' is not a field of ${where}`;
+  if (!shape) return `${head}; remove it (see the input schema for the allowed fields)`;
+  const allowed = Object.keys(shape);
+  const same = allowed.find((k) => normalise(k) === normalise(key));
+  if (same) return `${head}; did you mean '${same}'?`;
+  const homes = nestedHomes(shape, key);
+  if (homes.length) {
+    const inside = homes.map((h) => `'${at ? `${at}.` : ''}${h.at}'`).join(' or ');
+    return `'${key}' belongs inside ${inside}: send ${homes[0]!.example}`;
+  }
+  const suggestion = closest(key, allowed);
+  if (suggestion) return `${head}; did you mean '${suggestion}'?`;
+  if (allowed.length <= MAX_LISTED) return `${head}; allowed: ${allowed.join(', ')}`;
+  return `${head}; see the input schema for the allowed fields`;
+}
+
 function message(issue: z.core.$ZodIssue, at: string): string {
   const where = at || 'the input';
-  if (issue.code === 'unrecognized_keys') {
-    return `${where} has unknown field(s) ${issue.keys.map((k) => `'${k}'`).join(', ')}; remove them (see the input schema for the allowed fields)`;
-  }
   if (issue.code === 'invalid_type' && issue.message.endsWith('received undefined')) {
     return `${where} is required (expected ${issue.expected})`;
   }
@@ -26,15 +132,23 @@ function message(issue: z.core.$ZodIssue, at: string): string {
   return `${where} ${text.charAt(0).toLowerCase()}${text.slice(1)}`;
 }
 
-export function violationsOf(error: z.ZodError): Violation[] {
-  return error.issues.map((issue) => {
+/**
+ * One violation per problem. An unknown field is named with the field it most likely meant, the
+ * nested object it belongs in, or the allowed fields, read from `schema` (the operation's input).
+ */
+export function violationsOf(error: z.ZodError, schema?: Schema): Violation[] {
+  return error.issues.flatMap((issue): Violation[] => {
     const at = propertyPath(issue.path);
-    return { propertyPath: at, message: message(issue, at), code: issue.code };
+    if (issue.code === 'unrecognized_keys') {
+      const shape = schema && shapeAt(schema, issue.path);
+      return issue.keys.map((key) => ({ propertyPath: at, message: unknownKeyMessage(key, at, shape), code: issue.code }));
+    }
+    return [{ propertyPath: at, message: message(issue, at), code: issue.code }];
   });
 }
 
 /** Query parameters are a 400, body fields a 422 (CONTRACT section 2). */
-export function inputError(error: z.ZodError, kind: 'bad_request' | 'validation'): AppError {
-  const violations = violationsOf(error);
+export function inputError(error: z.ZodError, kind: 'bad_request' | 'validation', schema?: Schema): AppError {
+  const violations = violationsOf(error, schema);
   return new AppError(kind, violations.map((v) => v.message).join('; '), violations);
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isAmount, isCurrencyCode, MAX_AMOUNT } from '../domain/money.js';
-import { dateTime, timestamps } from './common.js';
+import { dateTime, MAJOR, timestamps } from './common.js';
 import { measurementSchema } from './measurements.js';
 import { taxGroupSchema } from './taxGroups.js';
 
@@ -58,11 +58,11 @@ export const pricePlanSchema = z.object({
   type: z.enum(PRICE_PLAN_TYPES),
   currencyCode: z.string(),
   price: z.object({
-    amount: z.number().describe('Price in major units of currencyCode (12.5 = 12.50).'),
+    amount: z.number().describe(`Price; ${MAJOR} of currencyCode (12.5 = 12.50).`),
     createdAt: dateTime,
     updatedAt: dateTime,
     tenantId: z.string().describe('Id of the organisation.'),
-  }),
+  }).describe(`amount: ${MAJOR}.`),
   internalName: z.string().nullable(),
   status: z.enum(PRICE_PLAN_STATUSES),
   applyTrial: z.boolean(),
@@ -120,6 +120,12 @@ export const billingGroupSchema = z.object({
 });
 export type BillingGroup = z.infer<typeof billingGroupSchema>;
 
+/** A fixed discount of a coupon or an inline discount: an amount of major units in a currency. */
+export const fixedAmountSchema = z
+  .object({ amount: z.number().describe(`Amount off; ${MAJOR}.`), currency: z.string() })
+  .nullable()
+  .describe(`Amount off per invoice, ${MAJOR}; null for a percentage discount.`);
+
 export const couponSchema = z.object({
   id: z.string(),
   code: z.string(),
@@ -127,7 +133,7 @@ export const couponSchema = z.object({
   type: z.enum(COUPON_TYPES),
   frequency: z.enum(COUPON_FREQUENCIES),
   percentage: z.number().nullable(),
-  fixedAmount: z.object({ amount: z.number(), currency: z.string() }).nullable(),
+  fixedAmount: fixedAmountSchema,
   frequencyInterval: z.number().int().nullable(),
   isEnabled: z.boolean(),
   ...timestamps,
@@ -180,10 +186,10 @@ export const customPricePlanShape = {
   price: z
     .strictObject({
       amount: amountInput('zero').describe(
-        'Price in major units as a number, 0 or more, at most 2 fractional digits: 12.5 means 12.50. 12.999 is rejected.',
+        `Price; ${MAJOR}, 0 or more, at most 2 fractional digits: 49 means 49.00, 12.5 means 12.50. 12.999 is rejected.`,
       ),
     })
-    .describe('The price: { amount }.'),
+    .describe(`The price: { amount } in ${MAJOR}.`),
   internalName: z
     .string()
     .max(255, { message: 'must be at most 255 characters' })

@@ -11,6 +11,10 @@ export const date = z.iso.date({ message: 'must be a calendar date YYYY-MM-DD' }
 
 export const id = z.string().min(1).max(255);
 
+/** The two units of money on the wire (CONTRACT section 8): every money field's description names one. */
+export const MINOR = 'integer, minor units (cents)';
+export const MAJOR = 'decimal, major units';
+
 export const text255 = z.string().max(255, { message: 'must be at most 255 characters' });
 
 export const timestamps = {
@@ -19,6 +23,18 @@ export const timestamps = {
 };
 
 export const pathId = (what: string) => id.describe(`Id of the ${what}.`);
+
+/** Resources whose inputs accept their human number wherever they accept their id, with an example number. */
+const NUMBERS = { customer: 'CUS-000001', subscription: 'SUB-000001', invoice: 'INV-2026-000001' } as const;
+export type Numbered = keyof typeof NUMBERS;
+
+/** An input naming a customer, subscription or invoice: "Id or number (CUS-000001) of the customer". */
+export const idOrNumber = (resource: Numbered, what: string = resource) =>
+  id.describe(`Id or number (${NUMBERS[resource]}) of the ${what}.`);
+
+/** A list filter by a customer, subscription or invoice, given by id or number. */
+export const filterBy = (resource: Numbered, items: string) =>
+  id.optional().describe(`Only ${items} of this ${resource}: id or number (${NUMBERS[resource]}).`);
 
 /** Query parameters every list operation takes. */
 export const pageInput = {

@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import { dateTime } from './common.js';
+import { dateTime, MINOR } from './common.js';
 
 export const estimateLineSchema = z.object({
   description: z.string(),
   periodStart: dateTime.nullable(),
   periodEnd: dateTime.nullable(),
   quantity: z.string().nullable().describe('Decimal string; null on discount lines.'),
-  unitAmount: z.number().int().nullable().describe('Cents; null on discount lines.'),
-  netAmount: z.number().int().describe('Cents, negative for a discount.'),
+  unitAmount: z.number().int().nullable().describe(`${MINOR}; null on discount lines.`),
+  netAmount: z.number().int().describe(`${MINOR}, negative for a discount.`),
   taxRate: z.number().describe('Percent.'),
 });
 export type EstimateLine = z.infer<typeof estimateLineSchema>;
@@ -19,9 +19,9 @@ export const estimateSchema = z.object({
   billingDate: dateTime.describe('When the next billing run bills these lines.'),
   currencyCode: z.string(),
   lines: z.array(estimateLineSchema),
-  netAmount: z.number().int(),
-  taxAmount: z.number().int(),
-  grossAmount: z.number().int(),
-  taxes: z.array(z.object({ rate: z.number(), netAmount: z.number().int(), taxAmount: z.number().int() })),
+  netAmount: z.number().int().describe(MINOR),
+  taxAmount: z.number().int().describe(MINOR),
+  grossAmount: z.number().int().describe(MINOR),
+  taxes: z.array(z.object({ rate: z.number(), netAmount: z.number().int().describe(MINOR), taxAmount: z.number().int().describe(MINOR) })),
 });
 export type Estimate = z.infer<typeof estimateSchema>;

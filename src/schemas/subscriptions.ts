@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { invoiceAddressSchema, paymentMethodSchema } from './billingDetails.js';
-import { billingGroupSchema, couponSchema, planSchema, pricePlanSchema, productSchema } from './catalogue.js';
+import { billingGroupSchema, couponSchema, fixedAmountSchema, planSchema, pricePlanSchema, productSchema } from './catalogue.js';
 import { dateTime, timestamps } from './common.js';
 import { customerSchema } from './customers.js';
 import { measurementValueSchema } from './usage.js';
@@ -22,7 +22,7 @@ const inlineDiscountSchema = z.object({
   type: z.enum(['percentage', 'fixed_amount']),
   frequency: z.enum(['once', 'limited']),
   percentage: z.number().nullable(),
-  fixedAmount: z.object({ amount: z.number(), currency: z.string() }).nullable(),
+  fixedAmount: fixedAmountSchema,
   frequencyInterval: z.number().int().nullable(),
 });
 

@@ -13,7 +13,7 @@ import {
   PAYMENT_METHOD_TYPES,
   paymentMethodSchema,
 } from '../schemas/billingDetails.js';
-import { date, listOf, pageInput, pageRequest, pathId, text255, toPage } from '../schemas/common.js';
+import { date, idOrNumber, listOf, pageInput, pageRequest, text255, toPage } from '../schemas/common.js';
 import { invoiceAddressRow, listView, paymentMethodRow } from '../schemas/views.js';
 
 const nullableText = (what: string) => text255.nullable().optional().describe(`${what}; at most 255 characters, null or omitted for none.`);
@@ -163,7 +163,7 @@ export const billingDetailOperations = [
     permission: 'customer:write',
     kind: 'create',
     input: z.strictObject({
-      id: pathId('customer the address belongs to'),
+      id: idOrNumber('customer', 'customer the address belongs to'),
       default: z
         .boolean()
         .default(false)
@@ -186,7 +186,7 @@ export const billingDetailOperations = [
     path: '/customers/{id}/invoice-addresses',
     permission: 'customer:read',
     kind: 'list',
-    input: z.strictObject({ id: pathId('customer'), ...pageInput }),
+    input: z.strictObject({ id: idOrNumber('customer'), ...pageInput }),
     output: listOf(invoiceAddressSchema),
     mcp: listView(invoiceAddressRow),
     handler: async (ctx, { id, ...rest }) => {
@@ -206,7 +206,7 @@ export const billingDetailOperations = [
     kind: 'create',
     customerAccess: { permission: 'customer:payment-method:add', customerField: 'id' },
     input: z.strictObject({
-      id: pathId('customer the payment method belongs to'),
+      id: idOrNumber('customer', 'customer the payment method belongs to'),
       type: z
         .enum(PAYMENT_METHOD_TYPES)
         .describe('sepa_debit, card or paypal; decides which of sepaDebit, card, paypal must be given. Other values are rejected.'),
@@ -244,7 +244,7 @@ export const billingDetailOperations = [
     permission: 'customer:read',
     kind: 'list',
     customerAccess: { permission: 'customer:payment-method:read', customerField: 'id' },
-    input: z.strictObject({ id: pathId('customer'), ...pageInput }),
+    input: z.strictObject({ id: idOrNumber('customer'), ...pageInput }),
     output: listOf(paymentMethodSchema),
     mcp: listView(paymentMethodRow),
     handler: async (ctx, { id, ...rest }) => {

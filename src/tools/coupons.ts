@@ -3,7 +3,7 @@ import { createCoupon, findCoupon, listCoupons, percentageE2 } from '../domain/c
 import { notFoundError } from '../errors.js';
 import { defineOperation } from '../registry/operation.js';
 import { amountInput, COUPON_FREQUENCIES, COUPON_TYPES, couponSchema, currencyCodeInput } from '../schemas/catalogue.js';
-import { listOf, pageInput, paged, pathId } from '../schemas/common.js';
+import { listOf, MAJOR, pageInput, paged, pathId } from '../schemas/common.js';
 import { couponRow, listView } from '../schemas/views.js';
 
 const between1and255 = { message: 'must be 1 to 255 characters' };
@@ -40,12 +40,12 @@ export const couponOperations = [
         .describe('Discount in percent, more than 0 and at most 100, at most 2 fractional digits. Required for type percentage; omit it (or null) for fixed_amount.'),
       fixedAmount: z
         .strictObject({
-          amount: amountInput('positive').describe('Discount in major units, more than 0, at most 2 fractional digits: 10.5 means 10.50.'),
+          amount: amountInput('positive').describe(`Discount; ${MAJOR}, more than 0, at most 2 fractional digits: 10.5 means 10.50.`),
           currency: currencyCodeInput.describe('ISO 4217 currency code in upper case (EUR, USD); lower case and unknown codes are rejected.'),
         })
         .nullable()
         .optional()
-        .describe('{ amount, currency }: the amount taken off. Required for type fixed_amount; omit it (or null) for percentage.'),
+        .describe(`{ amount, currency }: the amount taken off, ${MAJOR}. Required for type fixed_amount; omit it (or null) for percentage.`),
       frequencyInterval: z
         .number()
         .int({ message: 'must be a whole number of 1 or more' })

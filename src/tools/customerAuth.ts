@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { issueCustomerTokens, refreshCustomerTokens, type TokenLifetimes } from '../auth/customerTokens.js';
 import type { Config } from '../config.js';
-import { notFound } from '../errors.js';
+import { getCustomer } from '../domain/customers.js';
 import { defineOperation } from '../registry/operation.js';
-import { pathId } from '../schemas/common.js';
+import { idOrNumber } from '../schemas/common.js';
 
 const tokenPair = z.object({
   data: z.object({
@@ -29,11 +29,10 @@ export const customerAuthOperations = [
     permission: null,
     kind: 'action',
     annotations: { destructiveHint: false, idempotentHint: false },
-    input: z.strictObject({ id: pathId('customer') }),
+    input: z.strictObject({ id: idOrNumber('customer') }),
     output: tokenPair,
     handler: async (ctx, input) => {
-      const customer = await ctx.tx.customers.get(ctx.org, input.id);
-      if (!customer) throw notFound('Customer', input.id);
+      const customer = await getCustomer(ctx.tx, ctx.org, input.id);
       const pair = await issueCustomerTokens(
         ctx.tx,
         { organisationId: ctx.org, customerId: customer.id, apiKeyId: ctx.principal.keyId },

@@ -10,7 +10,7 @@ import {
   updateCustomer,
 } from '../domain/customers.js';
 import { defineOperation } from '../registry/operation.js';
-import { listOf, pageInput, pageRequest, pathId, text255, toPage } from '../schemas/common.js';
+import { idOrNumber, listOf, pageInput, pageRequest, pathId, text255, toPage } from '../schemas/common.js';
 import { currencyCodeInput } from '../schemas/catalogue.js';
 import { CUSTOMER_STATUSES, customerEmailSchema, customerSchema } from '../schemas/customers.js';
 import { customerRow, listView } from '../schemas/views.js';
@@ -92,14 +92,14 @@ export const customerOperations = [
   defineOperation({
     name: 'get_customer',
     title: 'Get customer',
-    description: 'Get one customer by id. An unknown id is a 404.',
+    description: 'Get one customer by id or customerNumber. An unknown one is a 404.',
     toolset: 'customers',
     method: 'GET',
     path: '/customers/{id}',
     permission: 'customer:read',
     kind: 'read',
     customerAccess: { permission: 'customer:self:read', customerField: 'id' },
-    input: z.strictObject({ id: pathId('customer') }),
+    input: z.strictObject({ id: idOrNumber('customer') }),
     output: customerSchema,
     handler: (ctx, input) => getCustomer(ctx.tx, ctx.org, input.id),
   }),
@@ -114,7 +114,7 @@ export const customerOperations = [
     permission: 'customer:write',
     kind: 'update',
     input: z.strictObject({
-      id: pathId('customer'),
+      id: idOrNumber('customer'),
       customerNumber: customerNumber.optional(),
       firstName: firstName.optional(),
       lastName: lastName.optional(),
@@ -138,7 +138,7 @@ export const customerOperations = [
     permission: 'customer:write',
     kind: 'create',
     input: z.strictObject({
-      id: pathId('customer the address belongs to'),
+      id: idOrNumber('customer', 'customer the address belongs to'),
       email: z
         .email({ message: 'must be a valid e-mail address such as billing@example.com' })
         .max(255, { message: 'must be at most 255 characters' })
@@ -163,7 +163,7 @@ export const customerOperations = [
     permission: 'customer:read',
     kind: 'list',
     customerAccess: { permission: 'customer:self:read', customerField: 'id' },
-    input: z.strictObject({ id: pathId('customer'), ...pageInput }),
+    input: z.strictObject({ id: idOrNumber('customer'), ...pageInput }),
     output: listOf(customerEmailSchema),
     handler: async (ctx, { id, ...rest }) => {
       const page = pageRequest(rest);

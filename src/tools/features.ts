@@ -9,7 +9,7 @@ import {
   updateFeatureStatus,
 } from '../domain/features.js';
 import { defineOperation } from '../registry/operation.js';
-import { listOf, pageInput, pageRequest, pathId, text255, toPage } from '../schemas/common.js';
+import { idOrNumber, listOf, pageInput, pageRequest, pathId, text255, toPage } from '../schemas/common.js';
 import {
   entitlementSchema,
   FEATURE_STATUSES,
@@ -161,7 +161,7 @@ export const featureOperations = [
     path: '/subscriptions/{id}/entitlements',
     permission: 'subscription:read',
     kind: 'list',
-    input: z.strictObject({ id: pathId('subscription'), ...pageInput }),
+    input: z.strictObject({ id: idOrNumber('subscription'), ...pageInput }),
     output: listOf(subscriptionEntitlementSchema),
     mcp: listView(subscriptionEntitlementRow),
     handler: async (ctx, { id, ...rest }) => {

@@ -8,9 +8,8 @@ import {
   recordInvoicePayment,
   voidInvoice,
 } from '../domain/invoices.js';
-import { UUID_RE } from '../ids.js';
 import { defineOperation } from '../registry/operation.js';
-import { dateTimeInput, id, listOf, pageInput, pageRequest, pathId, toPage } from '../schemas/common.js';
+import { dateTimeInput, filterBy, idOrNumber, listOf, MINOR, pageInput, pageRequest, toPage } from '../schemas/common.js';
 import { INVOICE_STATUSES, invoiceSchema } from '../schemas/invoices.js';
 import { invoiceRow, listView } from '../schemas/views.js';
 
@@ -24,7 +23,7 @@ export const cents = (what: string) =>
     .int({ message: 'must be a whole number of cents' })
     .min(1, { message: 'must be at least 1 cent' })
     .max(MAX_AMOUNT_CENTS, { message: `must be at most ${MAX_AMOUNT_CENTS} cents` })
-    .describe(`${what} in cents as a whole number (12.50 EUR is 1250), 1 to ${MAX_AMOUNT_CENTS}; decimals and 0 are rejected.`);
+    .describe(`${what}; ${MINOR}: 1250 = 12.50 EUR. 1 to ${MAX_AMOUNT_CENTS}; decimals and 0 are rejected.`);
 
 export const paidAt = dateTimeInput
   .optional()
@@ -50,7 +49,7 @@ const line = z.strictObject({
     .min(-MAX_AMOUNT_CENTS, { message: `must be within ±${MAX_AMOUNT_CENTS} cents` })
     .max(MAX_AMOUNT_CENTS, { message: `must be within ±${MAX_AMOUNT_CENTS} cents` })
     .describe(
-      'Net price of one unit in cents, a whole number (99.90 EUR is 9990). Negative for a discount or credit line; the invoice as a whole cannot be negative.',
+      `Net price of one unit; ${MINOR}: 4900 = 49.00 EUR. Negative for a discount or credit line; the invoice as a whole cannot be negative.`,
     ),
   taxRate: z
     .number()
@@ -69,19 +68,15 @@ export const invoiceOperations = [
   defineOperation({
     name: 'create_invoice',
     title: 'Create invoice',
-    description: `Create a manual invoice for a customer from lines (description, quantity, unitAmount in cents, taxRate). Use it to bill one-off charges, or to have an open invoice that a payment plan can split. By default the invoice is issued at once (status open): it gets the next number INV-<year>-000001 of the organisation and issuedAt now; with status draft it stays unnumbered until finalize_invoice. The currency is the customer's currencyCode. Each line's net is quantity x unitAmount; tax is computed per rate on the summed net of that rate, rounded half-up to the cent; grossAmount = net + tax. An invoice whose gross is 0 is paid at once. dueAt defaults to the moment of issue. Rejected (422): an unknown customer, no lines or more than ${MAX_LINES}, a quantity that is not a whole number from 1 to ${MAX_QUANTITY}, a tax rate outside 0-100 or with more than 4 decimals, a negative total, a subscription that is not a UUID.`,
+    description: `Create a manual invoice for a customer from lines (description, quantity, unitAmount, taxRate). unitAmount is an integer of minor units (cents): 4900 = 49.00 EUR, unlike a price plan's decimal price.amount. Use it to bill one-off charges, or to have an open invoice that a payment plan can split. By default the invoice is issued at once (status open): it gets the next number INV-<year>-000001 of the organisation and issuedAt now; with status draft it stays unnumbered until finalize_invoice. The currency is the customer's currencyCode. Each line's net is quantity x unitAmount; tax is computed per rate on the summed net of that rate, rounded half-up to the cent; grossAmount = net + tax. An invoice whose gross is 0 is paid at once. dueAt defaults to the moment of issue. Rejected (422): an unknown customer, no lines or more than ${MAX_LINES}, a quantity that is not a whole number from 1 to ${MAX_QUANTITY}, a tax rate outside 0-100 or with more than 4 decimals, a negative total, an unknown subscription number.`,
     toolset: 'invoices',
     method: 'POST',
     path: '/invoices',
     permission: 'invoice:write',
     kind: 'create',
     input: z.strictObject({
-      customer: id.describe('Id of the customer to bill (must exist in this organisation; see list_customers).'),
-      subscription: z
-        .string()
-        .regex(UUID_RE, { message: 'must be a subscription id (a UUID)' })
-        .optional()
-        .describe('Optional id (UUID) of the subscription the invoice belongs to; omit for a one-off invoice.'),
+      customer: idOrNumber('customer', 'customer to bill'),
+      subscription: idOrNumber('subscription', 'subscription billed').optional(),
       dueAt: dateTimeInput
         .optional()
         .describe('When payment is due, an ISO 8601 date-time with an offset (2026-04-01T00:00:00Z); default: the moment the invoice is issued.'),
@@ -110,8 +105,8 @@ export const invoiceOperations = [
     kind: 'list',
     input: z.strictObject({
       ...pageInput,
-      customer: id.optional().describe('Only invoices of this customer id.'),
-      subscription: id.optional().describe('Only invoices of this subscription id.'),
+      customer: filterBy('customer', 'invoices'),
+      subscription: filterBy('subscription', 'invoices'),
       status: z.enum(INVOICE_STATUSES).optional().describe(`Only invoices with this status: ${STATUS_RULES}`),
     }),
     output: listOf(invoiceSchema),
@@ -126,13 +121,13 @@ export const invoiceOperations = [
     name: 'get_invoice',
     title: 'Get invoice',
     description:
-      'Get one invoice by id: lines, tax per rate, totals, payments, amountDue and whether dunning is paused by an active payment plan. An unknown id is a 404.',
+      'Get one invoice by id or number: lines, tax per rate, totals, payments, amountDue and whether dunning is paused by an active payment plan. An unknown id is a 404.',
     toolset: 'invoices',
     method: 'GET',
     path: '/invoices/{id}',
     permission: 'invoice:read',
     kind: 'read',
-    input: z.strictObject({ id: pathId('invoice') }),
+    input: z.strictObject({ id: idOrNumber('invoice') }),
     output: invoiceSchema,
     handler: (ctx, input) => getInvoice(ctx.tx, ctx.org, input.id),
   }),
@@ -147,7 +142,7 @@ export const invoiceOperations = [
     permission: 'invoice:write',
     kind: 'action',
     annotations: { destructiveHint: false },
-    input: z.strictObject({ id: pathId('draft invoice') }),
+    input: z.strictObject({ id: idOrNumber('invoice', 'draft invoice') }),
     output: invoiceSchema,
     handler: (ctx, input) => finalizeInvoice(ctx.tx, ctx.org, input.id, ctx.now),
   }),
@@ -161,7 +156,7 @@ export const invoiceOperations = [
     path: '/invoices/{id}/void',
     permission: 'invoice:write',
     kind: 'action',
-    input: z.strictObject({ id: pathId('invoice') }),
+    input: z.strictObject({ id: idOrNumber('invoice') }),
     output: invoiceSchema,
     handler: (ctx, input) => voidInvoice(ctx.tx, ctx.org, input.id, ctx.now),
   }),
@@ -176,7 +171,7 @@ export const invoiceOperations = [
     permission: 'invoice:write',
     kind: 'action',
     annotations: { destructiveHint: false },
-    input: z.strictObject({ id: pathId('open invoice'), amount: cents('Amount received'), paidAt }),
+    input: z.strictObject({ id: idOrNumber('invoice', 'open invoice'), amount: cents('Amount received'), paidAt }),
     output: invoiceSchema,
     handler: (ctx, { id: invoiceId, ...payment }) => recordInvoicePayment(ctx.tx, ctx.org, invoiceId, payment, ctx.now),
   }),

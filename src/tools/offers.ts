@@ -11,7 +11,7 @@ import {
 import { invoiceAddressFields } from './billingDetails.js';
 import { subscriptionInputShape } from './subscriptions.js';
 import { defineOperation } from '../registry/operation.js';
-import { dateTimeInput, listOf, pageInput, pageRequest, pathId, text255, toPage } from '../schemas/common.js';
+import { dateTimeInput, filterBy, idOrNumber, listOf, pageInput, pageRequest, pathId, text255, toPage } from '../schemas/common.js';
 import {
   ACCEPTANCE_MODES,
   DEAL_TYPES,
@@ -92,7 +92,7 @@ export const offerOperations = [
     permission: 'offer:write',
     kind: 'create',
     input: z.strictObject({
-      customer: ref('Id of the customer the offer is for (list_customers).'),
+      customer: idOrNumber('customer', 'customer the offer is for'),
       acceptanceMode,
       dealType: dealType.default('new_business').describe(`${dealType.description} Default new_business.`),
       name,
@@ -133,7 +133,7 @@ export const offerOperations = [
     kind: 'list',
     input: z.strictObject({
       ...pageInput,
-      customer: ref('Only offers for this customer id.').optional(),
+      customer: filterBy('customer', 'offers'),
       status: z.enum(OFFER_STATUSES).optional().describe(`Only offers in this status: ${OFFER_STATUSES.join(', ')}.`),
     }),
     output: listOf(offerListItemSchema),

@@ -11,7 +11,7 @@ import {
 } from '../domain/paymentPlans.js';
 import { UUID_RE } from '../ids.js';
 import { defineOperation, type OperationContext } from '../registry/operation.js';
-import { date, id, listOf, pageInput, pageRequest, pathId, toPage } from '../schemas/common.js';
+import { date, idOrNumber, filterBy, listOf, pageInput, pageRequest, pathId, toPage } from '../schemas/common.js';
 import { PAYMENT_PLAN_STATUSES, paymentPlanSchema } from '../schemas/paymentPlans.js';
 import { cents, paidAt } from './invoices.js';
 import { listView, paymentPlanRow } from '../schemas/views.js';
@@ -72,7 +72,7 @@ export const paymentPlanOperations = [
     kind: 'create',
     annotations: { openWorldHint: true },
     input: z.strictObject({
-      invoice: id.describe('Id of the open invoice to split (see list_invoices with status open).'),
+      invoice: idOrNumber('invoice', 'open invoice to split'),
       paymentMethod: z
         .string()
         .regex(UUID_RE, { message: 'must be a payment method id (a UUID)' })
@@ -112,7 +112,7 @@ export const paymentPlanOperations = [
     kind: 'list',
     input: z.strictObject({
       ...pageInput,
-      invoice: id.optional().describe('Only plans of this invoice id.'),
+      invoice: filterBy('invoice', 'plans'),
       status: z
         .enum(PAYMENT_PLAN_STATUSES)
         .optional()

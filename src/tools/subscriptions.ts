@@ -20,7 +20,7 @@ import { estimateInvoice } from '../domain/estimate.js';
 import { defineOperation } from '../registry/operation.js';
 import { estimateSchema } from '../schemas/estimate.js';
 import { amountInput, currencyCodeInput, customPricePlanShape } from '../schemas/catalogue.js';
-import { dateTimeInput, listOf, pageInput, pathId, text255, paged } from '../schemas/common.js';
+import { dateTimeInput, filterBy, idOrNumber, listOf, MAJOR, pageInput, pathId, text255, paged } from '../schemas/common.js';
 import { SUBSCRIPTION_STATUSES, subscriptionItemSchema, subscriptionSchema, type Subscription } from '../schemas/subscriptions.js';
 import type { Tx } from '../store/store.js';
 import { listView, subscriptionItemView, subscriptionRow, subscriptionView } from '../schemas/views.js';
@@ -90,11 +90,11 @@ const discount = z
       .describe('Percent off, more than 0 and at most 100; only with type percentage.'),
     fixedAmount: z
       .strictObject({
-        amount: amountInput('positive').describe('Amount off in major units, at most 2 fractional digits.'),
+        amount: amountInput('positive').describe(`Amount off; ${MAJOR}, at most 2 fractional digits.`),
         currency: currencyCodeInput.describe("ISO 4217 code; must be the subscription's currency."),
       })
       .optional()
-      .describe('Amount off per invoice; only with type fixed_amount.'),
+      .describe(`Amount off per invoice, ${MAJOR}; only with type fixed_amount.`),
     frequencyInterval: z.number().int().min(1).optional().describe('How many invoices are discounted (>= 1); only with frequency limited.'),
   })
   .describe('A discount on the item: a coupon reference, or an inline discount (type plus percentage or fixedAmount).');
@@ -156,7 +156,7 @@ function transition(t: {
     permission: 'subscription:write',
     kind: 'action',
     annotations: annotate(t.destructive),
-    input: z.strictObject({ id: pathId('subscription') }),
+    input: z.strictObject({ id: idOrNumber('subscription') }),
     output: subscriptionSchema,
     mcp: { output: subscriptionView },
     handler: (ctx, input) => t.run(ctx.tx, ctx.org, input.id, ctx.now),
@@ -175,7 +175,7 @@ export const subscriptionOperations = [
     permission: 'subscription:write',
     kind: 'create',
     input: z.strictObject({
-      customer: ref('Id of the customer (list_customers).'),
+      customer: idOrNumber('customer'),
       ...subscriptionInputShape,
       activate: z.boolean().optional().describe('true: activate immediately (status active); default false (draft).'),
     }),
@@ -186,7 +186,7 @@ export const subscriptionOperations = [
   defineOperation({
     name: 'list_subscriptions',
     title: 'List subscriptions',
-    description: 'List subscriptions, oldest first, paginated (page, limit 0-100), optionally filtered by customer id and status.',
+    description: 'List subscriptions, oldest first, paginated (page, limit 0-100), optionally filtered by customer and status.',
     toolset: 'subscriptions',
     method: 'GET',
     path: '/subscriptions',
@@ -195,7 +195,7 @@ export const subscriptionOperations = [
     customerAccess: { permission: 'customer:self:read', customerField: 'customer' },
     input: z.strictObject({
       ...pageInput,
-      customer: ref('Only subscriptions of this customer id.').optional(),
+      customer: filterBy('customer', 'subscriptions'),
       status: z.enum(SUBSCRIPTION_STATUSES).optional().describe(`Only subscriptions in this status: ${SUBSCRIPTION_STATUSES.join(', ')}.`),
     }),
     output: listOf(subscriptionSchema),
@@ -213,7 +213,7 @@ export const subscriptionOperations = [
     permission: 'subscription:read',
     kind: 'read',
     customerAccess: { permission: 'customer:self:read', resultCustomer: (s) => s.customer.id },
-    input: z.strictObject({ id: pathId('subscription') }),
+    input: z.strictObject({ id: idOrNumber('subscription') }),
     output: subscriptionSchema,
     mcp: { output: subscriptionView },
     handler: (ctx, input) => getSubscription(ctx.tx, ctx.org, input.id, ctx.now),
@@ -229,7 +229,7 @@ export const subscriptionOperations = [
     permission: 'subscription:write',
     kind: 'update',
     input: z.strictObject({
-      id: pathId('subscription'),
+      id: idOrNumber('subscription'),
       periods,
       billingGroup,
       startDate: dateTimeInput.nullable().optional().describe('Contract start; only while draft.'),
@@ -275,7 +275,7 @@ export const subscriptionOperations = [
     kind: 'action',
     annotations: annotate(false),
     input: z.strictObject({
-      id: pathId('subscription'),
+      id: idOrNumber('subscription'),
       nextBillingDate: dateTimeInput.nullable().optional().describe('When billing resumes; null or omitted: bill every missed period.'),
     }),
     output: subscriptionSchema,
@@ -294,7 +294,7 @@ export const subscriptionOperations = [
     kind: 'action',
     annotations: annotate(true),
     input: z.strictObject({
-      id: pathId('subscription'),
+      id: idOrNumber('subscription'),
       cancellationDate: dateTimeInput.optional().describe('One of nextPossibleCancellationDate (or a later term end); default the first of them.'),
       reason: z
         .strictObject({
@@ -338,7 +338,7 @@ export const subscriptionOperations = [
     kind: 'action',
     annotations: annotate(false),
     input: z.strictObject({
-      id: pathId('subscription'),
+      id: idOrNumber('subscription'),
       billingStart: dateTimeInput.optional().describe('When billing of the ordered items starts (not before startDate).'),
       startDate: dateTimeInput.optional().describe('When the ordered items start.'),
       endDate: dateTimeInput.optional().describe('When the ordered items end (after startDate, in the future).'),
@@ -367,7 +367,7 @@ export const subscriptionOperations = [
     permission: 'subscription:read',
     kind: 'read',
     customerAccess: { permission: 'customer:self:read', resultCustomer: (e) => e.customer },
-    input: z.strictObject({ id: pathId('subscription') }),
+    input: z.strictObject({ id: idOrNumber('subscription') }),
     output: estimateSchema,
     text: (e) => e.estimate,
     restBody: (e) => e.estimate,

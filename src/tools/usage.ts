@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { MAX_QUANTITY_TEXT, formatQuantity, parseQuantity } from '../domain/quantity.js';
 import { getMeasurementValue, getSubscriptionUsage, recordMeasurement, recordMeasurementBatch } from '../domain/usage.js';
 import { defineOperation } from '../registry/operation.js';
-import { dateTimeInput, pageInput, pathId } from '../schemas/common.js';
+import { dateTimeInput, idOrNumber, pageInput, pathId } from '../schemas/common.js';
 import { measurementValueBatchSchema, measurementValueSchema, usageSchema } from '../schemas/usage.js';
 import { measurementBatchView, measurementValueView, usageView } from '../schemas/views.js';
 
@@ -125,7 +125,7 @@ export const usageOperations = [
     kind: 'read',
     deprecated: true,
     input: z.strictObject({
-      id: pathId('subscription'),
+      id: idOrNumber('subscription'),
       page: pageInput.page.describe('Page of each entry\'s events, 1-based. Default 1.'),
       limit: pageInput.limit.describe('Events per entry, 0 to 100 (default 30); 0 returns only the aggregates and counts.'),
     }),

@@ -13,10 +13,11 @@ export interface CustomerTokenRecord {
   createdAt: string;
 }
 
-/** A token with what decides whether it still works: the key that minted it. */
+/** A token with what decides whether it still works (the key that minted it) and its customer's number. */
 export interface CustomerTokenLookup extends CustomerTokenRecord {
   apiKeyRevokedAt: string | null;
   apiKeyExpiresAt: string | null;
+  customerNumber: string;
 }
 
 export interface CustomerTokenRepo {
@@ -40,6 +41,7 @@ interface Row {
   created_at: string;
   key_revoked_at: string | null;
   key_expires_at: string | null;
+  customer_number: string;
 }
 
 export class SqliteCustomerTokenRepo implements CustomerTokenRepo {
@@ -65,8 +67,9 @@ export class SqliteCustomerTokenRepo implements CustomerTokenRepo {
 
   async findByHash(tokenHash: string): Promise<CustomerTokenLookup | undefined> {
     const r = this.sql.get<Row>(
-      `SELECT t.*, k.revoked_at AS key_revoked_at, k.expires_at AS key_expires_at
-       FROM customer_tokens t JOIN api_keys k ON k.id = t.api_key_id WHERE t.token_hash = ?`,
+      `SELECT t.*, k.revoked_at AS key_revoked_at, k.expires_at AS key_expires_at, c.customer_number
+       FROM customer_tokens t JOIN api_keys k ON k.id = t.api_key_id JOIN customers c ON c.id = t.customer_id
+       WHERE t.token_hash = ?`,
       tokenHash,
     );
     return (
@@ -83,6 +86,7 @@ export class SqliteCustomerTokenRepo implements CustomerTokenRepo {
         createdAt: r.created_at,
         apiKeyRevokedAt: r.key_revoked_at,
         apiKeyExpiresAt: r.key_expires_at,
+        customerNumber: r.customer_number,
       }
     );
   }

@@ -6,6 +6,7 @@ export interface CustomerRepo {
   insert(org: string, c: Customer): Promise<void>;
   update(org: string, c: Customer): Promise<void>;
   get(org: string, id: string): Promise<Customer | undefined>;
+  getByNumber(org: string, customerNumber: string): Promise<Customer | undefined>;
   numberTaken(org: string, customerNumber: string, exceptId?: string): Promise<boolean>;
   list(org: string, filter: { status?: string | undefined }, page: PageRequest): Promise<{ rows: Customer[]; total: number }>;
 
@@ -85,6 +86,14 @@ export class SqliteCustomerRepo implements CustomerRepo {
 
   async get(org: string, id: string): Promise<Customer | undefined> {
     return this.sql.get<Customer>(`SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE organisation_id = ? AND id = ?`, org, id);
+  }
+
+  async getByNumber(org: string, customerNumber: string): Promise<Customer | undefined> {
+    return this.sql.get<Customer>(
+      `SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE organisation_id = ? AND customer_number = ?`,
+      org,
+      customerNumber,
+    );
   }
 
   async numberTaken(org: string, customerNumber: string, exceptId = ''): Promise<boolean> {

@@ -15,6 +15,7 @@ export interface InvoiceRepo {
   /** Writes the header (status, number, amounts paid, dates); lines and payments are not touched. */
   update(org: string, invoice: Invoice): Promise<void>;
   get(org: string, id: string): Promise<Invoice | undefined>;
+  getByNumber(org: string, number: string): Promise<Invoice | undefined>;
   list(org: string, filter: InvoiceFilter, page: PageRequest): Promise<{ rows: Invoice[]; total: number }>;
   insertPayment(org: string, invoiceId: string, payment: InvoicePayment): Promise<void>;
 }
@@ -160,6 +161,11 @@ export class SqliteInvoiceRepo implements InvoiceRepo {
 
   async get(org: string, id: string): Promise<Invoice | undefined> {
     const row = this.sql.get<InvoiceRow>(`SELECT ${INVOICE_COLUMNS} FROM invoices i WHERE i.organisation_id = ? AND i.id = ?`, org, id);
+    return row && this.assemble(org, [row])[0];
+  }
+
+  async getByNumber(org: string, number: string): Promise<Invoice | undefined> {
+    const row = this.sql.get<InvoiceRow>(`SELECT ${INVOICE_COLUMNS} FROM invoices i WHERE i.organisation_id = ? AND i.number = ?`, org, number);
     return row && this.assemble(org, [row])[0];
   }
 
