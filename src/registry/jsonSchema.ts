@@ -84,11 +84,42 @@ export const INPUT_CONVENTIONS = 'Text fields take at most 255 characters unless
 
 /**
  * A tool's input schema for a model: the JSON Schema without what INPUT_CONVENTIONS says once
- * (`maxLength: 255`, `additionalProperties: false`). The server still enforces both.
+ * (`maxLength: 255`, `additionalProperties: false`), and an object that repeats the fields of one
+ * before it (order entries and their children) said once. The server still validates all of it.
  */
 export function toToolInputSchema(schema: z.ZodType): JsonSchema {
-  return walk(toJsonSchema(schema, 'input'), (s) => {
+  const json = walk(toJsonSchema(schema, 'input'), (s) => {
     if (s.maxLength === 255) delete s.maxLength;
     if (s.additionalProperties === false) delete s.additionalProperties;
   });
+  return sayRepeatedObjectsOnce(json);
+}
+
+/**
+ * Breadth first, so that an object is met before those nested in it: an object with at least three
+ * fields, all of them fields of an earlier object (same name, same schema), becomes a pointer to it.
+ */
+function sayRepeatedObjectsOnce(root: JsonSchema): JsonSchema {
+  const seen: Array<{ path: string; fields: Map<string, string> }> = [];
+  const queue: Array<[JsonSchema, string]> = [[root, '']];
+  for (let next = queue.shift(); next; next = queue.shift()) {
+    const [schema, path] = next;
+    const properties = schema.properties as Record<string, JsonSchema> | undefined;
+    if (properties && Object.keys(properties).length >= 3) {
+      const fields = new Map(Object.entries(properties).map(([k, v]) => [k, JSON.stringify(v)]));
+      const earlier = seen.find((o) => [...fields].every(([k, v]) => o.fields.get(k) === v));
+      if (earlier) {
+        const left = [...earlier.fields.keys()].filter((k) => !fields.has(k));
+        const said = `Same fields as ${earlier.path}${left.length ? ` without ${left.join(', ')}` : ''}.`;
+        for (const key of Object.keys(schema)) if (key !== 'description') delete schema[key];
+        Object.assign(schema, { type: 'object', description: schema.description ? `${String(schema.description)} ${said}` : said });
+        continue;
+      }
+      seen.push({ path: path || 'the input', fields });
+    }
+    for (const [name, child] of Object.entries(properties ?? {})) queue.push([child, path ? `${path}.${name}` : name]);
+    if (schema.items && typeof schema.items === 'object') queue.push([schema.items as JsonSchema, `${path}[]`]);
+    for (const branch of (schema.anyOf ?? []) as JsonSchema[]) queue.push([branch, path]);
+  }
+  return root;
 }

@@ -18,8 +18,8 @@ export const MAJOR = 'decimal, major units';
 export const text255 = z.string().max(255, { message: 'must be at most 255 characters' });
 
 export const timestamps = {
-  createdAt: dateTime.describe('When the resource was created (UTC).'),
-  updatedAt: dateTime.describe('When the resource was last changed (UTC).'),
+  createdAt: dateTime.describe('Created (UTC).'),
+  updatedAt: dateTime.describe('Last changed (UTC).'),
 };
 
 export const pathId = (what: string) => id.describe(`Id of the ${what}.`);
@@ -38,14 +38,14 @@ export const filterBy = (resource: Numbered, items: string) =>
 
 /** Query parameters every list operation takes. */
 export const pageInput = {
-  page: z.number().int().min(1, { message: 'must be an integer >= 1' }).default(1).describe('Page number, 1-based. Default 1.'),
+  page: z.number().int().min(1, { message: 'must be an integer >= 1' }).default(1).describe('Page, from 1.'),
   limit: z
     .number()
     .int()
     .min(0, { message: 'must be an integer from 0 to 100' })
     .max(100, { message: 'must be an integer from 0 to 100' })
     .optional()
-    .describe('Items per page, 0 to 100 (default 30). 0 returns no rows, only the counts.'),
+    .describe('Rows per page (default 30); 0: only the counts.'),
   itemsPerPage: z
     .number()
     .int()
@@ -54,9 +54,9 @@ export const pageInput = {
     .optional()
     .describe('Alias of limit.'),
   order: z
-    .strictObject({ createdAt: z.enum(['asc', 'desc']).describe('asc (default) or desc.') })
+    .strictObject({ createdAt: z.enum(['asc', 'desc']).describe('Default asc.') })
     .optional()
-    .describe('Sort order by creation time; ties are broken by id. Over HTTP: order[createdAt]=desc.'),
+    .describe('Order by creation time, then id (HTTP: order[createdAt]=desc).'),
 };
 
 export interface PageRequest {
