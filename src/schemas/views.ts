@@ -121,7 +121,7 @@ export const subscriptionView = subscriptionSchema
   });
 
 export const subscriptionRow = subscriptionSchema
-  .pick({ id: true, number: true, name: true, status: true, nextBillingDate: true, isCancellationPending: true, createdAt: true })
+  .pick({ id: true, number: true, name: true, status: true, nextBillingDate: true, isCancellationPending: true })
   .extend({ customer: customerRef, plan: planRef });
 
 export const subscriptionItemView = subscriptionItemSchema.omit({ measurementValues: true, currentMeasurementValue: true }).extend({
