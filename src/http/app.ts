@@ -12,6 +12,7 @@ import type { Store } from '../store/store.js';
 import { readBody, readJsonObject } from './body.js';
 import { buildOpenApi } from './openapi.js';
 import { queryToInput } from './query.js';
+import { PROBLEM_TYPE, sendText, StaticBody } from './send.js';
 import type { JsonSchemaProperties } from './types.js';
 
 export interface HttpDeps {
@@ -37,31 +38,20 @@ interface Route {
   params: string[];
 }
 
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+/** Every JSON answer goes out here (gzipped from 1 KiB on when the client accepts it). */
+function send(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (status === 204 || body === undefined) {
     res.writeHead(status, headers);
     res.end();
     return;
   }
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(text),
-    ...headers,
-  });
-  res.end(text);
+  sendText(req, res, status, JSON.stringify(body), headers);
 }
 
-function sendProblem(res: ServerResponse, err: AppError, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(err.toProblem());
+function sendProblem(req: IncomingMessage, res: ServerResponse, err: AppError, headers: Record<string, string> = {}): void {
   const extra: Record<string, string> = { ...headers };
   if (err.kind === 'unauthorized') extra['WWW-Authenticate'] = 'Bearer';
-  res.writeHead(err.status, {
-    'Content-Type': 'application/problem+json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(text),
-    ...extra,
-  });
-  res.end(text);
+  sendText(req, res, err.status, JSON.stringify(err.toProblem()), extra, PROBLEM_TYPE);
 }
 
 function bearer(req: IncomingMessage): string | undefined {
@@ -80,7 +70,7 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
     const route: Route = { op, queryProperties: schema, params: pathParams(op) };
     router.on(op.method, op.path.replace(/\{(\w+)\}/g, ':$1'), noop, route);
   }
-  const openApi = JSON.stringify(buildOpenApi(deps.catalog));
+  const openApi = new StaticBody(JSON.stringify(buildOpenApi(deps.catalog)));
 
   async function principalOf(req: IncomingMessage): Promise<Principal> {
     return authenticate(deps.store, bearer(req), deps.clock());
@@ -107,11 +97,11 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
         headers.Location = op.location ? op.location(outcome.body as never) : `${req.url?.split('?')[0]}/${body.id}`;
       }
       const body = op.restBody ? op.restBody(outcome.body as never) : outcome.body;
-      send(res, successStatus(op) === 204 ? 204 : outcome.status, body, headers);
+      send(req, res, successStatus(op) === 204 ? 204 : outcome.status, body, headers);
     } catch (err) {
       const e = toAppError(err);
       if (e.kind === 'internal' && !(err instanceof AppError)) deps.logger.error({ err, operation: op.name }, 'operation failed');
-      sendProblem(res, e, headers);
+      sendProblem(req, res, e, headers);
     }
   }
 
@@ -129,7 +119,7 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
 
   async function handleMcp(req: IncomingMessage, res: ServerResponse) {
     if (req.method !== 'POST') {
-      return sendProblem(res, new AppError('method_not_allowed', 'The MCP endpoint is stateless: only POST is supported'), { Allow: 'POST' });
+      return sendProblem(req, res, new AppError('method_not_allowed', 'The MCP endpoint is stateless: only POST is supported'), { Allow: 'POST' });
     }
     let principal: Principal;
     let body: unknown;
@@ -139,10 +129,10 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
       try {
         body = JSON.parse(raw.toString('utf8'));
       } catch {
-        return send(res, 400, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the body is not valid JSON' } });
+        return send(req, res, 400, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the body is not valid JSON' } });
       }
     } catch (err) {
-      return sendProblem(res, toAppError(err));
+      return sendProblem(req, res, toAppError(err));
     }
     const response = await (await mcpEndpoint).handle(body, principal);
     if (response === undefined) {
@@ -150,7 +140,7 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
       res.end();
       return;
     }
-    send(res, 200, response);
+    send(req, res, 200, response);
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -158,37 +148,33 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
     const url = new URL(req.url ?? '/', 'http://localhost');
     const path = url.pathname;
     if (path === '/mcp') return handleMcp(req, res);
-    if (path === '/healthz' && method === 'GET') return send(res, 200, { status: 'ok' });
+    if (path === '/healthz' && method === 'GET') return send(req, res, 200, { status: 'ok' });
     if (path === '/readyz' && method === 'GET') {
       try {
         await deps.store.ping();
-        return send(res, 200, { status: 'ready' });
+        return send(req, res, 200, { status: 'ready' });
       } catch {
-        return sendProblem(res, new AppError('internal', 'The database is not reachable'));
+        return sendProblem(req, res, new AppError('internal', 'The database is not reachable'));
       }
     }
-    if (path === '/openapi.json' && method === 'GET') {
-      res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' });
-      res.end(openApi);
-      return;
-    }
+    if (path === '/openapi.json' && method === 'GET') return sendText(req, res, 200, openApi);
     const found = router.find(method as HttpMethod, path);
     if (found) {
       return handleOperation(req, res, found.store as Route, found.params, url.searchParams);
     }
     const allowed = METHODS.filter((m) => router.find(m, path));
     if (allowed.length) {
-      return sendProblem(res, new AppError('method_not_allowed', `${method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`), {
+      return sendProblem(req, res, new AppError('method_not_allowed', `${method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`), {
         Allow: allowed.join(', '),
       });
     }
-    sendProblem(res, new AppError('not_found', `No route ${method} ${path}; GET /openapi.json lists every route`));
+    sendProblem(req, res, new AppError('not_found', `No route ${method} ${path}; GET /openapi.json lists every route`));
   }
 
   return (req, res) => {
     handle(req, res).catch((err: unknown) => {
       deps.logger.error({ err }, 'request failed');
-      if (!res.headersSent) sendProblem(res, toAppError(err));
+      if (!res.headersSent) sendProblem(req, res, toAppError(err));
       else res.destroy();
     });
   };
