@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import FindMyWay, { type HTTPVersion } from 'find-my-way';
+import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { ANONYMOUS, authenticate, type Principal } from '../auth/keys.js';
 import { AppError, toAppError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -9,7 +10,8 @@ import type { Catalog } from '../registry/catalog.js';
 import type { Executor } from '../registry/executor.js';
 import { isReadOnly, pathParams, successStatus, type HttpMethod, type Operation } from '../registry/operation.js';
 import type { Store } from '../store/store.js';
-import { readBody, readJsonObject } from './body.js';
+import { mediaType, readBody, readJsonObject } from './body.js';
+import { corsHeaders, OriginPolicy, preflightHeaders, protocolVersionError } from './mcpTransport.js';
 import { buildOpenApi } from './openapi.js';
 import { queryToInput } from './query.js';
 import { PROBLEM_TYPE, sendText, StaticBody } from './send.js';
@@ -22,6 +24,8 @@ export interface HttpDeps {
   logger: Logger;
   clock: () => Date;
   readOnly: boolean;
+  /** Browser origins besides the server's own that may call `/mcp` (`BILLING_MCP_ALLOWED_ORIGINS`). */
+  mcpAllowedOrigins?: readonly string[];
 }
 
 /** Interface section 9: the measurement API was announced deprecated and is past its sunset date. */
@@ -31,6 +35,9 @@ const DEPRECATION_HEADERS = {
 };
 
 const METHODS: HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+/** JSON-RPC messages one `/mcp` batch may hold (as the SDK's own transport). */
+const MCP_MAX_BATCH = 100;
 
 interface Route {
   op: Operation;
@@ -54,6 +61,19 @@ function sendProblem(req: IncomingMessage, res: ServerResponse, err: AppError, h
   sendText(req, res, err.status, JSON.stringify(err.toProblem()), extra, PROBLEM_TYPE);
 }
 
+function jsonRpcError(code: number, message: string): JSONRPCMessage {
+  return { jsonrpc: '2.0', id: null, error: { code, message } } as unknown as JSONRPCMessage;
+}
+
+function isInitialize(message: unknown): boolean {
+  return typeof message === 'object' && message !== null && (message as { method?: unknown }).method === 'initialize';
+}
+
+/** The endpoint's answer to a body that is not a JSON-RPC message (the input is refused: HTTP 400). */
+function isRefusedMessage(body: unknown, response: JSONRPCMessage): boolean {
+  return 'error' in response && response.error.code === ErrorCode.InvalidRequest && !JSONRPCMessageSchema.safeParse(body).success;
+}
+
 function bearer(req: IncomingMessage): string | undefined {
   const header = req.headers.authorization;
   if (!header) return undefined;
@@ -71,6 +91,7 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
     router.on(op.method, op.path.replace(/\{(\w+)\}/g, ':$1'), noop, route);
   }
   const openApi = new StaticBody(JSON.stringify(buildOpenApi(deps.catalog)));
+  const origins = new OriginPolicy(deps.mcpAllowedOrigins ?? []);
 
   async function principalOf(req: IncomingMessage): Promise<Principal> {
     return authenticate(deps.store, bearer(req), deps.clock());
@@ -117,30 +138,72 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
   });
   const mcpEndpoint = StatelessMcpEndpoint.attach(mcpServer);
 
+  /**
+   * Stateless Streamable HTTP: one POST carries one JSON-RPC message (or a batch) and gets its JSON
+   * answer, or 202 for notifications and responses. Transport rules first: a browser Origin that is
+   * not allowed is a 403, an unknown MCP-Protocol-Version a 400, a body that is not JSON a 415.
+   */
   async function handleMcp(req: IncomingMessage, res: ServerResponse) {
+    const origin = req.headers.origin;
+    if (origin !== undefined && !origins.allows(origin, req)) {
+      return sendProblem(
+        req,
+        res,
+        new AppError('forbidden', `Origin ${origin} may not call /mcp (DNS-rebinding protection); only the server's own origin and BILLING_MCP_ALLOWED_ORIGINS may`),
+      );
+    }
+    const cors = origin === undefined ? {} : corsHeaders(origin);
+    if (req.method === 'OPTIONS' && origin !== undefined && req.headers['access-control-request-method'] !== undefined) {
+      res.writeHead(204, preflightHeaders(origin));
+      res.end();
+      return;
+    }
     if (req.method !== 'POST') {
-      return sendProblem(req, res, new AppError('method_not_allowed', 'The MCP endpoint is stateless: only POST is supported'), { Allow: 'POST' });
+      return sendProblem(req, res, new AppError('method_not_allowed', 'The MCP endpoint is stateless: only POST is supported'), { ...cors, Allow: 'POST' });
     }
     let principal: Principal;
     let body: unknown;
     try {
       principal = await principalOf(req);
+      const type = mediaType(req);
+      if (type !== 'application/json') {
+        throw new AppError('unsupported_media_type', `Content-Type must be application/json${type ? ` (got ${type})` : ''}`);
+      }
       const raw = await readBody(req);
       try {
         body = JSON.parse(raw.toString('utf8'));
       } catch {
-        return send(req, res, 400, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the body is not valid JSON' } });
+        return send(req, res, 400, jsonRpcError(ErrorCode.ParseError, 'Parse error: the body is not valid JSON'), cors);
+      }
+      const batch = Array.isArray(body) ? body : [body];
+      if (!batch.some(isInitialize)) {
+        const versionError = protocolVersionError(req.headers['mcp-protocol-version']);
+        if (versionError) throw versionError;
       }
     } catch (err) {
-      return sendProblem(req, res, toAppError(err));
+      return sendProblem(req, res, toAppError(err), cors);
     }
-    const response = await (await mcpEndpoint).handle(body, principal);
+    const endpoint = await mcpEndpoint;
+    if (Array.isArray(body)) {
+      if (body.length === 0 || body.length > MCP_MAX_BATCH) {
+        const message = `Invalid Request: a batch holds 1 to ${MCP_MAX_BATCH} JSON-RPC messages`;
+        return send(req, res, 400, jsonRpcError(ErrorCode.InvalidRequest, message), cors);
+      }
+      const answers = (await Promise.all(body.map((message) => endpoint.handle(message, principal)))).filter((a) => a !== undefined);
+      if (answers.length === 0) {
+        res.writeHead(202, cors);
+        res.end();
+        return;
+      }
+      return send(req, res, 200, answers, cors);
+    }
+    const response = await endpoint.handle(body, principal);
     if (response === undefined) {
-      res.writeHead(202);
+      res.writeHead(202, cors);
       res.end();
       return;
     }
-    send(req, res, 200, response);
+    send(req, res, isRefusedMessage(body, response) ? 400 : 200, response, cors);
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
