@@ -43,6 +43,31 @@ const int = (min: number, max: number) =>
     .transform(Number)
     .pipe(z.number().int().min(min, { message: `must be at least ${min}` }).max(max, { message: `must be at most ${max}` }));
 
+/** `https://app.example.com` → itself; anything that is not a bare http(s) origin → undefined. */
+function toOrigin(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  const bare = (url.protocol === 'http:' || url.protocol === 'https:') && url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password;
+  return bare && !value.includes('?') && !value.includes('#') ? url.origin : undefined;
+}
+
+const origins = z.string().transform((list, ctx) => {
+  const result: string[] = [];
+  for (const item of list.split(',').map((o) => o.trim()).filter(Boolean)) {
+    const origin = toOrigin(item);
+    if (!origin) {
+      ctx.addIssue({ code: 'custom', message: `must be comma-separated origins such as https://app.example.com (scheme, host and optional port; ${JSON.stringify(item)} is not one)` });
+      return z.NEVER;
+    }
+    result.push(origin);
+  }
+  return result;
+});
+
 const envSchema = z.object({
   BILLING_DB: z.string().min(1).default('./data/billing.sqlite'),
   BILLING_DB_SYNCHRONOUS: z.enum(['full', 'normal'], { message: 'must be full or normal' }).default('full'),
@@ -63,6 +88,7 @@ const envSchema = z.object({
   BILLING_PAYMENT_PLAN_GRACE_DAYS: int(0, 365).default(7),
   BILLING_CUSTOMER_ACCESS_TOKEN_TTL_SECONDS: int(1, 86_400).default(900),
   BILLING_CUSTOMER_REFRESH_TOKEN_TTL_SECONDS: int(60, 31_536_000).default(2_592_000),
+  BILLING_MCP_ALLOWED_ORIGINS: origins.default([]),
 });
 
 export interface Config {
@@ -83,6 +109,8 @@ export interface Config {
   paymentPlanGraceDays: number;
   customerAccessTokenTtlSeconds: number;
   customerRefreshTokenTtlSeconds: number;
+  /** Browser origins besides the server's own that may call `/mcp` (DNS-rebinding protection); normalized by URL. */
+  mcpAllowedOrigins: string[];
 }
 
 /**
@@ -117,5 +145,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     paymentPlanGraceDays: e.BILLING_PAYMENT_PLAN_GRACE_DAYS,
     customerAccessTokenTtlSeconds: e.BILLING_CUSTOMER_ACCESS_TOKEN_TTL_SECONDS,
     customerRefreshTokenTtlSeconds: e.BILLING_CUSTOMER_REFRESH_TOKEN_TTL_SECONDS,
+    mcpAllowedOrigins: e.BILLING_MCP_ALLOWED_ORIGINS,
   };
 }

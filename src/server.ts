@@ -50,6 +50,7 @@ export async function startHttp(app: App, host = app.config.host, port = app.con
       logger: app.logger,
       clock: app.clock,
       readOnly: app.config.readOnly,
+      mcpAllowedOrigins: app.config.mcpAllowedOrigins,
     }),
   );
   server.keepAliveTimeout = 65_000;

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import FindMyWay, { type HTTPVersion } from 'find-my-way';
+import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { ANONYMOUS, authenticate, type Principal } from '../auth/keys.js';
 import { AppError, toAppError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -11,9 +12,11 @@ import type { Catalog } from '../registry/catalog.js';
 import type { Executor } from '../registry/executor.js';
 import { isReadOnly, pathParams, successStatus, type HttpMethod, type Operation } from '../registry/operation.js';
 import type { Store } from '../store/store.js';
-import { readBody, readJsonObject } from './body.js';
+import { mediaType, readBody, readJsonObject } from './body.js';
+import { corsHeaders, OriginPolicy, preflightHeaders, protocolVersionError } from './mcpTransport.js';
 import { buildOpenApi } from './openapi.js';
 import { queryToInput } from './query.js';
+import { PROBLEM_TYPE, sendText, StaticBody } from './send.js';
 import type { JsonSchemaProperties } from './types.js';
 
 export interface HttpDeps {
@@ -23,6 +26,8 @@ export interface HttpDeps {
   logger: Logger;
   clock: () => Date;
   readOnly: boolean;
+  /** Browser origins besides the server's own that may call `/mcp` (`BILLING_MCP_ALLOWED_ORIGINS`). */
+  mcpAllowedOrigins?: readonly string[];
 }
 
 /** Interface section 9: the measurement API was announced deprecated and is past its sunset date. */
@@ -33,37 +38,42 @@ const DEPRECATION_HEADERS = {
 
 const METHODS: HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
+/** JSON-RPC messages one `/mcp` batch may hold (as the SDK's own transport). */
+const MCP_MAX_BATCH = 100;
+
 interface Route {
   op: Operation;
   queryProperties: JsonSchemaProperties;
   params: string[];
 }
 
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+/** Every JSON answer goes out here (gzipped from 1 KiB on when the client accepts it). */
+function send(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (status === 204 || body === undefined) {
     res.writeHead(status, headers);
     res.end();
     return;
   }
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(text),
-    ...headers,
-  });
-  res.end(text);
+  sendText(req, res, status, JSON.stringify(body), headers);
 }
 
-function sendProblem(res: ServerResponse, err: AppError, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(err.toProblem());
+function sendProblem(req: IncomingMessage, res: ServerResponse, err: AppError, headers: Record<string, string> = {}): void {
   const extra: Record<string, string> = { ...headers };
   if (err.kind === 'unauthorized') extra['WWW-Authenticate'] = 'Bearer';
-  res.writeHead(err.status, {
-    'Content-Type': 'application/problem+json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(text),
-    ...extra,
-  });
-  res.end(text);
+  sendText(req, res, err.status, JSON.stringify(err.toProblem()), extra, PROBLEM_TYPE);
+}
+
+function jsonRpcError(code: number, message: string): JSONRPCMessage {
+  return { jsonrpc: '2.0', id: null, error: { code, message } } as unknown as JSONRPCMessage;
+}
+
+function isInitialize(message: unknown): boolean {
+  return typeof message === 'object' && message !== null && (message as { method?: unknown }).method === 'initialize';
+}
+
+/** The endpoint's answer to a body that is not a JSON-RPC message (the input is refused: HTTP 400). */
+function isRefusedMessage(body: unknown, response: JSONRPCMessage): boolean {
+  return 'error' in response && response.error.code === ErrorCode.InvalidRequest && !JSONRPCMessageSchema.safeParse(body).success;
 }
 
 function bearer(req: IncomingMessage): string | undefined {
@@ -82,7 +92,8 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
     const route: Route = { op, queryProperties: schema, params: pathParams(op) };
     router.on(op.method, op.path.replace(/\{(\w+)\}/g, ':$1'), noop, route);
   }
-  const openApi = JSON.stringify(buildOpenApi(deps.catalog));
+  const openApi = new StaticBody(JSON.stringify(buildOpenApi(deps.catalog)));
+  const origins = new OriginPolicy(deps.mcpAllowedOrigins ?? []);
 
   async function principalOf(req: IncomingMessage): Promise<Principal> {
     return authenticate(deps.store, bearer(req), deps.clock());
@@ -109,11 +120,11 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
         headers.Location = op.location ? op.location(outcome.body as never) : `${req.url?.split('?')[0]}/${body.id}`;
       }
       const body = op.restBody ? op.restBody(outcome.body as never) : outcome.body;
-      send(res, successStatus(op) === 204 ? 204 : outcome.status, body, headers);
+      send(req, res, successStatus(op) === 204 ? 204 : outcome.status, body, headers);
     } catch (err) {
       const e = toAppError(err);
       if (e.kind === 'internal' && !(err instanceof AppError)) deps.logger.error({ err, operation: op.name }, 'operation failed');
-      sendProblem(res, e, headers);
+      sendProblem(req, res, e, headers);
     }
   }
 
@@ -144,9 +155,28 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
     return parsed === 'all' ? 'all' : new Set(parsed);
   }
 
+  /**
+   * Stateless Streamable HTTP: one POST carries one JSON-RPC message (or a batch) and gets its JSON
+   * answer, or 202 for notifications and responses. Transport rules first: a browser Origin that is
+   * not allowed is a 403, an unknown MCP-Protocol-Version a 400, a body that is not JSON a 415.
+   */
   async function handleMcp(req: IncomingMessage, res: ServerResponse) {
+    const origin = req.headers.origin;
+    if (origin !== undefined && !origins.allows(origin, req)) {
+      return sendProblem(
+        req,
+        res,
+        new AppError('forbidden', `Origin ${origin} may not call /mcp (DNS-rebinding protection); only the server's own origin and BILLING_MCP_ALLOWED_ORIGINS may`),
+      );
+    }
+    const cors = origin === undefined ? {} : corsHeaders(origin);
+    if (req.method === 'OPTIONS' && origin !== undefined && req.headers['access-control-request-method'] !== undefined) {
+      res.writeHead(204, preflightHeaders(origin));
+      res.end();
+      return;
+    }
     if (req.method !== 'POST') {
-      return sendProblem(res, new AppError('method_not_allowed', 'The MCP endpoint is stateless: only POST is supported'), { Allow: 'POST' });
+      return sendProblem(req, res, new AppError('method_not_allowed', 'The MCP endpoint is stateless: only POST is supported'), { ...cors, Allow: 'POST' });
     }
     let principal: Principal;
     let body: unknown;
@@ -154,22 +184,45 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
     try {
       toolsets = toolsetsOf(req);
       principal = await principalOf(req);
+      const type = mediaType(req);
+      if (type !== 'application/json') {
+        throw new AppError('unsupported_media_type', `Content-Type must be application/json${type ? ` (got ${type})` : ''}`);
+      }
       const raw = await readBody(req);
       try {
         body = JSON.parse(raw.toString('utf8'));
       } catch {
-        return send(res, 400, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the body is not valid JSON' } });
+        return send(req, res, 400, jsonRpcError(ErrorCode.ParseError, 'Parse error: the body is not valid JSON'), cors);
+      }
+      const batch = Array.isArray(body) ? body : [body];
+      if (!batch.some(isInitialize)) {
+        const versionError = protocolVersionError(req.headers['mcp-protocol-version']);
+        if (versionError) throw versionError;
       }
     } catch (err) {
-      return sendProblem(res, toAppError(err));
+      return sendProblem(req, res, toAppError(err), cors);
     }
-    const response = await (await mcpEndpoint).handle(body, principal, toolsets);
+    const endpoint = await mcpEndpoint;
+    if (Array.isArray(body)) {
+      if (body.length === 0 || body.length > MCP_MAX_BATCH) {
+        const message = `Invalid Request: a batch holds 1 to ${MCP_MAX_BATCH} JSON-RPC messages`;
+        return send(req, res, 400, jsonRpcError(ErrorCode.InvalidRequest, message), cors);
+      }
+      const answers = (await Promise.all(body.map((message) => endpoint.handle(message, principal, toolsets)))).filter((a) => a !== undefined);
+      if (answers.length === 0) {
+        res.writeHead(202, cors);
+        res.end();
+        return;
+      }
+      return send(req, res, 200, answers, cors);
+    }
+    const response = await endpoint.handle(body, principal, toolsets);
     if (response === undefined) {
-      res.writeHead(202);
+      res.writeHead(202, cors);
       res.end();
       return;
     }
-    send(res, 200, response);
+    send(req, res, isRefusedMessage(body, response) ? 400 : 200, response, cors);
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -177,37 +230,33 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
     const url = new URL(req.url ?? '/', 'http://localhost');
     const path = url.pathname;
     if (path === '/mcp') return handleMcp(req, res);
-    if (path === '/healthz' && method === 'GET') return send(res, 200, { status: 'ok' });
+    if (path === '/healthz' && method === 'GET') return send(req, res, 200, { status: 'ok' });
     if (path === '/readyz' && method === 'GET') {
       try {
         await deps.store.ping();
-        return send(res, 200, { status: 'ready' });
+        return send(req, res, 200, { status: 'ready' });
       } catch {
-        return sendProblem(res, new AppError('internal', 'The database is not reachable'));
+        return sendProblem(req, res, new AppError('internal', 'The database is not reachable'));
       }
     }
-    if (path === '/openapi.json' && method === 'GET') {
-      res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' });
-      res.end(openApi);
-      return;
-    }
+    if (path === '/openapi.json' && method === 'GET') return sendText(req, res, 200, openApi);
     const found = router.find(method as HttpMethod, path);
     if (found) {
       return handleOperation(req, res, found.store as Route, found.params, url.searchParams);
     }
     const allowed = METHODS.filter((m) => router.find(m, path));
     if (allowed.length) {
-      return sendProblem(res, new AppError('method_not_allowed', `${method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`), {
+      return sendProblem(req, res, new AppError('method_not_allowed', `${method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`), {
         Allow: allowed.join(', '),
       });
     }
-    sendProblem(res, new AppError('not_found', `No route ${method} ${path}; GET /openapi.json lists every route`));
+    sendProblem(req, res, new AppError('not_found', `No route ${method} ${path}; GET /openapi.json lists every route`));
   }
 
   return (req, res) => {
     handle(req, res).catch((err: unknown) => {
       deps.logger.error({ err }, 'request failed');
-      if (!res.headersSent) sendProblem(res, toAppError(err));
+      if (!res.headersSent) sendProblem(req, res, toAppError(err));
       else res.destroy();
     });
   };

@@ -3,7 +3,8 @@ import { AppError } from '../errors.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 
-function mediaType(req: IncomingMessage): string {
+/** The media type of the request body, lower case, without parameters (`''` when absent). */
+export function mediaType(req: IncomingMessage): string {
   return (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
 }
 
