@@ -34,7 +34,7 @@ function shapeOf(schema: Schema): Shape | undefined {
   return Object.fromEntries(Object.entries(def.shape).filter(([, property]) => unwrap(property)._zod.def.type !== 'unknown'));
 }
 
-/** What a property holds once arrays are opened: `[]` marks each array level passed. */
+/** The object a property holds, also inside arrays: its shape and how many array levels wrap it. */
 function nestedOf(schema: Schema): { shape: Shape; arrays: number } | undefined {
   let current = unwrap(schema);
   let arrays = 0;
