@@ -30,6 +30,32 @@ async function newCustomer(client: Client = env.mcp): Promise<string> {
 const defaults = (list: { data: Array<{ id: string; default: boolean }> }) =>
   list.data.filter((x) => x.default).map((x) => x.id);
 
+/** The summary row list_invoice_addresses answers for an address. */
+const addressRow = (a: any) => ({
+  id: a.id,
+  default: a.default,
+  companyName: a.companyName,
+  lastName: a.lastName,
+  street: a.street,
+  houseNumber: a.houseNumber,
+  zip: a.zip,
+  city: a.city,
+  countryCode: a.countryCode,
+});
+
+/** The summary row list_payment_methods answers for a method. */
+const methodRow = (m: any) => ({
+  id: m.id,
+  type: m.type,
+  default: m.default,
+  enabled: m.enabled,
+  name: m.name,
+  createdAt: m.createdAt,
+  card: m.card && { brand: m.card.brand, last4: m.card.last4, expMonth: m.card.expMonth, expYear: m.card.expYear },
+  sepaDebit: m.sepaDebit && { iban: m.sepaDebit.iban, mandateReference: m.sepaDebit.mandateReference },
+  paypal: m.paypal && { email: m.paypal.email },
+});
+
 describe('invoice addresses', () => {
   it('creates an address with its defaults; the first becomes the default', async () => {
     const customer = await newCustomer();
@@ -68,7 +94,8 @@ describe('invoice addresses', () => {
     };
     const b = await ok(env.mcp, 'create_invoice_address', { id: customer, ...address, ...full });
     expect(b).toMatchObject({ ...full, default: false, customer });
-    expect((await ok(env.mcp, 'list_invoice_addresses', { id: customer })).data).toEqual([a, b]);
+    expect((await ok(env.mcp, 'list_invoice_addresses', { id: customer })).data).toEqual([addressRow(a), addressRow(b)]);
+    expect((await env.http('GET', `/customers/${customer}/invoice-addresses`)).body.data).toEqual([a, b]);
   });
 
   it('makes the first address the default even when default false is sent', async () => {
@@ -88,7 +115,9 @@ describe('invoice addresses', () => {
     const second = await ok(env.mcp, 'create_invoice_address', { id: customer, ...address, city: 'Köln', default: true });
     const list = await ok(env.mcp, 'list_invoice_addresses', { id: customer });
     expect(defaults(list)).toEqual([second.id]);
-    expect(list.data[0]).toMatchObject({ id: first.id, default: false, updatedAt: '2026-10-16T08:00:00.000Z' });
+    expect(list.data[0]).toMatchObject({ id: first.id, default: false });
+    const rest = await env.http('GET', `/customers/${customer}/invoice-addresses`);
+    expect(rest.body.data[0]).toMatchObject({ id: first.id, default: false, updatedAt: '2026-10-16T08:00:00.000Z' });
     expect(defaults(await ok(env.mcp, 'list_invoice_addresses', { id: other }))).toEqual([otherDefault.id]);
   });
 
@@ -203,8 +232,11 @@ describe('payment methods: SEPA direct debit', () => {
     expect(r.text).not.toContain('0532');
 
     const list = await call(env.mcp, 'list_payment_methods', { id: customer });
-    expect(list.body.data).toEqual([m]);
+    expect(list.body.data).toEqual([methodRow(m)]);
+    expect(list.body.data[0].sepaDebit.iban).toBe(MASKED);
+    expect(list.text).toContain(MASKED);
     expect(list.text).not.toContain('0532');
+    expect((await env.http('GET', `/customers/${customer}/payment-methods`)).body.data).toEqual([m]);
 
     const stored = await env.app.store.read((tx) => tx.billingDetails.sepaIban(env.org.organisationId, m.id));
     expect(stored).toBe(IBAN);
@@ -463,7 +495,9 @@ describe('payment methods: defaults', () => {
     expect(second.default).toBe(true);
     const list = await ok(env.mcp, 'list_payment_methods', { id: customer });
     expect(defaults(list)).toEqual([second.id]);
-    expect(list.data[0]).toMatchObject({ id: first.id, default: false, updatedAt: '2026-10-16T08:00:00.000Z' });
+    expect(list.data[0]).toMatchObject({ id: first.id, default: false });
+    const rest = await env.http('GET', `/customers/${customer}/payment-methods`);
+    expect(rest.body.data[0]).toMatchObject({ id: first.id, default: false, updatedAt: '2026-10-16T08:00:00.000Z' });
     expect(defaults(await ok(env.mcp, 'list_payment_methods', { id: other }))).toEqual([otherDefault.id]);
   });
 

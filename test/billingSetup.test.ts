@@ -126,7 +126,10 @@ describe('coupons', () => {
     });
     expect(c).toMatchObject({ percentage: null, fixedAmount: { amount: 5.5, currency: 'USD' }, frequencyInterval: 3, isEnabled: false });
     const listed = await ok(env.mcp, 'list_coupons', {});
-    expect(listed.data).toContainEqual(c);
+    const { updatedAt, ...row } = c;
+    expect(updatedAt).toEqual(expect.any(String));
+    expect(listed.data).toContainEqual(row);
+    expect((await env.http('GET', '/coupons')).body.data).toContainEqual(c);
   });
 
   it('keeps percentages exactly: 0.01, 12.5, 33.33, 100', async () => {

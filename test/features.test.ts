@@ -296,8 +296,14 @@ describe('list_subscription_entitlements', () => {
     const s = await subscribe();
     const list = await entitlements(s.id);
     const mine = list.data.filter((e: any) => e.feature.id === x.id);
+    const full = await ok(env.mcp, 'get_feature', { id: x.id });
     expect(mine).toEqual([
-      { feature: await ok(env.mcp, 'get_feature', { id: x.id }), value: 5, entitlement: onProduct.id, source: { product: f.product.id } },
+      { feature: { id: x.id, name: full.name, type: 'quantity' }, value: 5, entitlement: onProduct.id, source: { product: f.product.id } },
+      { feature: { id: x.id, name: full.name, type: 'quantity' }, value: 'unlimited', entitlement: onPricePlan.id, source: { pricePlan: f.meteredPricePlan.id } },
+    ]);
+    const rest = await env.http('GET', `/subscriptions/${s.id}/entitlements`);
+    expect(rest.body.data.filter((e: any) => e.feature.id === x.id)).toEqual([
+      { feature: full, value: 5, entitlement: onProduct.id, source: { product: f.product.id } },
       { feature: expect.objectContaining({ id: x.id }), value: 'unlimited', entitlement: onPricePlan.id, source: { pricePlan: f.meteredPricePlan.id } },
     ]);
     const withAddon = await subscribe({ addons: [{ product: f.addonProduct.id, pricePlan: f.addonPricePlan.id }] });

@@ -212,7 +212,8 @@ describe('invoice transitions', () => {
 
 describe('list_invoices', () => {
   it('filters by customer, subscription and status', async () => {
-    const mcp = await env.mcpFor((await env.newOrg()).apiKey);
+    const org = await env.newOrg();
+    const mcp = await env.mcpFor(org.apiKey);
     const a = await customer(mcp);
     const b = await customer(mcp);
     const first = await ok(mcp, 'create_invoice', { customer: a, lines: [consulting] });
@@ -227,7 +228,12 @@ describe('list_invoices', () => {
     const page = await ok(mcp, 'list_invoices', { limit: 1, page: 2, order: { createdAt: 'desc' } });
     expect(ids(page)).toEqual([draft.id]);
     expect(page.meta.pagination).toEqual({ totalItems: 3, itemsPerPage: 1, currentPage: 2, lastPage: 3, pageTotalItems: 1 });
-    expect(page.data[0].lines).toHaveLength(1);
+    expect(page.data[0]).toMatchObject({ id: draft.id, customer: a, subscription: UUID, status: 'draft' });
+    expect((await ok(mcp, 'get_invoice', { id: page.data[0].id })).lines).toHaveLength(1);
+    const rest = await env.http('GET', '/invoices?limit=1&page=2&order[createdAt]=desc', { token: org.apiKey });
+    expect(rest.status).toBe(200);
+    expect(rest.body.data.map((i: { id: string }) => i.id)).toEqual([draft.id]);
+    expect(rest.body.data[0].lines).toHaveLength(1);
   });
 });
 

@@ -64,7 +64,8 @@ async function inStatus(status: string, extra: Record<string, unknown> = {}): Pr
 
 describe('create_offer', () => {
   it('creates an open offer numbered OFF-000001… with the proposed subscription in status offer', async () => {
-    const client = await env.mcpFor((await env.newOrg()).apiKey);
+    const org = await env.newOrg();
+    const client = await env.mcpFor(org.apiKey);
     const g = await buildFixture(client, '-fresh');
     const o = await offer(
       {
@@ -98,7 +99,13 @@ describe('create_offer', () => {
         startDate: null,
         activatedAt: null,
       },
-      customer: g.customer,
+      customer: {
+        id: g.customer.id,
+        customerNumber: g.customer.customerNumber,
+        companyName: g.customer.companyName,
+        firstName: g.customer.firstName,
+        lastName: g.customer.lastName,
+      },
       name: 'Pro for ACME',
       description: 'Our proposal',
       locale: 'de-DE',
@@ -131,6 +138,8 @@ describe('create_offer', () => {
     expect((await ok(client, 'get_subscription', { id: o.subscription.id })).status).toBe('offer');
     expect((await offer({ customer: g.customer.id, subscription: { plan: g.plan.id, periods: yearly } }, client)).number).toBe('OFF-000002');
     expect(await ok(client, 'get_offer', { id: o.id })).toEqual(o);
+    const rest = await env.http('GET', `/offers/${o.id}`, { token: org.apiKey });
+    expect(rest.body).toEqual({ ...o, customer: g.customer });
   });
 
   it('takes the defaults: dealType new_business, locale en, no sections or variables, autoActivateSubscription true', async () => {
@@ -202,7 +211,23 @@ describe('list_offers', () => {
     await ok(env.mcp, 'archive_offer', { id: b.id });
     const list = await ok(env.mcp, 'list_offers', { customer: c.id });
     expect(list.data.map((o: any) => o.id)).toEqual([a.id, b.id]);
-    expect(list.data[0]).toEqual({ ...a, sections: a.sections.map((s: any) => s.id) });
+    expect(list.data[0]).toEqual({
+      id: a.id,
+      number: a.number,
+      name: a.name,
+      status: 'open',
+      expired: false,
+      acceptanceMode: 'esignature',
+      validUntil: VALID_UNTIL,
+      signedAt: null,
+      customer: a.customer,
+      subscription: { id: a.subscription.id, number: a.subscription.number, status: 'offer' },
+    });
+    expect(a.customer).toEqual({ id: c.id, customerNumber: c.customerNumber, companyName: 'ACME', firstName: null, lastName: null });
+    const full = (await env.http('GET', `/offers/${a.id}`)).body;
+    expect(full.customer).toEqual(c);
+    const restList = await env.http('GET', `/offers?customer=${c.id}`);
+    expect(restList.body.data[0]).toEqual({ ...full, sections: a.sections.map((s: any) => s.id) });
     expect(list.meta.pagination).toEqual({ totalItems: 2, itemsPerPage: 30, currentPage: 1, lastPage: 1, pageTotalItems: 2 });
     expect((await ok(env.mcp, 'list_offers', { customer: c.id, status: 'archived' })).data.map((o: any) => o.id)).toEqual([b.id]);
     expect((await ok(env.mcp, 'list_offers', { customer: c.id, limit: 1, page: 2 })).data.map((o: any) => o.id)).toEqual([b.id]);
@@ -262,7 +287,9 @@ describe('accept_offer per acceptance mode', () => {
     const signed = await ok(env.mcp, 'submit_offer_invoice_details', { id: o.id, invoiceAddress: { ...address, companyName: 'ACME' } });
     expect(signed).toMatchObject({ status: 'signed', signedAt: '2026-01-16T00:00:00.000Z', subscription: { status: 'active' } });
     const addresses = await ok(env.mcp, 'list_invoice_addresses', { id: c.id });
-    expect(addresses.data).toEqual([expect.objectContaining({ ...address, companyName: 'ACME', default: true, customer: c.id })]);
+    expect(addresses.data).toEqual([expect.objectContaining({ ...address, companyName: 'ACME', default: true })]);
+    const rest = await env.http('GET', `/customers/${c.id}/invoice-addresses`);
+    expect(rest.body.data).toEqual([expect.objectContaining({ ...address, companyName: 'ACME', default: true, customer: c.id })]);
   });
 
   it('submit_offer_invoice_details makes the new address the default over an older one, and validates it (422)', async () => {

@@ -46,13 +46,22 @@ const charge = (x: Catalogue, quantity?: number) => ({
 });
 const addon = (x: Catalogue) => ({ product: x.addonProduct.id, pricePlan: x.addonPrice.id });
 
+/** How MCP names a product and a price plan inside a plan. */
+const productRef = (p: any) => ({ id: p.id, name: p.name });
+const pricePlanRef = (p: any) => ({
+  id: p.id,
+  type: p.type,
+  currencyCode: p.currencyCode,
+  billingInterval: p.billingInterval,
+  payInAdvance: p.payInAdvance,
+  price: { amount: p.price.amount },
+});
+
 describe('plans', () => {
   it('creates with defaults, a new family, resolved charges and addons; get and list return the same', async () => {
     env.setNow('2030-03-01T00:00:00Z');
     const plan = await ok(c.mcp, 'create_plan', { code: 'basic', name: 'Basic', charges: [charge(c)], addons: [addon(c)] });
-    const product = await ok(c.mcp, 'get_product', { id: c.product.id });
-    const addonProduct = await ok(c.mcp, 'get_product', { id: c.addonProduct.id });
-    expect(plan).toEqual({
+    const common = {
       id: expect.any(String),
       family: { id: expect.any(String), createdAt: '2030-03-01T00:00:00.000Z', updatedAt: '2030-03-01T00:00:00.000Z' },
       code: 'basic',
@@ -63,28 +72,51 @@ describe('plans', () => {
       changeApplyBehaviour: 'end_of_period',
       name: 'Basic',
       description: null,
-      charges: [{ id: expect.any(String), product, pricePlan: { ...c.price, inUse: true }, quantity: 1 }],
-      addons: [{ id: expect.any(String), product: addonProduct, pricePlan: { ...c.addonPrice, inUse: true } }],
       createdAt: '2030-03-01T00:00:00.000Z',
       updatedAt: '2030-03-01T00:00:00.000Z',
+    };
+    expect(plan).toEqual({
+      ...common,
+      charges: [{ id: expect.any(String), product: productRef(c.product), pricePlan: pricePlanRef(c.price), quantity: 1 }],
+      addons: [{ id: expect.any(String), product: productRef(c.addonProduct), pricePlan: pricePlanRef(c.addonPrice) }],
     });
     expect(await ok(c.mcp, 'get_plan', { id: plan.id })).toEqual(plan);
-    expect((await ok(c.mcp, 'list_plans', {})).data).toContainEqual(plan);
-    expect(await env.app.store.read((tx) => getPlan(tx, c.org.organisationId, plan.id))).toEqual(plan);
+    expect((await ok(c.mcp, 'list_plans', {})).data).toContainEqual({
+      id: plan.id,
+      code: 'basic',
+      name: 'Basic',
+      status: 'draft',
+      allowCheckout: false,
+      createdAt: '2030-03-01T00:00:00.000Z',
+    });
+    // REST, the store and the list over REST keep the full plan: products and price plans resolved.
+    const product = (await env.http('GET', `/catalogue/products/${c.product.id}`, { token: c.org.apiKey })).body;
+    const addonProduct = (await env.http('GET', `/catalogue/products/${c.addonProduct.id}`, { token: c.org.apiKey })).body;
+    const full = (await env.http('GET', `/catalogue/plans/${plan.id}`, { token: c.org.apiKey })).body;
+    expect(full).toEqual({
+      ...common,
+      id: plan.id,
+      family: plan.family,
+      charges: [{ id: plan.charges[0].id, product, pricePlan: { ...c.price, inUse: true }, quantity: 1 }],
+      addons: [{ id: plan.addons[0].id, product: addonProduct, pricePlan: { ...c.addonPrice, inUse: true } }],
+    });
+    expect((await env.http('GET', '/catalogue/plans', { token: c.org.apiKey })).body.data).toContainEqual(full);
+    expect(await env.app.store.read((tx) => getPlan(tx, c.org.organisationId, plan.id))).toEqual(full);
   });
 
   it('marks price plans used by a plan as inUse', async () => {
     const x = await catalogue();
-    expect((await ok(x.mcp, 'list_price_plans', { id: x.product.id })).data.map((p: { inUse: boolean }) => p.inUse)).toEqual([
-      false,
-      false,
-    ]);
+    const list = () => env.http('GET', `/catalogue/products/${x.product.id}/price-plans`, { token: x.org.apiKey });
+    expect((await list()).body.data.map((p: { inUse: boolean }) => p.inUse)).toEqual([false, false]);
+    expect((await ok(x.mcp, 'get_price_plan', { id: x.price.id })).inUse).toBe(false);
     await ok(x.mcp, 'create_plan', { code: 'p', name: 'P', charges: [charge(x)] });
-    const list = await ok(x.mcp, 'list_price_plans', { id: x.product.id });
-    expect(list.data.map((p: { id: string; inUse: boolean }) => [p.id, p.inUse])).toEqual([
+    expect((await list()).body.data.map((p: { id: string; inUse: boolean }) => [p.id, p.inUse])).toEqual([
       [x.price.id, true],
       [x.usd.id, false],
     ]);
+    expect((await ok(x.mcp, 'get_price_plan', { id: x.price.id })).inUse).toBe(true);
+    expect((await ok(x.mcp, 'get_price_plan', { id: x.usd.id })).inUse).toBe(false);
+    expect((await ok(x.mcp, 'list_price_plans', { id: x.product.id })).data.map((p: { id: string }) => p.id)).toEqual([x.price.id, x.usd.id]);
   });
 
   it('keeps every given field, joins a given family and resolves the origin product', async () => {
@@ -110,7 +142,9 @@ describe('plans', () => {
       family: first.family,
       addons: [],
     });
-    expect(plan.originProduct).toEqual(await ok(c.mcp, 'get_product', { id: c.product.id }));
+    expect(plan.originProduct).toEqual({ id: c.product.id, name: 'Seat' });
+    const full = (await env.http('GET', `/catalogue/plans/${plan.id}`, { token: c.org.apiKey })).body;
+    expect(full.originProduct).toEqual((await env.http('GET', `/catalogue/products/${c.product.id}`, { token: c.org.apiKey })).body);
     expect(plan.charges[0].quantity).toBe(2.5);
     for (const changeBehaviour of ['downgradeable_only', 'not_changeable']) {
       await ok(c.mcp, 'create_plan', { code: `cb-${changeBehaviour}`, name: 'X', changeBehaviour, charges: [charge(c)] });

@@ -49,7 +49,7 @@ describe('products', () => {
     expect(await ok(env.mcp, 'get_product', { id: p.id })).toEqual(p);
   });
 
-  it('shows the measurement and tax group as the objects their own tools return', async () => {
+  it('shows the measurement and tax group as references over MCP, and over REST as the objects their own tools return', async () => {
     const p = await ok(env.mcp, 'create_product', {
       name: 'Metered',
       type: 'service',
@@ -61,8 +61,14 @@ describe('products', () => {
       costCentre: 'CC1',
       costCentre2: 'CC2',
     });
-    expect(p.measurement).toEqual(await ok(env.mcp, 'get_measurement', { id: measurementId }));
-    expect(p.taxGroup).toEqual(await ok(env.mcp, 'get_tax_group', { id: taxGroupId }));
+    const measurement = await ok(env.mcp, 'get_measurement', { id: measurementId });
+    const taxGroup = await ok(env.mcp, 'get_tax_group', { id: taxGroupId });
+    expect(p.measurement).toEqual({ id: measurementId, code: measurement.code });
+    expect(p.taxGroup).toEqual({ id: taxGroupId, internalDescription: taxGroup.internalDescription });
+    const full = (await env.http('GET', `/catalogue/products/${p.id}`)).body;
+    expect(full.measurement).toEqual(measurement);
+    expect(full.taxGroup).toEqual(taxGroup);
+    expect(full).toEqual({ ...p, measurement, taxGroup });
     expect(p).toMatchObject({ type: 'service', internalName: 'int', invoiceVisibility: 'if_not_zero', costCentre: 'CC1', costCentre2: 'CC2' });
     expect(await ok(env.mcp, 'get_product', { id: p.id })).toEqual(p);
     expect((await ok(env.mcp, 'create_product', { name: 'Never', invoiceVisibility: 'never' })).invoiceVisibility).toBe('never');
@@ -271,7 +277,20 @@ describe('price plans', () => {
       updatedAt: '2031-05-01T10:00:00.000Z',
     });
     const list = await ok(env.mcp, 'list_price_plans', { id: product.id });
-    expect(list.data).toContainEqual(pp);
+    expect(list.data).toContainEqual({
+      id: pp.id,
+      type: 'flat_fee',
+      currencyCode: 'EUR',
+      billingInterval: '1M',
+      payInAdvance: true,
+      price: { amount: 9.99 },
+      product: product.id,
+      status: 'active',
+      custom: false,
+      createdAt: '2031-05-01T10:00:00.000Z',
+    });
+    expect(await ok(env.mcp, 'get_price_plan', { id: pp.id })).toEqual(pp);
+    expect((await env.http('GET', `/catalogue/products/${product.id}/price-plans`)).body.data).toContainEqual(pp);
   });
 
   it('keeps every given field', async () => {

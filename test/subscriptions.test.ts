@@ -38,7 +38,18 @@ describe('create_subscription', () => {
       ['charge', f.product.id, true],
       ['charge', f.meteredProduct.id, true],
     ]);
-    expect(s.periods[0]).toMatchObject({ contractPeriod: '12M', cancellationPeriod: '3M', contractPeriodCount: 12 });
+    expect(s.customer).toEqual({
+      id: f.customer.id,
+      customerNumber: f.customer.customerNumber,
+      companyName: f.customer.companyName,
+      firstName: f.customer.firstName,
+      lastName: f.customer.lastName,
+    });
+    expect(s.plan).toEqual({ id: f.plan.id, code: f.plan.code, name: f.plan.name });
+    expect(s.periods).toEqual([{ contractPeriod: '12M', cancellationPeriod: '3M' }]);
+    const full = (await env.http('GET', `/subscriptions/${s.id}`)).body;
+    expect(full.periods[0]).toMatchObject({ contractPeriod: '12M', cancellationPeriod: '3M', contractPeriodCount: 12 });
+    expect(full.customer).toMatchObject({ id: f.customer.id, currencyCode: f.customer.currencyCode });
     const second = await subscribe();
     expect(Number(second.number.slice(4))).toBe(Number(s.number.slice(4)) + 1);
   });
@@ -91,7 +102,9 @@ describe('create_subscription', () => {
   it('takes an explicit payment method of the customer: defaultPaymentMethod is then false', async () => {
     const s = await subscribe({ paymentMethod: f.paymentMethod.id });
     expect(s.defaultPaymentMethod).toBe(false);
-    expect(s.paymentMethod.sepaDebit.iban).toBe('DE89**************3000');
+    expect(s.paymentMethod).toEqual({ id: f.paymentMethod.id, type: 'sepa_debit' });
+    const full = (await env.http('GET', `/subscriptions/${s.id}`)).body;
+    expect(full.paymentMethod.sepaDebit.iban).toBe('DE89**************3000');
   });
 
   it('validates custom fields against the configuration', async () => {
@@ -125,7 +138,12 @@ describe('state machine', () => {
     expect(a).toMatchObject({ status: 'active', activatedAt: '2026-01-15T10:00:00.000Z', startDate: '2026-01-15T10:00:00.000Z' });
     const base = a.items.find((i: any) => i.product.id === f.product.id);
     const addon = a.items.find((i: any) => i.product.id === f.addonProduct.id);
-    expect(base.billing).toMatchObject({ nextBillingAt: '2026-01-15T10:00:00.000Z', billingInterval: '1M' });
+    expect(base.billing).toMatchObject({ nextBillingAt: '2026-01-15T10:00:00.000Z' });
+    expect(base.pricePlan.billingInterval).toBe('1M');
+    expect((await ok(env.mcp, 'get_subscription_item', { id: base.id })).billing).toMatchObject({
+      nextBillingAt: '2026-01-15T10:00:00.000Z',
+      billingInterval: '1M',
+    });
     expect(addon.billing.nextBillingAt).toBe('2026-02-15T10:00:00.000Z');
     expect(a.nextBillingDate).toBe('2026-01-15T10:00:00.000Z');
     expect(a.contractDetails).toEqual({ contractStart: '2026-01-15T10:00:00.000Z', contractEnd: '2027-01-15T10:00:00.000Z' });
@@ -309,13 +327,17 @@ describe('order_subscription_products and items', () => {
     });
     const parent = ordered.items.find((i: any) => i.name === 'Premium support');
     expect(parent).toMatchObject({ type: 'addon', quantity: 2, parent: null, inheritedPeriod: false, startDate: '2026-02-01T00:00:00.000Z', billingEnd: '2027-02-01T00:00:00.000Z' });
-    expect(parent.appliedDiscounts[0]).toMatchObject({ coupon: { code: 'WELCOME' }, discount: null, status: 'active' });
+    const parentItem = await ok(env.mcp, 'get_subscription_item', { id: parent.id });
+    expect(parentItem.appliedDiscounts[0]).toMatchObject({ coupon: { code: 'WELCOME' }, discount: null, status: 'active', appliedIntervals: 0 });
+    expect(parent.appliedDiscounts).toEqual([{ id: parentItem.appliedDiscounts[0].id, status: 'active', appliedIntervals: 0 }]);
     expect(parent.billing.nextBillingAt).toBe('2026-03-01T00:00:00.000Z');
     const child = ordered.items.find((i: any) => i.parent === parent.id);
-    expect(child.pricePlan).toMatchObject({ custom: true, price: { amount: 5 }, product: f.product.id });
-    expect(child.appliedDiscounts[0].discount).toMatchObject({ type: 'fixed_amount', fixedAmount: { amount: 1, currency: 'EUR' }, frequencyInterval: 3 });
-    const pp = await ok(env.mcp, 'list_price_plans', { id: f.addonProduct.id });
-    expect(pp.data.find((p: any) => p.id === f.addonPricePlan.id).inUse).toBe(true);
+    expect(child.pricePlan).toMatchObject({ type: 'flat_fee', currencyCode: 'EUR', billingInterval: '1M', price: { amount: 5 } });
+    expect(child.product).toEqual({ id: f.product.id, name: f.product.name });
+    const childItem = await ok(env.mcp, 'get_subscription_item', { id: child.id });
+    expect(childItem.pricePlan).toMatchObject({ id: child.pricePlan.id, custom: true, price: { amount: 5 }, product: f.product.id });
+    expect(childItem.appliedDiscounts[0].discount).toMatchObject({ type: 'fixed_amount', fixedAmount: { amount: 1, currency: 'EUR' }, frequencyInterval: 3 });
+    expect((await ok(env.mcp, 'get_price_plan', { id: f.addonPricePlan.id })).inUse).toBe(true);
   });
 
   it('rejects each bad entry at its path and writes nothing', async () => {

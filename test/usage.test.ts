@@ -89,9 +89,10 @@ describe('create_subscription_measurement', () => {
   it('records a value on an item, canonicalises the quantity and defaults measuredAt to now', async () => {
     const item = itemOf(s, 'calls');
     const v = await record({ subscriptionItem: item.id, quantity: '12.500000' });
+    const measurement = f.metered.calls!.measurement;
     expect(v).toEqual({
       id: expect.any(String),
-      measurement: f.metered.calls!.measurement,
+      measurement: { id: measurement.id, code: measurement.code },
       quantity: '12.5',
       measuredAt: '2026-03-20T12:00:00.000Z',
       subscriptionItem: item.id,
@@ -100,6 +101,7 @@ describe('create_subscription_measurement', () => {
       createdAt: '2026-03-20T12:00:00.000Z',
     });
     expect(await ok(env.mcp, 'get_subscription_measurement', { id: v.id })).toEqual(v);
+    expect((await env.http('GET', `/subscription-measurements/${v.id}`)).body).toEqual({ ...v, measurement });
   });
 
   it('accepts JSON numbers and writes every quantity in canonical form; measuredAt is normalised to UTC', async () => {
@@ -165,14 +167,21 @@ describe('create_subscription_measurement', () => {
     const t = await subscribe();
     const item = itemOf(t, 'calls').id;
     for (let i = 1; i <= 7; i++) await record({ subscriptionItem: item, quantity: String(i), measuredAt: `2026-03-1${i}T12:00:00Z` });
-    const got = await ok(env.mcp, 'get_subscription', { id: t.id });
+    // REST keeps the values on the items of the subscription
+    const got = (await env.http('GET', `/subscriptions/${t.id}`)).body;
     const calls = itemOf(got, 'calls');
     expect(calls.measurementValues.map((v: any) => v.quantity)).toEqual(['7', '6', '5', '4', '3']);
     expect(calls.currentMeasurementValue).toEqual(calls.measurementValues[0]);
     expect(itemOf(got, 'seats')).toMatchObject({ measurementValues: [], currentMeasurementValue: null });
     const base = got.items.find((i: any) => i.product.id === f.base.product.id);
     expect(base).toMatchObject({ measurementValues: [], currentMeasurementValue: null });
-    expect((await ok(env.mcp, 'get_subscription_item', { id: item })).currentMeasurementValue.quantity).toBe('7');
+    // MCP shows the latest value on get_subscription_item
+    expect((await ok(env.mcp, 'get_subscription_item', { id: item })).currentMeasurementValue).toEqual({
+      quantity: '7',
+      measuredAt: '2026-03-17T12:00:00.000Z',
+    });
+    expect((await ok(env.mcp, 'get_subscription_item', { id: itemOf(t, 'seats').id })).currentMeasurementValue).toBeNull();
+    expect((await ok(env.mcp, 'get_subscription_item', { id: base.id })).currentMeasurementValue).toBeNull();
   });
 });
 
@@ -335,7 +344,7 @@ describe('idempotency', () => {
     const http = await env.http('POST', '/subscription-measurements', { body: { subscriptionItem: item, quantity: '2.50' }, headers: { 'idempotency-key': 'usage-1' } });
     expect(http.status).toBe(201);
     expect(http.headers.get('idempotent-replayed')).toBe('true');
-    expect(http.body).toEqual(first);
+    expect(http.body).toEqual({ ...first, measurement: f.metered.calls!.measurement });
     expect((await usageOf(t.id, item)).eventCount).toBe(1);
     const p = await fails(env.mcp, 'create_subscription_measurement', { subscriptionItem: item, quantity: '3', idempotencyKey: 'usage-1' }, 422);
     expect(paths(p)).toEqual(['idempotencyKey']);
@@ -439,8 +448,13 @@ describe('create_subscription_measurements_batch', () => {
     const tooMany = Array.from({ length: 1001 }, () => ({ subscriptionItem: calls, quantity: '1' }));
     const p = await fails(env.mcp, 'create_subscription_measurements_batch', { values: tooMany }, 422);
     expect(p.violations[0].message).toMatch(/at most 1000 entries; split/);
+    const before = (await usageOf(s.id, calls)).eventCount;
     const full = await ok(env.mcp, 'create_subscription_measurements_batch', { values: tooMany.slice(1) });
-    expect(full.data).toHaveLength(1000);
+    expect(full).toEqual({
+      recorded: 1000,
+      items: [{ subscriptionItem: calls, subscription: s.id, values: 1000, firstMeasuredAt: '2026-03-20T12:00:00.000Z', lastMeasuredAt: '2026-03-20T12:00:00.000Z' }],
+    });
+    expect((await usageOf(s.id, calls)).eventCount).toBe(before + 1000);
   });
 });
 
