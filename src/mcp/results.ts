@@ -14,7 +14,7 @@ export function toolResult(op: Operation, body: unknown): CallToolResult {
   const structured = (op.mcp ? viewOf(op.mcp, body) : body) as Row;
   let text: string;
   if (op.text) text = op.text(body as never);
-  else if (op.kind === 'list') text = listText(structured as unknown as Page<Row>);
+  else if (op.kind === 'list') text = listText(structured as unknown as Page<Row>, op.mcp !== undefined);
   else text = `${summaryLine(op, structured)}\n${JSON.stringify(structured)}`;
   return { content: [{ type: 'text', text }], structuredContent: structured };
 }
@@ -28,12 +28,13 @@ function summaryLine(op: Operation, result: Row): string {
   return what ? `${outcome}: ${what}` : outcome;
 }
 
-function listText(page: Page<Row>): string {
+/** `summarised`: the rows are summary rows, the get_ tool of the resource has the rest. */
+function listText(page: Page<Row>, summarised: boolean): string {
   const { totalItems, currentPage, lastPage, itemsPerPage } = page.meta.pagination;
   const first = (currentPage - 1) * itemsPerPage + 1;
   const shown = page.data.length ? `rows ${first}-${first + page.data.length - 1} of ${totalItems}` : `no rows here, ${totalItems} in all`;
   const next = currentPage < lastPage ? `; next: page=${currentPage + 1}` : '';
-  const lines = [`Page ${currentPage} of ${lastPage}: ${shown}${next}. Details of a row: the matching get_ tool.`];
+  const lines = [`Page ${currentPage} of ${lastPage}: ${shown}${next}.${summarised ? ' Summary rows: the get_ tool shows one in full.' : ''}`];
   if (page.data.length) {
     const columns = Object.keys(page.data[0]!);
     lines.push(columns.join(' | '));

@@ -40,7 +40,7 @@ export const productView = productSchema.extend({
 });
 export const productRow = productView.pick({ id: true, name: true, type: true, measurement: true, taxGroup: true, createdAt: true });
 
-export const pricePlanRow = pricePlanRef.extend(pricePlanSchema.pick({ product: true, status: true, custom: true, createdAt: true }).shape);
+export const pricePlanRow = pricePlanRef.extend(pricePlanSchema.pick({ product: true, status: true, custom: true, inUse: true, createdAt: true }).shape);
 
 const charge = planAddonSchema.extend({ product: productRef, pricePlan: pricePlanRef });
 export const planView = planSchema.extend({
