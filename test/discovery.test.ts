@@ -83,6 +83,22 @@ describe('protocol errors and modes', () => {
     expect((error as McpError).message).toMatch(/Unknown tool 'create_unicorn'/);
   });
 
+  it('malformed tools/call params are the JSON-RPC error -32602 naming the field; logging/setLevel is answered', async () => {
+    const headers = { accept: 'application/json, text/event-stream' };
+    const rpc = (method: string, params: unknown) => env.http('POST', '/mcp', { headers, body: { jsonrpc: '2.0', id: 1, method, params } });
+    for (const [params, field] of [
+      [undefined, 'params'],
+      [{}, 'name'],
+      [{ name: 7 }, 'name'],
+      [{ name: 'list_units', arguments: 5 }, 'arguments'],
+    ] as const) {
+      const res = await rpc('tools/call', params);
+      expect(res.body.error.code, JSON.stringify(params)).toBe(-32602);
+      expect(res.body.error.message).toMatch(new RegExp(`Invalid tools/call request.*"${field}"`, 's'));
+    }
+    expect((await rpc('logging/setLevel', { level: 'info' })).body.result).toEqual({});
+  });
+
   it('a write tool in read-only mode says the mode forbids it', async () => {
     const ro = await setup({ readOnly: true });
     try {

@@ -1,9 +1,9 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
-  CallToolRequestSchema,
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
+  type CallToolRequest,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -28,6 +28,13 @@ const INSTRUCTIONS =
   `${INPUT_CONVENTIONS} Creates and actions accept idempotencyKey: reuse it when retrying the same call. ` +
   'A failed call returns isError with a one-line summary and a problem JSON whose violations name each field to fix.';
 const DISCOVERY_INSTRUCTIONS = ' Only the everyday toolsets are listed at first: list_toolsets shows the others, enable_toolsets adds them.';
+
+/**
+ * tools/call registered by its method only: the SDK's Server then checks the params itself and
+ * answers malformed ones with -32602 (registered with CallToolRequestSchema, the parse before that
+ * check fails first and answers -32603).
+ */
+const ToolsCallEnvelope = z.object({ method: z.literal('tools/call') }).passthrough();
 
 export interface McpDeps {
   catalog: Catalog;
@@ -66,7 +73,7 @@ export function stdioToolsets(toolsets: Config['toolsets']): McpDeps['toolsets']
  */
 export function createMcpServer(deps: McpDeps): Server {
   const session = deps.toolsets === 'discovery' ? new ToolsetSession(deps.catalog) : undefined;
-  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: session !== undefined } }, instructions: session ? INSTRUCTIONS + DISCOVERY_INSTRUCTIONS : INSTRUCTIONS });
+  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: session !== undefined }, logging: {} }, instructions: session ? INSTRUCTIONS + DISCOVERY_INSTRUCTIONS : INSTRUCTIONS });
   const shown = (extra: RequestExtra): ToolsetSelection => {
     if (session) return session.enabled;
     return typeof deps.toolsets === 'function' ? deps.toolsets(extra) : (deps.toolsets as ToolsetSelection);
@@ -87,8 +94,8 @@ export function createMcpServer(deps: McpDeps): Server {
     return { tools: session ? [DISCOVERY_TOOLS.list_toolsets, DISCOVERY_TOOLS.enable_toolsets, ...tools] : tools };
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const { name, arguments: args = {} } = request.params;
+  server.setRequestHandler(ToolsCallEnvelope, async (request, extra): Promise<CallToolResult> => {
+    const { name, arguments: args = {} } = (request as unknown as CallToolRequest).params;
     const op = deps.catalog.find(name);
     if (!op && !(session && name in DISCOVERY_TOOLS)) {
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool '${name}'; tools/list names the tools this token can use`);
