@@ -19,7 +19,7 @@ const IDEMPOTENCY_PROPERTY = {
   type: 'string',
   minLength: 1,
   maxLength: 255,
-  description: 'Retry key: the same key with the same input within 24 h replays the first result; one fresh key per intended effect.',
+  description: 'Retry key (24 h): the same key and input replay the first result.',
 };
 
 /**

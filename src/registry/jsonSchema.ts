@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { REST_ONLY } from '../schemas/common.js';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -84,13 +85,17 @@ export const INPUT_CONVENTIONS = 'Text fields take at most 255 characters unless
 
 /**
  * A tool's input schema for a model: the JSON Schema without what INPUT_CONVENTIONS says once
- * (`maxLength: 255`, `additionalProperties: false`), and an object that repeats the fields of one
+ * (`maxLength: 255`, `additionalProperties: false`), without the REST-only aliases, and an object that repeats the fields of one
  * before it (order entries and their children) said once. The server still validates all of it.
  */
 export function toToolInputSchema(schema: z.ZodType): JsonSchema {
   const json = walk(toJsonSchema(schema, 'input'), (s) => {
     if (s.maxLength === 255) delete s.maxLength;
     if (s.additionalProperties === false) delete s.additionalProperties;
+    const properties = s.properties as Record<string, JsonSchema> | undefined;
+    for (const [name, property] of Object.entries(properties ?? {})) {
+      if (property[REST_ONLY] === true) delete properties![name];
+    }
   });
   return sayRepeatedObjectsOnce(json);
 }

@@ -36,6 +36,12 @@ export const idOrNumber = (resource: Numbered, what: string = resource) =>
 export const filterBy = (resource: Numbered, items: string) =>
   id.optional().describe(`Only ${items} of this ${resource}: id or number (${NUMBERS[resource]}).`);
 
+/**
+ * Marks an input field that only the REST facade shows (an alias the interface defines for HTTP):
+ * a model is shown one way to say a thing.
+ */
+export const REST_ONLY = 'x-rest-only';
+
 /** Query parameters every list operation takes. */
 export const pageInput = {
   page: z.number().int().min(1, { message: 'must be an integer >= 1' }).default(1).describe('Page, from 1.'),
@@ -52,7 +58,8 @@ export const pageInput = {
     .min(0, { message: 'must be an integer from 0 to 100' })
     .max(100, { message: 'must be an integer from 0 to 100' })
     .optional()
-    .describe('Alias of limit.'),
+    .describe('Alias of limit.')
+    .meta({ [REST_ONLY]: true }),
   order: z
     .strictObject({ createdAt: z.enum(['asc', 'desc']).describe('Default asc.') })
     .optional()
