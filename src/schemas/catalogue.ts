@@ -30,17 +30,13 @@ export type CustomFieldEntity = (typeof CUSTOM_FIELD_ENTITIES)[number];
 /** Billing intervals and displayed intervals: 1 to 999 days, weeks, months or years (`1M`, `12M`, `1Y`, `2W`). */
 export const BILLING_INTERVAL_RE = /^[1-9]\d{0,2}[DWMY]$/;
 
-const customFieldValues = z
-  .record(z.string(), z.unknown())
-  .describe('Values of the custom fields configured for this entity (list_custom_fields), by key.');
+const customFieldValues = z.record(z.string(), z.unknown());
 
 export const productSchema = z.object({
   id: z.string(),
   type: z.enum(PRODUCT_TYPES),
-  measurement: measurementSchema
-    .nullable()
-    .describe('Deprecated (interface section 9): the measurement billed by this product, or null; to be replaced by a unit.'),
-  taxGroup: taxGroupSchema.nullable().describe('The tax group deciding the tax rate, or null.'),
+  measurement: measurementSchema.nullable().describe('Deprecated: to be replaced by a unit.'),
+  taxGroup: taxGroupSchema.nullable(),
   name: z.string(),
   description: z.string().nullable(),
   internalName: z.string().nullable(),
@@ -54,15 +50,15 @@ export type Product = z.infer<typeof productSchema>;
 
 export const pricePlanSchema = z.object({
   id: z.string(),
-  product: z.string().describe('Id of the product the price plan belongs to.'),
+  product: z.string().describe('Id of the product.'),
   type: z.enum(PRICE_PLAN_TYPES),
   currencyCode: z.string(),
   price: z.object({
-    amount: z.number().describe(`Price; ${MAJOR} of currencyCode (12.5 = 12.50).`),
+    amount: z.number().describe(`${MAJOR}.`),
     createdAt: dateTime,
     updatedAt: dateTime,
     tenantId: z.string().describe('Id of the organisation.'),
-  }).describe(`amount: ${MAJOR}.`),
+  }),
   internalName: z.string().nullable(),
   status: z.enum(PRICE_PLAN_STATUSES),
   applyTrial: z.boolean(),
@@ -71,10 +67,10 @@ export const pricePlanSchema = z.object({
   freeUnits: z.number().int(),
   billingInterval: z.string(),
   showPricePerInterval: z.string(),
-  custom: z.boolean().describe('true: made for one subscription (order products), not part of the catalogue.'),
+  custom: z.boolean().describe('true: made for one subscription, not in the catalogue.'),
   charge: z.string().nullable(),
   productSetOption: z.string().nullable(),
-  inUse: z.boolean().describe('true when a plan charge or addon, or a subscription item, uses the price plan.'),
+  inUse: z.boolean().describe('true: a plan or subscription uses it.'),
   ...timestamps,
 });
 export type PricePlan = z.infer<typeof pricePlanSchema>;
@@ -95,7 +91,7 @@ export type PlanAddon = z.infer<typeof planAddonSchema>;
 
 export const planSchema = z.object({
   id: z.string(),
-  family: familySchema.describe('The family of plans a subscription may change between.'),
+  family: familySchema.describe('Plans a subscription may change between.'),
   code: z.string(),
   originProduct: productSchema.nullable(),
   allowCheckout: z.boolean(),
@@ -104,7 +100,7 @@ export const planSchema = z.object({
   changeApplyBehaviour: z.enum(CHANGE_APPLY_BEHAVIOURS),
   name: z.string(),
   description: z.string().nullable(),
-  charges: z.array(planChargeSchema).describe('Items every subscription of the plan gets.'),
+  charges: z.array(planChargeSchema).describe('Items every subscription gets.'),
   addons: z.array(planAddonSchema).describe('Items a subscription may add.'),
   ...timestamps,
 });
@@ -122,9 +118,9 @@ export type BillingGroup = z.infer<typeof billingGroupSchema>;
 
 /** A fixed discount of a coupon or an inline discount: an amount of major units in a currency. */
 export const fixedAmountSchema = z
-  .object({ amount: z.number().describe(`Amount off; ${MAJOR}.`), currency: z.string() })
+  .object({ amount: z.number().describe(`${MAJOR}.`), currency: z.string() })
   .nullable()
-  .describe(`Amount off per invoice, ${MAJOR}; null for a percentage discount.`);
+  .describe('Amount off per invoice.');
 
 export const couponSchema = z.object({
   id: z.string(),
@@ -147,7 +143,7 @@ export const customFieldSchema = z.object({
   type: z.enum(CUSTOM_FIELD_TYPES),
   options: z.array(z.string()).nullable(),
   required: z.boolean(),
-  createdAt: dateTime.describe('When the custom field was created (UTC).'),
+  createdAt: timestamps.createdAt,
 });
 export type CustomField = z.infer<typeof customFieldSchema>;
 
@@ -170,7 +166,7 @@ const interval = (what: string) =>
     .regex(BILLING_INTERVAL_RE, {
       message: 'must be a count of 1 to 999 followed by D, W, M or Y, such as 1M, 12M, 1Y or 2W',
     })
-    .describe(`${what}: 1 to 999 followed by D (days), W (weeks), M (months) or Y (years), e.g. 1M, 12M, 1Y, 2W.`);
+    .describe(what);
 
 /**
  * Fields of a price plan made for one subscription (`customPricePlan` of order products) and, with
@@ -179,37 +175,33 @@ const interval = (what: string) =>
 export const customPricePlanShape = {
   type: z
     .enum(PRICE_PLAN_TYPES)
-    .describe(
-      'flat_fee (a fixed price per billing interval) or per_unit (price per unit of the product measurement; only for a product that has a measurement).',
-    ),
-  currencyCode: currencyCodeInput.describe('ISO 4217 currency code in upper case (EUR, USD, CHF); lower case and unknown codes are rejected.'),
+    .describe("flat_fee: a fixed price per interval; per_unit: per unit of the product's measurement (it needs one)."),
+  currencyCode: currencyCodeInput.describe('ISO 4217 code, upper case, e.g. EUR.'),
   price: z
     .strictObject({
-      amount: amountInput('zero').describe(
-        `Price; ${MAJOR}, 0 or more, at most 2 fractional digits: 49 means 49.00, 12.5 means 12.50. 12.999 is rejected.`,
-      ),
+      amount: amountInput('zero').describe(`${MAJOR}, at most 2 fractional digits (12.5 = 12.50).`),
     })
-    .describe(`The price: { amount } in ${MAJOR}.`),
+    .describe('The price.'),
   internalName: z
     .string()
     .max(255, { message: 'must be at most 255 characters' })
     .nullable()
     .optional()
-    .describe('Name shown only internally; at most 255 characters, null for none.'),
-  applyTrial: z.boolean().default(false).describe('true: the trial period of a subscription is free of this charge. Default false.'),
+    .describe('Name shown only internally.'),
+  applyTrial: z.boolean().default(false).describe("true: free during a subscription's trial."),
   payInAdvance: z
     .boolean()
     .default(true)
-    .describe('true: billed at the start of each interval; false: at its end (in arrears). Default true.'),
-  proRata: z.boolean().default(false).describe('true: partial intervals are billed by days. Default false.'),
+    .describe('true: billed at the start of each interval; false: at its end.'),
+  proRata: z.boolean().default(false).describe('true: partial intervals are billed by days.'),
   freeUnits: z
     .number()
     .int({ message: 'must be a whole number of units' })
     .min(0, { message: 'must be 0 or more' })
     .default(0)
-    .describe('Units per interval that are not charged (per_unit); integer >= 0, default 0.'),
-  billingInterval: interval('How often it is billed'),
-  showPricePerInterval: interval('Interval the price is displayed per; default the billingInterval').optional(),
+    .describe('Units per interval not charged (per_unit).'),
+  billingInterval: interval('How often it is billed: a count and D, W, M or Y (days, weeks, months, years), e.g. 1M, 12M, 2W.'),
+  showPricePerInterval: interval('Interval the price is shown per, same format; default billingInterval.').optional(),
 };
 
 export const pricePlanInputShape = {
@@ -217,19 +209,19 @@ export const pricePlanInputShape = {
   status: z
     .enum(PRICE_PLAN_STATUSES)
     .default('active')
-    .describe('active (can be used), inactive (kept, not offered) or archived (retired: no new plan may use it). Default active.'),
+    .describe('inactive: not offered; archived: retired, no new plan may use it.'),
   charge: z
     .string()
     .min(1)
     .max(255)
     .nullable()
     .optional()
-    .describe('Id of the charge this price plan stands for in an external system, stored as given; null for none.'),
+    .describe('Charge id in an external system, stored as given.'),
   productSetOption: z
     .string()
     .min(1)
     .max(255)
     .nullable()
     .optional()
-    .describe('Id of the product set option this price plan belongs to in an external system, stored as given; null for none.'),
+    .describe('Product set option id in an external system, stored as given.'),
 };

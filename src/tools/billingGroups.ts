@@ -10,7 +10,7 @@ export const billingGroupOperations = [
     name: 'create_billing_group',
     title: 'Create billing group',
     description:
-      'Create a billing group: the billing cycle a subscription follows. type end_of_month aligns periods to calendar month ends; anniversary bills on the day the subscription started; custom_day bills on day customDay (1-28) of the month, and with customMonth (1-12) on that day of that month for yearly cycles. The id is a ULID; subscriptions accept it or the same value written as a UUID. Rejected (422): customDay missing for custom_day, customDay or customMonth given for another type, values out of range, name empty or over 255 characters.',
+      'Create a billing group, the billing cycle a subscription follows. Its id is a ULID; subscriptions accept it as a UUID too.',
     toolset: 'catalogue',
     method: 'POST',
     path: '/billing-groups',
@@ -21,10 +21,10 @@ export const billingGroupOperations = [
         .string()
         .min(1, { message: 'must be 1 to 255 characters' })
         .max(255, { message: 'must be 1 to 255 characters' })
-        .describe('Name of the billing group, 1 to 255 characters, e.g. "Monthly on the 15th".'),
+        .describe('Name, e.g. "Monthly on the 15th".'),
       type: z
         .enum(BILLING_GROUP_TYPES)
-        .describe('end_of_month (periods end at calendar month ends), custom_day (periods start on customDay) or anniversary (periods start on the start date).'),
+        .describe("end_of_month: periods end at month ends; custom_day: they start on customDay; anniversary: on the subscription's start date."),
       customDay: z
         .number()
         .int({ message: 'must be a whole number from 1 to 28' })
@@ -32,7 +32,7 @@ export const billingGroupOperations = [
         .max(28, { message: 'must be a whole number from 1 to 28' })
         .nullable()
         .optional()
-        .describe('Day of the month (1 to 28) billing periods start on. Required when type is custom_day; must be omitted or null otherwise.'),
+        .describe('Day of the month periods start on; only and required for type custom_day.'),
       customMonth: z
         .number()
         .int({ message: 'must be a whole number from 1 to 12' })
@@ -40,7 +40,7 @@ export const billingGroupOperations = [
         .max(12, { message: 'must be a whole number from 1 to 12' })
         .nullable()
         .optional()
-        .describe('Month (1 to 12) of customDay for yearly cycles; only with type custom_day, optional there; must be omitted or null otherwise.'),
+        .describe('Month of customDay, for yearly cycles; only with custom_day.'),
     }),
     output: billingGroupSchema,
     handler: (ctx, input) => createBillingGroup(ctx.tx, ctx.org, input, ctx.now),
@@ -48,7 +48,7 @@ export const billingGroupOperations = [
   defineOperation({
     name: 'list_billing_groups',
     title: 'List billing groups',
-    description: 'List the billing groups of the organisation, oldest first, paginated (page, limit 0-100). Use it to find a billing group id for a subscription.',
+    description: 'List the billing groups. Use it to find a billing group id for a subscription.',
     toolset: 'catalogue',
     method: 'GET',
     path: '/billing-groups',
@@ -61,7 +61,7 @@ export const billingGroupOperations = [
   defineOperation({
     name: 'get_billing_group',
     title: 'Get billing group',
-    description: 'Get one billing group by its ULID (or the same value written as a UUID).',
+    description: 'Get one billing group by its ULID or its UUID form.',
     toolset: 'catalogue',
     method: 'GET',
     path: '/billing-groups/{id}',

@@ -13,7 +13,7 @@ export const couponOperations = [
     name: 'create_coupon',
     title: 'Create coupon',
     description:
-      'Create a coupon: a reusable discount that subscriptions can apply by code or id. type percentage takes percentage (more than 0, at most 100); type fixed_amount takes fixedAmount { amount, currency }. frequency once discounts one invoice; limited discounts frequencyInterval invoices. isEnabled defaults to true. Rejected (422): a code already used; percentage without type percentage or missing with it; fixedAmount without type fixed_amount or missing with it; frequencyInterval without frequency limited or missing with it; more than 2 fractional digits in percentage or amount.',
+      'Create a coupon: a reusable discount that subscriptions apply by code or id.',
     toolset: 'catalogue',
     method: 'POST',
     path: '/coupons',
@@ -24,12 +24,12 @@ export const couponOperations = [
         .string()
         .min(1, between1and255)
         .max(255, between1and255)
-        .describe('Code customers enter, unique in this organisation, 1 to 255 characters, e.g. WELCOME10. A code already used is rejected.'),
-      name: z.string().min(1, between1and255).max(255, between1and255).describe('Name shown on invoices, 1 to 255 characters.'),
-      type: z.enum(COUPON_TYPES).describe('percentage (needs percentage) or fixed_amount (needs fixedAmount).'),
+        .describe('Unique code customers enter, e.g. WELCOME10.'),
+      name: z.string().min(1, between1and255).max(255, between1and255).describe('Name shown on invoices.'),
+      type: z.enum(COUPON_TYPES).describe('Which of percentage or fixedAmount gives the discount.'),
       frequency: z
         .enum(COUPON_FREQUENCIES)
-        .describe('once (the first invoice only) or limited (frequencyInterval invoices; needs frequencyInterval).'),
+        .describe('once: the first invoice only; limited: frequencyInterval invoices.'),
       percentage: z
         .number()
         .refine((v) => percentageE2(v) !== undefined, {
@@ -37,23 +37,23 @@ export const couponOperations = [
         })
         .nullable()
         .optional()
-        .describe('Discount in percent, more than 0 and at most 100, at most 2 fractional digits. Required for type percentage; omit it (or null) for fixed_amount.'),
+        .describe('Percent off, more than 0 and up to 100, at most 2 fractional digits; only and required for type percentage.'),
       fixedAmount: z
         .strictObject({
-          amount: amountInput('positive').describe(`Discount; ${MAJOR}, more than 0, at most 2 fractional digits: 10.5 means 10.50.`),
-          currency: currencyCodeInput.describe('ISO 4217 currency code in upper case (EUR, USD); lower case and unknown codes are rejected.'),
+          amount: amountInput('positive').describe(`${MAJOR}, at most 2 fractional digits.`),
+          currency: currencyCodeInput.describe('ISO 4217 code, upper case, e.g. EUR.'),
         })
         .nullable()
         .optional()
-        .describe(`{ amount, currency }: the amount taken off, ${MAJOR}. Required for type fixed_amount; omit it (or null) for percentage.`),
+        .describe('Amount off per invoice; only and required for type fixed_amount.'),
       frequencyInterval: z
         .number()
         .int({ message: 'must be a whole number of 1 or more' })
         .min(1, { message: 'must be a whole number of 1 or more' })
         .nullable()
         .optional()
-        .describe('Number of invoices the discount applies to, 1 or more. Required for frequency limited; omit it (or null) for once.'),
-      isEnabled: z.boolean().default(true).describe('false: the coupon exists but cannot be applied. Default true.'),
+        .describe('Invoices discounted; only and required for frequency limited.'),
+      isEnabled: z.boolean().default(true).describe('false: the coupon exists but cannot be applied.'),
     }),
     output: couponSchema,
     handler: (ctx, input) => createCoupon(ctx.tx, ctx.org, input, ctx.now),
@@ -61,7 +61,7 @@ export const couponOperations = [
   defineOperation({
     name: 'list_coupons',
     title: 'List coupons',
-    description: 'List the coupons of the organisation, oldest first, paginated (page, limit 0-100).',
+    description: 'List the discount coupons of the organisation.',
     toolset: 'catalogue',
     method: 'GET',
     path: '/coupons',
@@ -75,7 +75,7 @@ export const couponOperations = [
   defineOperation({
     name: 'get_coupon',
     title: 'Get coupon',
-    description: 'Get one coupon by its id or by its code (e.g. WELCOME10).',
+    description: 'Get one coupon by its id or its code (e.g. WELCOME10).',
     toolset: 'catalogue',
     method: 'GET',
     path: '/coupons/{id}',

@@ -12,7 +12,7 @@ export const customFieldOperations = [
     name: 'create_custom_field',
     title: 'Create custom field',
     description:
-      "Configure a custom field: a key that subscriptions, customers or products may carry in their customFields, with a type their values are checked against. Use it before sending a customFields key; unconfigured keys are rejected. A required field must be present in every later create of that entity (and whenever customFields is replaced); existing records are not changed. Rejected (422): a key that is not a letter followed by up to 63 letters, digits or underscores; a key the entity already has; options missing, empty or repeated for type select, or given for another type.",
+      'Configure a custom field: a typed key that subscriptions, customers or products may carry in customFields (unconfigured keys are rejected). A required one must be present in later creates and whenever customFields is replaced; existing records are unchanged.',
     toolset: 'catalogue',
     method: 'POST',
     path: '/custom-fields',
@@ -24,17 +24,17 @@ export const customFieldOperations = [
         .regex(/^[a-zA-Z][a-zA-Z0-9_]{0,63}$/, {
           message: 'must start with a letter followed by at most 63 letters, digits or underscores, e.g. costCentre or po_ref',
         })
-        .describe('Key in customFields, unique per entity: a letter, then up to 63 letters, digits or underscores (e.g. po_ref).'),
-      entity: entity.describe('Which records carry the field: subscription, customer or product.'),
+        .describe('Key in customFields, unique per entity, e.g. po_ref.'),
+      entity: entity.describe('Which records carry the field.'),
       type: z
         .enum(CUSTOM_FIELD_TYPES)
-        .describe('Type of the values: string (at most 255 characters), number, boolean, date (YYYY-MM-DD) or select (one of options).'),
+        .describe('Value type; date: YYYY-MM-DD; select: one of options.'),
       options: z
-        .array(z.string().min(1, { message: 'must be 1 to 255 characters' }).max(255, { message: 'must be 1 to 255 characters' }).describe('One allowed value, 1 to 255 characters.'))
+        .array(z.string().min(1, { message: 'must be 1 to 255 characters' }).max(255, { message: 'must be 1 to 255 characters' }))
         .nullable()
         .optional()
-        .describe('The allowed values of a select field: a non-empty list of distinct strings. Required for type select; omit it (or null) for other types.'),
-      required: z.boolean().default(false).describe('true: every record of the entity must carry a value for this key. Default false.'),
+        .describe('Allowed values, distinct, at least one; only and required for type select.'),
+      required: z.boolean().default(false).describe('true: every record of the entity must carry a value.'),
     }),
     output: customFieldSchema,
     handler: (ctx, input) => createCustomField(ctx.tx, ctx.org, input, ctx.now),
@@ -43,7 +43,7 @@ export const customFieldOperations = [
     name: 'list_custom_fields',
     title: 'List custom fields',
     description:
-      'List the custom-field configuration (key, entity, type, options, required), oldest first, paginated (page, limit 0-100); optionally only the fields of one entity. Use it to learn which customFields keys an entity accepts.',
+      'List the configured custom fields, optionally of one entity: the customFields keys it accepts.',
     toolset: 'catalogue',
     method: 'GET',
     path: '/custom-fields',
@@ -51,7 +51,7 @@ export const customFieldOperations = [
     kind: 'list',
     input: z.strictObject({
       ...pageInput,
-      entity: entity.optional().describe('Only the fields of this entity: subscription, customer or product.'),
+      entity: entity.optional().describe('Only the fields of this entity.'),
     }),
     output: listOf(customFieldSchema),
     handler: async (ctx, { entity: wanted, ...rest }) => {
@@ -64,20 +64,20 @@ export const customFieldOperations = [
     name: 'delete_custom_field',
     title: 'Delete custom field',
     description:
-      'Delete a custom field from the configuration: its key is no longer accepted in new customFields and no longer required; values already stored on records stay as they are. The key can be configured again later. An unknown id is a 404.',
+      'Delete a custom field: its key is no longer accepted or required; stored values stay. The key can be configured again.',
     toolset: 'catalogue',
     method: 'DELETE',
     path: '/custom-fields/{id}',
     permission: 'custom-field:write',
     kind: 'delete',
     input: z.strictObject({ id: pathId('custom field') }),
-    output: z.object({ id: z.string().describe('Id of the deleted custom field.'), deleted: z.literal(true) }),
+    output: z.object({ id: z.string(), deleted: z.literal(true) }),
     handler: (ctx, input) => deleteCustomField(ctx.tx, ctx.org, input.id),
   }),
   defineOperation({
     name: 'get_custom_field',
     title: 'Get custom field',
-    description: 'Get one custom field configuration by id: key, entity, type, options and whether it is required.',
+    description: 'Get the configuration of one custom field.',
     toolset: 'catalogue',
     method: 'GET',
     path: '/custom-fields/{id}',

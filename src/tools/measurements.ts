@@ -16,42 +16,39 @@ const code = z
   .string()
   .min(1, { message: 'must be 1 to 255 characters' })
   .max(255, { message: 'must be 1 to 255 characters' })
-  .describe('Unique code of the measurement in this organisation, 1 to 255 characters, e.g. api_calls.');
+  .describe('Unique code, e.g. api_calls.');
 const description = z
   .string()
   .max(255, { message: 'must be at most 255 characters' })
   .nullable()
-  .describe('Shown in the usage summary on the invoice; at most 255 characters.');
+  .describe('Shown in the usage summary on the invoice.');
 const aggregationType = z
   .enum(AGGREGATION_TYPES)
-  .describe(
-    'How values combine per billing interval: count, count_unique (distinct value ids), max, sum, last_value, average. Immutable after creation.',
-  );
+  .describe('How values combine per billing interval (count_unique: distinct value ids). Fixed once created.');
 const type = z
   .enum(MEASUREMENT_TYPES)
   .describe(
-    'metered (resets each billing interval), recurring (last value carries over; needs last_value), instant_metered (billed at each push; needs last_value). Immutable after creation.',
+    'metered: resets each interval; recurring: the last value carries over; instant_metered: billed at each push. The last two need aggregationType last_value. Fixed once created.',
   );
 const fairBilling = z
   .boolean()
-  .describe('true: bill time-weighted for the days active; false: bill the whole interval at the aggregated value.');
-const unitRef = z.string().min(1).max(255).describe('Id or name of an existing unit (see list_units / create_unit).');
+  .describe('true: billed time-weighted by days active; false: the whole interval at the aggregated value.');
+const unitRef = z.string().min(1).max(255).describe('Id or name of a unit (list_units).');
 
-const DEPRECATED =
-  'Deprecated: the measurement API is being replaced by usage metrics on products (interface section 9); it keeps working.';
+const DEPRECATED = 'Deprecated: still works, but usage metrics on products replace it.';
 
 export const measurementOperations = [
   defineOperation({
     name: 'create_unit',
     title: 'Create unit',
     description:
-      'Create a unit of measure (e.g. "API call", "GB") that measurements refer to. Use before create_measurement when list_units has no fitting unit. Rejected: a name already used (422).',
+      'Create a unit of measure for measurements, e.g. "API call" or "GB".',
     toolset: 'catalogue',
     method: 'POST',
     path: '/catalogue/units',
     permission: 'measurement:write',
     kind: 'create',
-    input: z.strictObject({ name: unitName.describe('Name of the unit, unique, 1 to 255 characters.') }),
+    input: z.strictObject({ name: unitName.describe('Unique name of the unit.') }),
     output: unitSchema,
     location: (u) => `/catalogue/units/${u.id}`,
     handler: (ctx, input) => createUnit(ctx.tx, ctx.org, input, ctx.now),
@@ -59,7 +56,7 @@ export const measurementOperations = [
   defineOperation({
     name: 'list_units',
     title: 'List units',
-    description: 'List the units of measure of the organisation, oldest first, paginated (page, limit 0-100).',
+    description: 'List the units of measure of the organisation.',
     toolset: 'catalogue',
     method: 'GET',
     path: '/catalogue/units',
@@ -72,7 +69,7 @@ export const measurementOperations = [
   defineOperation({
     name: 'create_measurement',
     title: 'Create measurement',
-    description: `${DEPRECATED} Create a measurement (what usage is recorded against, e.g. api_calls). Rules: code unique (1-255 chars); unit must exist; type recurring or instant_metered requires aggregationType last_value; aggregationType and type can never change later.`,
+    description: `${DEPRECATED} Create a measurement: what usage is recorded against.`,
     toolset: 'catalogue',
     method: 'POST',
     path: '/catalogue/measurements',
@@ -84,7 +81,7 @@ export const measurementOperations = [
       code,
       description: description.optional(),
       aggregationType,
-      fairBilling: fairBilling.default(false).describe('See fairBilling; default false.'),
+      fairBilling: fairBilling.default(false),
       type,
     }),
     output: measurementSchema,
@@ -93,7 +90,7 @@ export const measurementOperations = [
   defineOperation({
     name: 'list_measurements',
     title: 'List measurements',
-    description: `${DEPRECATED} List the measurement catalogue, oldest first, paginated (page, limit 0-100).`,
+    description: `${DEPRECATED} List the measurements.`,
     toolset: 'catalogue',
     method: 'GET',
     path: '/catalogue/measurements',
@@ -108,7 +105,7 @@ export const measurementOperations = [
   defineOperation({
     name: 'get_measurement',
     title: 'Get measurement',
-    description: `${DEPRECATED} Get one measurement by id.`,
+    description: `${DEPRECATED} Get one measurement.`,
     toolset: 'catalogue',
     method: 'GET',
     path: '/catalogue/measurements/{id}',
@@ -122,7 +119,7 @@ export const measurementOperations = [
   defineOperation({
     name: 'update_measurement',
     title: 'Update measurement',
-    description: `${DEPRECATED} Change a measurement's unit, code, description or fairBilling; omitted fields stay unchanged. aggregationType and type may be sent only with their current value: changing them is rejected (422).`,
+    description: `${DEPRECATED} Change a measurement; omitted fields stay unchanged.`,
     toolset: 'catalogue',
     method: 'PUT',
     path: '/catalogue/measurements/{id}',

@@ -7,79 +7,50 @@ import { listOf, pageInput, pageRequest, pathId, toPage } from '../schemas/commo
 import { listView, planRow, planView } from '../schemas/views.js';
 
 const between1and255 = { message: 'must be 1 to 255 characters' };
-const code = z
-  .string()
-  .min(1, between1and255)
-  .max(255, between1and255)
-  .describe('Code of the plan, unique in this organisation, 1 to 255 characters, e.g. pro-monthly. A code another plan has is rejected.');
-const name = z.string().min(1, between1and255).max(255, between1and255).describe('Name of the plan, 1 to 255 characters.');
+const code = z.string().min(1, between1and255).max(255, between1and255).describe('Unique code, e.g. pro-monthly.');
+const name = z.string().min(1, between1and255).max(255, between1and255).describe('Name of the plan.');
 const description = z
   .string()
   .max(255, { message: 'must be at most 255 characters' })
   .nullable()
-  .describe('Description of the plan; at most 255 characters, null for none.');
+  .describe('Description of the plan.');
 const status = z
   .enum(PLAN_STATUSES)
-  .describe(
-    'draft (being prepared), active (offered) or archived (no longer offered). Changes allowed: draft → active or archived, active → archived, archived → active; back to draft is not.',
-  );
-const allowCheckout = z.boolean().describe('true: customers may subscribe to the plan themselves in a checkout.');
-const changeBehaviour = z
-  .enum(CHANGE_BEHAVIOURS)
-  .describe(
-    'Which plan changes a subscription may make within the family: upgradeable_and_downgradeable, upgradeable_only, downgradeable_only or not_changeable.',
-  );
+  .describe('archived: no longer offered. A plan never goes back to draft.');
+const allowCheckout = z.boolean().describe('true: customers may subscribe themselves in a checkout.');
+const changeBehaviour = z.enum(CHANGE_BEHAVIOURS).describe('Plan changes a subscription may make within the family.');
 const changeApplyBehaviour = z
   .enum(CHANGE_APPLY_BEHAVIOURS)
-  .describe('When a plan change takes effect: end_of_period (at the end of the current billing period) or immediately.');
-const originProduct = z
-  .string()
-  .min(1)
-  .max(255)
-  .nullable()
-  .describe('Id of the product the plan was derived from (list_products), or null. An unknown id is rejected.');
+  .describe('When a plan change takes effect.');
+const originProduct = z.string().min(1).max(255).nullable().describe('Id of the product it derives from (list_products).');
 const family = z
   .string()
   .min(1)
   .max(255)
-  .describe(
-    "Id of an existing plan family (the family.id of another plan) to put this plan in; plans of one family are the ones a subscription can change between. An unknown id is rejected.",
-  );
-const product = z.string().min(1).max(255).describe('Id of the product (list_products). An unknown id is rejected.');
-const pricePlan = z
-  .string()
-  .min(1)
-  .max(255)
-  .describe(
-    'Id of a catalogue price plan of that same product (list_price_plans). Rejected: an unknown id, a price plan of another product, a custom or archived price plan, a currency other than that of the plan\'s other items.',
-  );
+  .describe('Id of a plan family (family.id of a plan); subscriptions change only between plans of one family.');
+const product = z.string().min(1).max(255).describe('Id of the product (list_products).');
+const pricePlan = z.string().min(1).max(255).describe('Id of one of its price plans (list_price_plans).');
 const quantity = z
   .number()
   .gt(0, { message: 'must be greater than 0', abort: true })
   .refine((v) => toScaled(v, QUANTITY_DIGITS) !== undefined, {
     message: `must have at most ${QUANTITY_DIGITS} fractional digits`,
   })
-  .describe(`How many units the subscription gets, more than 0, at most ${QUANTITY_DIGITS} fractional digits. Default 1.`);
+  .describe(`Units, at most ${QUANTITY_DIGITS} fractional digits.`);
 const charges = z
-  .array(
-    z
-      .strictObject({ product, pricePlan, quantity: quantity.default(1) })
-      .describe('One charge: { product, pricePlan, quantity? }.'),
-  )
+  .array(z.strictObject({ product, pricePlan, quantity: quantity.default(1) }))
   .min(1, { message: 'must contain at least 1 charge' })
-  .describe('What every subscription of the plan is billed for: at least one { product, pricePlan, quantity? }.');
-const addons = z
-  .array(z.strictObject({ product, pricePlan }).describe('One addon: { product, pricePlan }.'))
-  .describe('Optional extras a subscription can add: { product, pricePlan } entries (may be empty).');
+  .describe('What every subscription is billed for.');
+const addons = z.array(z.strictObject({ product, pricePlan })).describe('Extras a subscription may add.');
 
 const ITEM_RULES =
-  "Each charge and addon names a product and one of that product's catalogue price plans; all of them must be in one currency; custom and archived price plans cannot be used.";
+  'Charges and addons need catalogue price plans of their product, not archived, all in one currency.';
 
 export const planOperations = [
   defineOperation({
     name: 'create_plan',
     title: 'Create plan',
-    description: `Create a plan: a named bundle of charges (product + price plan + quantity) and optional addons that subscriptions are created from. Create the products and price plans first. Defaults: status draft, allowCheckout false, changeBehaviour upgradeable_and_downgradeable, changeApplyBehaviour end_of_period; without family a new family is started. ${ITEM_RULES} Rejected (422): a code already used, an unknown originProduct or family, any broken charge or addon (reported at charges[i].product / charges[i].pricePlan), no charges.`,
+    description: `Create a plan: the charges and optional addons that subscriptions are made from. ${ITEM_RULES}`,
     toolset: 'catalogue',
     method: 'POST',
     path: '/catalogue/plans',
@@ -89,18 +60,14 @@ export const planOperations = [
       code,
       name,
       description: description.optional(),
-      status: status.default('draft').describe(`${status.description} Default draft.`),
-      allowCheckout: allowCheckout.default(false).describe(`${allowCheckout.description} Default false.`),
-      changeBehaviour: changeBehaviour
-        .default('upgradeable_and_downgradeable')
-        .describe(`${changeBehaviour.description} Default upgradeable_and_downgradeable.`),
-      changeApplyBehaviour: changeApplyBehaviour
-        .default('end_of_period')
-        .describe(`${changeApplyBehaviour.description} Default end_of_period.`),
+      status: status.default('draft'),
+      allowCheckout: allowCheckout.default(false),
+      changeBehaviour: changeBehaviour.default('upgradeable_and_downgradeable'),
+      changeApplyBehaviour: changeApplyBehaviour.default('end_of_period'),
       originProduct: originProduct.optional(),
       family: family.optional().describe(`${family.description} Omit it to start a new family.`),
       charges,
-      addons: addons.optional().describe(`${addons.description} Default none.`),
+      addons: addons.optional(),
     }),
     output: planSchema,
     mcp: { output: planView },
@@ -110,7 +77,7 @@ export const planOperations = [
     name: 'list_plans',
     title: 'List plans',
     description:
-      'List the plans of the organisation with their charges and addons resolved, oldest first, paginated (page, limit 0-100); optionally only those with a given status. Use it to find a plan id for a subscription.',
+      'List the plans, optionally by status. Use it to find a plan id for a subscription.',
     toolset: 'catalogue',
     method: 'GET',
     path: '/catalogue/plans',
@@ -118,7 +85,7 @@ export const planOperations = [
     kind: 'list',
     input: z.strictObject({
       ...pageInput,
-      status: z.enum(PLAN_STATUSES).optional().describe('Only plans with this status: draft, active or archived.'),
+      status: z.enum(PLAN_STATUSES).optional().describe('Only plans with this status.'),
     }),
     output: listOf(planSchema),
     mcp: listView(planRow),
@@ -131,7 +98,7 @@ export const planOperations = [
   defineOperation({
     name: 'get_plan',
     title: 'Get plan',
-    description: 'Get one plan by id with its family, origin product, charges and addons (products and price plans resolved). An unknown id is a 404.',
+    description: 'Get one plan with its family, origin product, charges and addons.',
     toolset: 'catalogue',
     method: 'GET',
     path: '/catalogue/plans/{id}',
@@ -145,7 +112,7 @@ export const planOperations = [
   defineOperation({
     name: 'update_plan',
     title: 'Update plan',
-    description: `Change a plan. Omitted fields stay unchanged; null clears description or originProduct; charges and addons, when given, each replace their whole list (an entry with the same product and price plan as before keeps its id). Status may change draft → active or archived, active → archived, archived → active; any other change (e.g. back to draft) is a 409. ${ITEM_RULES} Rejected (422): a code another plan has, an unknown originProduct or family, a broken charge or addon, an empty charges list. An unknown id is a 404.`,
+    description: `Change a plan; omitted fields stay unchanged, null clears description or originProduct. charges and addons replace their whole list; an entry with the same product and price plan keeps its id. Items follow the rules of create_plan.`,
     toolset: 'catalogue',
     method: 'PUT',
     path: '/catalogue/plans/{id}',
@@ -162,8 +129,8 @@ export const planOperations = [
       changeApplyBehaviour: changeApplyBehaviour.optional(),
       originProduct: originProduct.optional(),
       family: family.optional().describe(`${family.description} Moves the plan to that family.`),
-      charges: charges.optional().describe(`${charges.description} Replaces all charges.`),
-      addons: addons.optional().describe(`${addons.description} Replaces all addons; [] removes them.`),
+      charges: charges.optional(),
+      addons: addons.optional().describe(`${addons.description} [] removes them.`),
     }),
     output: planSchema,
     mcp: { output: planView },

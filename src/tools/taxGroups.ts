@@ -8,13 +8,13 @@ const internalDescription = z
   .string()
   .min(1, { message: 'must be 1 to 255 characters' })
   .max(255, { message: 'must be 1 to 255 characters' })
-  .describe('Name of the tax group shown only in the back office, 1 to 255 characters, e.g. "Standard VAT".');
+  .describe('Back-office name, e.g. "Standard VAT".');
 const reverseChargeType = z
   .enum(REVERSE_CHARGE_TYPES)
   .describe(
-    'REVERSE_CHARGE_DEACTIVATED (the seller charges the tax), REVERSE_CHARGE (the buyer accounts for the tax) or REVERSE_CHARGE_INTRA_EU_SUPPLY (tax-free intra-EU supply). Any other value is rejected.',
+    'REVERSE_CHARGE_DEACTIVATED: the seller charges the tax; REVERSE_CHARGE: the buyer accounts for it; REVERSE_CHARGE_INTRA_EU_SUPPLY: a tax-free intra-EU supply.',
   );
-const type = z.enum(TAX_GROUP_TYPES).describe('standard or reduced (the reduced-rate group of a country). Any other value is rejected.');
+const type = z.enum(TAX_GROUP_TYPES).describe("reduced: a country's reduced-rate group.");
 
 const rateRange = { message: 'must be a percentage from 0 to 100' };
 const tax = z.strictObject({
@@ -22,42 +22,26 @@ const tax = z.strictObject({
     .string()
     .min(1, { message: 'must be 1 to 255 characters' })
     .max(255, { message: 'must be 1 to 255 characters' })
-    .describe('Tax code used on invoices and in accounting exports, 1 to 255 characters, e.g. VAT19.'),
+    .describe('Tax code for invoices and accounting exports, e.g. VAT19.'),
   rate: z
     .number()
     .min(0, rateRange)
     .max(100, rateRange)
-    .describe(
-      'Rate in percent as a JSON number from 0 to 100 with at most 4 fractional digits, e.g. 19, 7, 8.1 or 5.5. Rejected: negative values, values above 100, more than 4 fractional digits (19.12345), strings.',
-    ),
+    .describe('Percent, at most 4 fractional digits, e.g. 19 or 5.5.'),
   countryCode: z
     .string()
     .regex(/^[A-Z]{2}$/, { message: 'must be an uppercase ISO 3166-1 alpha-2 country code, e.g. DE' })
-    .describe(
-      'Country the rate applies in: an officially assigned ISO 3166-1 alpha-2 code in uppercase, e.g. DE, AT, GB. Rejected: lowercase (de), alpha-3 (DEU), unassigned or reserved codes (XX, UK, EL, EU).',
-    ),
-  description: text255
-    .nullable()
-    .optional()
-    .describe('Optional text about the rate, at most 255 characters; null or omitted means none.'),
-  validFrom: date.describe(
-    'First calendar day the rate applies, YYYY-MM-DD (e.g. 2026-01-01); date-times and impossible dates are rejected. One rate per (countryCode, validFrom) in a group: a second entry with the same pair is rejected.',
-  ),
+    .describe('Assigned ISO 3166-1 alpha-2 code, e.g. DE; not UK, EL or EU.'),
+  description: text255.nullable().optional().describe('Text about the rate.'),
+  validFrom: date.describe('First day the rate applies; unique per countryCode in a group.'),
 });
-const taxes = z
-  .array(tax)
-  .describe(
-    'The rates of the group, each { code, rate, countryCode, description?, validFrom } without an id (ids are generated). Several rates of one country are allowed when their validFrom dates differ.',
-  );
-
-const RULES =
-  'Rules: internalDescription 1-255 chars; rate 0-100 percent with at most 4 fractional digits; countryCode an uppercase ISO 3166-1 alpha-2 code; validFrom YYYY-MM-DD; at most one rate per (countryCode, validFrom) in the group. A violation is rejected (422) naming the field, e.g. taxes[1].validFrom.';
+const taxes = z.array(tax).describe('The rates of the group; ids are generated.');
 
 export const taxGroupOperations = [
   defineOperation({
     name: 'create_tax_group',
     title: 'Create tax group',
-    description: `Create a tax group: a set of tax rates per country and start date that products refer to (taxGroup on create_product). Use when list_tax_groups has no fitting group. reverseChargeType defaults to REVERSE_CHARGE_DEACTIVATED, type to standard, taxes to none. ${RULES}`,
+    description: 'Create a tax group: rates per country and start date that products refer to (taxGroup). Use it when list_tax_groups has none that fits.',
     toolset: 'catalogue',
     method: 'POST',
     path: '/tax-groups',
@@ -75,7 +59,7 @@ export const taxGroupOperations = [
   defineOperation({
     name: 'list_tax_groups',
     title: 'List tax groups',
-    description: 'List the tax groups of the organisation with their rates, oldest first, paginated (page, limit 0-100).',
+    description: 'List the tax groups of the organisation with their rates.',
     toolset: 'catalogue',
     method: 'GET',
     path: '/tax-groups',
@@ -88,7 +72,7 @@ export const taxGroupOperations = [
   defineOperation({
     name: 'get_tax_group',
     title: 'Get tax group',
-    description: 'Get one tax group by id with all its rates. An unknown id is a 404.',
+    description: 'Get one tax group with all its rates per country.',
     toolset: 'catalogue',
     method: 'GET',
     path: '/tax-groups/{id}',
@@ -101,7 +85,7 @@ export const taxGroupOperations = [
   defineOperation({
     name: 'update_tax_group',
     title: 'Update tax group',
-    description: `Change a tax group's internalDescription, reverseChargeType, type or rates; omitted fields stay unchanged. taxes, when given, replaces the whole list (send every rate to keep; [] removes all); a rate with the same (countryCode, validFrom) as an existing one keeps its id. ${RULES}`,
+    description: 'Change a tax group; omitted fields stay unchanged. taxes replaces all rates; one with the countryCode and validFrom of an existing rate keeps its id.',
     toolset: 'catalogue',
     method: 'PUT',
     path: '/tax-groups/{id}',
@@ -112,7 +96,7 @@ export const taxGroupOperations = [
       internalDescription: internalDescription.optional(),
       reverseChargeType: reverseChargeType.optional(),
       type: type.optional(),
-      taxes: taxes.optional().describe('The complete new list of rates, replacing the current one; omit to keep the rates.'),
+      taxes: taxes.optional().describe('The complete new list of rates; [] removes all.'),
     }),
     output: taxGroupSchema,
     handler: (ctx, { id, ...patch }) => updateTaxGroup(ctx.tx, ctx.org, id, patch, ctx.now),
