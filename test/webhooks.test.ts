@@ -189,8 +189,9 @@ describe('create_webhook', () => {
       }
     }
     const create = tools.find((t) => t.name === 'create_webhook')!;
-    const eventsText = (create.inputSchema.properties!.events as { description: string }).description;
-    for (const type of EVENT_TYPES) expect(eventsText).toContain(type);
+    const events = create.inputSchema.properties!.events as { description: string; items: { enum: string[] } };
+    expect(events.description).toBeTruthy();
+    expect(events.items.enum).toEqual([...EVENT_TYPES]);
   });
 });
 

@@ -6,52 +6,52 @@ export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
 
 export const invoiceLineSchema = z.object({
   id: z.string(),
-  position: z.number().int().describe('1-based order of the line on the invoice.'),
+  position: z.number().int().describe('From 1.'),
   description: z.string(),
-  quantity: z.number().describe('Quantity billed.'),
-  unitAmount: z.number().int().describe(`Price of one unit; ${MINOR}, negative for a discount or credit line.`),
-  netAmount: z.number().int().describe(`quantity x unitAmount, rounded half-up; ${MINOR}.`),
-  taxRate: z.number().describe('Tax rate of the line in percent.'),
-  periodStart: dateTime.nullable().describe('Start of the billed service period; null on manual lines.'),
-  periodEnd: dateTime.nullable().describe('End of the billed service period; null on manual lines.'),
+  quantity: z.number(),
+  unitAmount: z.number().int().describe(MINOR),
+  netAmount: z.number().int().describe(MINOR),
+  taxRate: z.number().describe('Percent.'),
+  periodStart: dateTime.nullable().describe('Service period; null on manual lines.'),
+  periodEnd: dateTime.nullable(),
 });
 export type InvoiceLine = z.infer<typeof invoiceLineSchema>;
 
 export const invoiceTaxSchema = z.object({
-  rate: z.number().describe('Tax rate in percent.'),
-  netAmount: z.number().int().describe(`Sum of the net amounts of the lines with this rate; ${MINOR}.`),
-  taxAmount: z.number().int().describe(`Tax on that sum, rounded half-up; ${MINOR}.`),
+  rate: z.number().describe('Percent.'),
+  netAmount: z.number().int().describe(MINOR),
+  taxAmount: z.number().int().describe(MINOR),
 });
 export type InvoiceTax = z.infer<typeof invoiceTaxSchema>;
 
 export const invoicePaymentSchema = z.object({
   id: z.string(),
-  amount: z.number().int().describe(`Amount received; ${MINOR}.`),
-  paidAt: dateTime.describe('When the money was received.'),
-  paymentPlanId: z.string().nullable().describe('The payment plan the payment was recorded on; null for a direct payment.'),
-  createdAt: dateTime.describe('When the payment was recorded.'),
+  amount: z.number().int().describe(MINOR),
+  paidAt: dateTime,
+  paymentPlanId: z.string().nullable(),
+  createdAt: dateTime,
 });
 export type InvoicePayment = z.infer<typeof invoicePaymentSchema>;
 
 export const invoiceSchema = z.object({
   id: z.string(),
-  number: z.string().nullable().describe('INV-<year>-000001, …, assigned when the invoice is issued; null while draft.'),
-  customer: z.string().describe('Id of the customer billed.'),
-  subscription: z.string().nullable().describe('Id of the subscription billed, or null.'),
+  number: z.string().nullable().describe('null while draft.'),
+  customer: z.string(),
+  subscription: z.string().nullable(),
   status: z.enum(INVOICE_STATUSES),
-  currencyCode: z.string().describe("ISO 4217 currency of every amount (the customer's currency)."),
+  currencyCode: z.string(),
   lines: z.array(invoiceLineSchema),
-  taxes: z.array(invoiceTaxSchema).describe('Tax per rate, computed on the summed net of the lines with that rate.'),
-  netAmount: z.number().int().describe(`Sum of the line net amounts; ${MINOR}.`),
-  taxAmount: z.number().int().describe(`Sum of the taxes per rate; ${MINOR}.`),
-  grossAmount: z.number().int().describe(`netAmount + taxAmount; ${MINOR}.`),
-  amountPaid: z.number().int().describe(`Sum of the payments received; ${MINOR}.`),
-  amountDue: z.number().int().describe(`grossAmount - amountPaid, 0 once paid or void; ${MINOR}.`),
-  issuedAt: dateTime.nullable().describe('When the invoice was issued (finalized); null while draft.'),
-  dueAt: dateTime.nullable().describe('When payment is due; the moment a payment plan broke, if one did.'),
-  paidAt: dateTime.nullable().describe('When the last payment settled the invoice.'),
+  taxes: z.array(invoiceTaxSchema).describe('Per rate: tax on the net of its lines, rounded half-up.'),
+  netAmount: z.number().int().describe(MINOR),
+  taxAmount: z.number().int().describe(MINOR),
+  grossAmount: z.number().int().describe(MINOR),
+  amountPaid: z.number().int().describe(MINOR),
+  amountDue: z.number().int().describe(MINOR),
+  issuedAt: dateTime.nullable(),
+  dueAt: dateTime.nullable().describe('Moved to when a payment plan broke, if one did.'),
+  paidAt: dateTime.nullable(),
   voidedAt: dateTime.nullable(),
-  dunningPaused: z.boolean().describe('true while an active payment plan covers the invoice: no dunning.'),
+  dunningPaused: z.boolean().describe('true while an active payment plan covers it.'),
   payments: z.array(invoicePaymentSchema),
   ...timestamps,
 });

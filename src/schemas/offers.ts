@@ -11,29 +11,27 @@ export type OfferStatus = (typeof OFFER_STATUSES)[number];
 export type AcceptanceMode = (typeof ACCEPTANCE_MODES)[number];
 export type DealType = (typeof DEAL_TYPES)[number];
 
-export const customVariablesSchema = z
-  .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
-  .describe('Values for placeholders in the offer text, by name (flat: strings, numbers, booleans).');
+export const customVariablesSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
 export type CustomVariables = z.infer<typeof customVariablesSchema>;
 
 export const offerSectionSchema = z.object({
   id: z.string(),
   title: z.string(),
-  content: z.string().describe('Text of the section.'),
+  content: z.string(),
 });
 export type OfferSection = z.infer<typeof offerSectionSchema>;
 
 export const offerRecipientSchema = z.object({
-  id: z.string().describe('Id of the recipient; accept_offer names the signing recipient by it.'),
+  id: z.string().describe('For accept_offer.'),
   email: z.string(),
   firstName: z.string(),
   lastName: z.string(),
   createdAt: dateTime,
-  signingStatus: z.enum(SIGNING_STATUSES).describe('not_started until the recipient signs (or clicks to accept), then signed.'),
-  signingLog: z.array(z.string()).describe('What happened, oldest first, each line "<date-time> <event>", e.g. "2026-01-15T10:00:00.000Z signed (esignature)".'),
-  signedAt: dateTime.nullable().describe('When the recipient signed, or null.'),
-  signedDocument: z.string().nullable().describe('URL of the signed document; always null: this service keeps no documents.'),
-  link: z.string().describe("Relative URL identifying the recipient's signing page (/offers/{offer}/recipients/{recipient}); the page itself is served by the seller's front end, which calls accept_offer."),
+  signingStatus: z.enum(SIGNING_STATUSES),
+  signingLog: z.array(z.string()).describe('"<date-time> <event>" lines, oldest first.'),
+  signedAt: dateTime.nullable(),
+  signedDocument: z.string().nullable().describe('Always null: no documents kept.'),
+  link: z.string().describe("Relative URL of the recipient's signing page, served by the seller's front end."),
 });
 export type OfferRecipient = z.infer<typeof offerRecipientSchema>;
 
@@ -42,7 +40,7 @@ export const contactPersonSchema = z.object({
   firstName: z.string(),
   lastName: z.string(),
   email: z.string(),
-  avatar: z.string().nullable().describe('URL of a picture of the contact person, or null.'),
+  avatar: z.string().nullable(),
 });
 export type ContactPerson = z.infer<typeof contactPersonSchema>;
 
@@ -51,52 +49,48 @@ export const offerSubscriptionSchema = z
     id: z.string(),
     number: z.string(),
     name: z.string().nullable(),
-    status: z.enum(SUBSCRIPTION_STATUSES).describe('offer until the offer is signed; then active (autoActivateSubscription) or draft.'),
+    status: z.enum(SUBSCRIPTION_STATUSES),
     plan: z.object({ id: z.string(), code: z.string(), name: z.string() }),
     startDate: dateTime.nullable(),
     activatedAt: dateTime.nullable(),
   })
-  .describe('The subscription the offer proposes (partial; get_subscription shows all of it).');
+  .describe('Part of it; get_subscription shows all.');
 export type OfferSubscription = z.infer<typeof offerSubscriptionSchema>;
 
 const offerFields = {
-  id: z.string().describe('ULID of the offer.'),
-  number: z.string().describe('Generated per organisation: OFF-000001, OFF-000002, …'),
-  status: z
-    .enum(OFFER_STATUSES)
-    .describe('open → (accept) signing / awaiting_invoice_details / signed; open or signing → archived.'),
-  expired: z
-    .boolean()
-    .describe('true when the offer is open or signing and validUntil has passed: it can no longer be accepted.'),
+  id: z.string(),
+  number: z.string(),
+  status: z.enum(OFFER_STATUSES),
+  expired: z.boolean().describe('Past validUntil: no longer acceptable.'),
   acceptanceMode: z.enum(ACCEPTANCE_MODES),
   dealType: z.enum(DEAL_TYPES),
   subscription: offerSubscriptionSchema,
   customer: customerSchema,
   name: z.string(),
   description: z.string().nullable(),
-  locale: z.string().describe('Language of the offer, e.g. en or de-DE.'),
+  locale: z.string(),
   customVariables: customVariablesSchema,
-  validUntil: dateTime.describe('The offer can be accepted until then.'),
+  validUntil: dateTime,
   recipients: z.array(offerRecipientSchema),
-  auditLogDocument: z.string().nullable().describe('URL of the audit log document; always null: this service keeps no documents.'),
-  signedDocument: z.string().nullable().describe('URL of the signed offer; always null: this service keeps no documents.'),
-  signedAt: dateTime.nullable().describe('When the offer became signed, or null.'),
-  autoActivateSubscription: z.boolean().describe('true: signing activates the subscription; false: signing makes it draft.'),
+  auditLogDocument: z.string().nullable().describe('Always null: no documents kept.'),
+  signedDocument: z.string().nullable().describe('Always null: no documents kept.'),
+  signedAt: dateTime.nullable(),
+  autoActivateSubscription: z.boolean(),
   crmDealId: z.string().nullable(),
-  contactPerson: contactPersonSchema.nullable().describe("The seller's contact person shown on the offer, or null."),
+  contactPerson: contactPersonSchema.nullable(),
   ...timestamps,
 };
 
 export const offerSchema = z.object({
   ...offerFields,
-  sections: z.array(offerSectionSchema).describe('The text sections of the offer, in order.'),
+  sections: z.array(offerSectionSchema),
 });
 export type Offer = z.infer<typeof offerSchema>;
 
 /** In list responses sections are their ids (interface 2.10). */
 export const offerListItemSchema = z.object({
   ...offerFields,
-  sections: z.array(z.string()).describe('Ids of the sections, in order; get_offer shows their title and content.'),
+  sections: z.array(z.string()).describe('Section ids; get_offer shows the content.'),
 });
 export type OfferListItem = z.infer<typeof offerListItemSchema>;
 

@@ -8,20 +8,20 @@ export type InstallmentStatus = (typeof INSTALLMENT_STATUSES)[number];
 
 export const installmentSchema = z.object({
   id: z.string(),
-  position: z.number().int().describe('1-based order in the schedule.'),
-  dueAt: z.string().describe('Due date, YYYY-MM-DD.'),
-  amount: z.number().int().describe(`Amount of the installment; ${MINOR}.`),
-  amountPaid: z.number().int().describe(`Part of it covered so far, equal to amount once paid; ${MINOR}.`),
+  position: z.number().int().describe('From 1.'),
+  dueAt: z.string().describe('YYYY-MM-DD.'),
+  amount: z.number().int().describe(MINOR),
+  amountPaid: z.number().int().describe(MINOR),
   status: z.enum(INSTALLMENT_STATUSES),
-  paidAt: dateTime.nullable().describe('When the installment was covered fully.'),
+  paidAt: dateTime.nullable(),
 });
 export type Installment = z.infer<typeof installmentSchema>;
 
 export const paymentPlanSchema = z.object({
   id: z.string(),
-  invoiceId: z.string().describe('The invoice that is split.'),
+  invoiceId: z.string(),
   status: z.enum(PAYMENT_PLAN_STATUSES),
-  totalAmount: z.number().int().describe(`Sum of all installments; ${MINOR}.`),
+  totalAmount: z.number().int().describe(MINOR),
   currencyCode: z.string(),
   paymentMethodId: z.string().nullable(),
   createdAt: dateTime,

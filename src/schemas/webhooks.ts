@@ -23,5 +23,5 @@ export const webhookSchema = z.object({
 export type Webhook = z.infer<typeof webhookSchema>;
 
 export const webhookWithSecretSchema = webhookSchema.extend({
-  secret: z.string().describe('Signing secret, whsec_ + base64 of 32 bytes. Shown only in this response.'),
+  secret: z.string().describe('Signing secret; shown only here.'),
 });

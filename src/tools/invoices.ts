@@ -23,52 +23,44 @@ export const cents = (what: string) =>
     .int({ message: 'must be a whole number of cents' })
     .min(1, { message: 'must be at least 1 cent' })
     .max(MAX_AMOUNT_CENTS, { message: `must be at most ${MAX_AMOUNT_CENTS} cents` })
-    .describe(`${what}; ${MINOR}: 1250 = 12.50 EUR. 1 to ${MAX_AMOUNT_CENTS}; decimals and 0 are rejected.`);
+    .describe(`${what}; ${MINOR}.`);
 
 export const paidAt = dateTimeInput
   .optional()
-  .describe(
-    'When the money was received, an ISO 8601 date-time with an offset (2026-03-01T10:00:00Z); default now. A time in the future or without an offset is rejected.',
-  );
+  .describe('When the money was received; default now, not in the future.');
 
 const line = z.strictObject({
   description: z
     .string()
     .min(1, { message: 'must be 1 to 255 characters' })
     .max(255, { message: 'must be 1 to 255 characters' })
-    .describe('What is billed, as shown on the invoice, 1 to 255 characters, e.g. "Consulting, March 2026".'),
+    .describe('What is billed, e.g. "Consulting, March 2026".'),
   quantity: z
     .number()
     .int({ message: 'must be a whole number' })
     .min(1, { message: `must be from 1 to ${MAX_QUANTITY}` })
     .max(MAX_QUANTITY, { message: `must be from 1 to ${MAX_QUANTITY}` })
-    .describe(`How many units, a whole number from 1 to ${MAX_QUANTITY}; fractions are rejected.`),
+    .describe('Number of units.'),
   unitAmount: z
     .number()
     .int({ message: 'must be a whole number of cents' })
     .min(-MAX_AMOUNT_CENTS, { message: `must be within ±${MAX_AMOUNT_CENTS} cents` })
     .max(MAX_AMOUNT_CENTS, { message: `must be within ±${MAX_AMOUNT_CENTS} cents` })
-    .describe(
-      `Net price of one unit; ${MINOR}: 4900 = 49.00 EUR. Negative for a discount or credit line; the invoice as a whole cannot be negative.`,
-    ),
+    .describe(`Net price of one unit; ${MINOR}: 4900 = 49.00 EUR. Negative for a discount or credit.`),
   taxRate: z
     .number()
     .min(0, { message: 'must be a percentage from 0 to 100' })
     .max(100, { message: 'must be a percentage from 0 to 100' })
     .default(0)
-    .describe(
-      'Tax rate of the line in percent, 0 to 100 with at most 4 fractional digits (19, 7, 8.1); default 0. Tax is computed per rate on the sum of the net amounts with that rate, rounded half-up to the cent.',
-    ),
+    .describe('Tax rate in percent, at most 4 decimals (19, 8.1).'),
 });
-
-const STATUS_RULES =
-  'draft (editable, no number yet), open (issued, waiting for payment), paid (settled) or void (cancelled, final).';
 
 export const invoiceOperations = [
   defineOperation({
     name: 'create_invoice',
     title: 'Create invoice',
-    description: `Create a manual invoice for a customer from lines (description, quantity, unitAmount, taxRate). unitAmount is an integer of minor units (cents): 4900 = 49.00 EUR, unlike a price plan's decimal price.amount. Use it to bill one-off charges, or to have an open invoice that a payment plan can split. By default the invoice is issued at once (status open): it gets the next number INV-<year>-000001 of the organisation and issuedAt now; with status draft it stays unnumbered until finalize_invoice. The currency is the customer's currencyCode. Each line's net is quantity x unitAmount; tax is computed per rate on the summed net of that rate, rounded half-up to the cent; grossAmount = net + tax. An invoice whose gross is 0 is paid at once. dueAt defaults to the moment of issue. Rejected (422): an unknown customer, no lines or more than ${MAX_LINES}, a quantity that is not a whole number from 1 to ${MAX_QUANTITY}, a tax rate outside 0-100 or with more than 4 decimals, a negative total, an unknown subscription number.`,
+    description:
+      "Bill a customer for one-off charges in the customer's currency; unitAmount is an integer of minor units (cents): 4900 = 49.00 EUR. The invoice is issued at once (open, numbered INV-<year>-000001) unless status is draft; a total of 0 is paid at once, a negative one is rejected. A payment plan can split it.",
     toolset: 'invoices',
     method: 'POST',
     path: '/invoices',
@@ -79,16 +71,16 @@ export const invoiceOperations = [
       subscription: idOrNumber('subscription', 'subscription billed').optional(),
       dueAt: dateTimeInput
         .optional()
-        .describe('When payment is due, an ISO 8601 date-time with an offset (2026-04-01T00:00:00Z); default: the moment the invoice is issued.'),
+        .describe('When payment is due; default: when issued.'),
       status: z
         .enum(['draft', 'open'])
         .default('open')
-        .describe('open (default): issue it now with a number; draft: keep it unnumbered until finalize_invoice. Other values are rejected.'),
+        .describe('open: issue now; draft: unnumbered until finalize_invoice.'),
       lines: z
         .array(line)
         .min(1, { message: 'must contain at least 1 line' })
         .max(MAX_LINES, { message: `must contain at most ${MAX_LINES} lines` })
-        .describe(`The invoice lines in order, 1 to ${MAX_LINES}, each { description, quantity, unitAmount, taxRate? }.`),
+        .describe('Lines, in order.'),
     }),
     output: invoiceSchema,
     handler: (ctx, input) => createInvoice(ctx.tx, ctx.org, input, ctx.now),
@@ -96,8 +88,7 @@ export const invoiceOperations = [
   defineOperation({
     name: 'list_invoices',
     title: 'List invoices',
-    description:
-      'List the invoices of the organisation with their lines and payments, oldest first, paginated (page, limit 0-100); optionally only those of one customer, one subscription or one status. Use it to find the open invoices of a customer before recording a payment or creating a payment plan.',
+    description: "List invoices, e.g. a customer's open ones before recording a payment or creating a payment plan.",
     toolset: 'invoices',
     method: 'GET',
     path: '/invoices',
@@ -107,7 +98,7 @@ export const invoiceOperations = [
       ...pageInput,
       customer: filterBy('customer', 'invoices'),
       subscription: filterBy('subscription', 'invoices'),
-      status: z.enum(INVOICE_STATUSES).optional().describe(`Only invoices with this status: ${STATUS_RULES}`),
+      status: z.enum(INVOICE_STATUSES).optional().describe('Only invoices in this status.'),
     }),
     output: listOf(invoiceSchema),
     mcp: listView(invoiceRow),
@@ -120,8 +111,7 @@ export const invoiceOperations = [
   defineOperation({
     name: 'get_invoice',
     title: 'Get invoice',
-    description:
-      'Get one invoice by id or number: lines, tax per rate, totals, payments, amountDue and whether dunning is paused by an active payment plan. An unknown id is a 404.',
+    description: 'Get an invoice with its lines, taxes per rate, totals, payments and amountDue.',
     toolset: 'invoices',
     method: 'GET',
     path: '/invoices/{id}',
@@ -134,8 +124,7 @@ export const invoiceOperations = [
   defineOperation({
     name: 'finalize_invoice',
     title: 'Finalize invoice',
-    description:
-      'Issue a draft invoice: it becomes open, gets the next number INV-<year>-000001 of the organisation and issuedAt now; dueAt, if it was not set, becomes now. An invoice totalling 0 becomes paid at once. Only a draft can be finalized: an open, paid or void invoice is a 409. An unknown id is a 404.',
+    description: 'Issue a draft invoice: it becomes open with the next number and issuedAt now (dueAt too if unset); a total of 0 becomes paid.',
     toolset: 'invoices',
     method: 'POST',
     path: '/invoices/{id}/finalize',
@@ -150,7 +139,7 @@ export const invoiceOperations = [
     name: 'void_invoice',
     title: 'Void invoice',
     description:
-      'Cancel a draft or open invoice for good: status void, nothing is due any more (amountDue 0), the number (if any) stays used. Use it for an invoice issued by mistake. Rejected (409): a paid or void invoice (final), and an invoice covered by an active payment plan (cancel the plan first with cancel_payment_plan). An unknown id is a 404.',
+      'Cancel a draft or open invoice issued by mistake, for good: nothing is due any more and its number stays used. An invoice under an active payment plan needs cancel_payment_plan first.',
     toolset: 'invoices',
     method: 'POST',
     path: '/invoices/{id}/void',
@@ -164,7 +153,7 @@ export const invoiceOperations = [
     name: 'record_invoice_payment',
     title: 'Record invoice payment',
     description:
-      'Record money received for an open invoice (bank transfer, cash, …). A partial payment lowers amountDue; the payment that covers the rest makes the invoice paid (paidAt = the payment time). Rejected: an amount above amountDue (422, no overpayments), a paidAt in the future (422), an invoice that is not open (409: finalize a draft first; paid and void are final), an invoice covered by an active payment plan (409: record the payment with record_payment_plan_payment instead). An unknown id is a 404.',
+      'Record money received for an open invoice; the payment covering amountDue makes it paid. No overpayments. For an invoice under an active payment plan use record_payment_plan_payment.',
     toolset: 'invoices',
     method: 'POST',
     path: '/invoices/{id}/payments',

@@ -10,7 +10,7 @@ export const webhookDeliveryOperations = [
     name: 'list_webhook_deliveries',
     title: 'List webhook deliveries',
     description:
-      'List the deliveries of one webhook, oldest first, paginated (page, limit 0-100); optionally only those with one status. Each shows the event, the body sent, its status (pending, delivered, failed, skipped), the number of attempts, the last HTTP status and error, when the next attempt is due, and every attempt. Use it to see whether a receiver got an event and why not. Deliveries are retried up to 3 times on the configured delays; failed ones can be sent again with retry_webhook_delivery. An unknown webhook id is a 404.',
+      'List the deliveries of a webhook with their status, attempts and last error, e.g. to see whether a receiver got an event and why not. Send one again with retry_webhook_delivery.',
     toolset: 'webhooks',
     method: 'GET',
     path: '/webhooks/{id}/deliveries',
@@ -22,9 +22,7 @@ export const webhookDeliveryOperations = [
       status: z
         .enum(DELIVERY_STATUSES)
         .optional()
-        .describe(
-          'Only deliveries with this status: pending (waiting for an attempt), delivered (2xx received), failed (all attempts failed) or skipped (webhook disabled).',
-        ),
+        .describe('Only deliveries in this status.'),
     }),
     output: listOf(webhookDeliverySchema),
     mcp: listView(deliveryRow),
@@ -38,14 +36,14 @@ export const webhookDeliveryOperations = [
     name: 'retry_webhook_delivery',
     title: 'Retry webhook delivery',
     description:
-      "Send a delivery again now, with the same id and body, whatever its status (a failed one, one skipped while the webhook was disabled, or a delivered one the receiver lost); a pending one is sent now instead of waiting for its next retry. It becomes pending and gets a new round: the attempt now and up to 3 automatic retries. Rejected (409): the delivery's webhook is disabled (enable it first with update_webhook). An unknown delivery id is a 404.",
+      'Send a delivery again now with the same id and body, in any status (failed, skipped, or delivered but lost), then up to 3 automatic retries. Its webhook must be enabled (update_webhook).',
     toolset: 'webhooks',
     method: 'POST',
     path: '/webhook-deliveries/{id}/retry',
     permission: 'webhook:write',
     kind: 'action',
     annotations: { destructiveHint: false, openWorldHint: true },
-    input: z.strictObject({ id: pathId('webhook delivery (the X-Webhook-Id of the event)') }),
+    input: z.strictObject({ id: pathId('delivery (X-Webhook-Id)') }),
     output: webhookDeliverySchema,
     handler: async (ctx, input) => {
       ctx.afterCommit(() => ctx.deliveries.kick());

@@ -11,11 +11,10 @@ import { defineOperation } from '../registry/operation.js';
 import { listOf, pageInput, pathId, paged } from '../schemas/common.js';
 import { EVENT_TYPES, EVENT_VERSIONS, webhookSchema, webhookWithSecretSchema } from '../schemas/webhooks.js';
 
-const URL_RULES = `An absolute http or https URL, at most ${URL_MAX_LENGTH} characters, e.g. https://example.com/webhooks/billing. Rejected: other schemes (ftp:, mailto:, ...), relative or malformed URLs, and private, loopback or link-local targets (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 127.0.0.0/8, 169.254.0.0/16, 0.0.0.0/8, 100.64.0.0/10, ::1, ::, fc00::/7, fe80::/10, their IPv4-mapped forms, localhost and names ending in .localhost, .local or .internal) unless the server runs with BILLING_WEBHOOK_ALLOW_PRIVATE=true.`;
-const EVENT_RULES = `At least one event type, each at most once. Allowed: ${EVENT_TYPES.join(', ')}. Unknown types and repeated types are rejected.`;
-const VERSION_RULES = 'Event schema version of the deliveries; only v1 exists, anything else is rejected.';
-const ENABLED_RULES = 'true: events are delivered; false: the webhook is kept but receives nothing.';
-const NOT_NULL = 'null is rejected: the field is required and cannot be removed.';
+const URL_RULES =
+  'An absolute http or https URL; a private, loopback or link-local host only if the server sets BILLING_WEBHOOK_ALLOW_PRIVATE=true.';
+const VERSION_RULES = 'Event schema version.';
+const ENABLED_RULES = 'false: kept, but receives nothing.';
 
 const url = z.string().max(URL_MAX_LENGTH, { message: `must be at most ${URL_MAX_LENGTH} characters` });
 const events = z.array(z.enum(EVENT_TYPES)).min(1, { message: 'must contain at least 1 event type' });
@@ -26,7 +25,8 @@ export const webhookOperations = [
   defineOperation({
     name: 'create_webhook',
     title: 'Create webhook',
-    description: `Register a URL that receives events as signed HTTP POSTs. Use when an integration must react to payment plan changes (${EVENT_TYPES.join(', ')}). The response is the only one that shows the signing secret (whsec_...): give it to the receiver now, it cannot be read again. Rejected (422): a url that is not an absolute http or https URL of at most ${URL_MAX_LENGTH} characters, or that targets a private, loopback or link-local host (unless the server allows it with BILLING_WEBHOOK_ALLOW_PRIVATE=true); events empty, unknown or repeated; a version other than v1.`,
+    description:
+      'Register a URL that receives payment plan events as signed HTTP POSTs. Only this response shows the signing secret (whsec_...): give it to the receiver now, it cannot be read again.',
     toolset: 'webhooks',
     method: 'POST',
     path: '/webhooks',
@@ -34,9 +34,9 @@ export const webhookOperations = [
     kind: 'create',
     input: z.strictObject({
       url: url.describe(`Where events are sent. ${URL_RULES}`),
-      events: events.describe(`Event types to deliver. ${EVENT_RULES}`),
-      version: version.default('v1').describe(`${VERSION_RULES} Default v1.`),
-      enabled: enabled.default(true).describe(`${ENABLED_RULES} Default true.`),
+      events: events.describe('Event types to deliver, each once.'),
+      version: version.default('v1').describe(VERSION_RULES),
+      enabled: enabled.default(true).describe(ENABLED_RULES),
     }),
     output: webhookWithSecretSchema,
     handler: (ctx, input) => createWebhook(ctx.tx, ctx.org, input, ctx.config.webhookAllowPrivate, ctx.now),
@@ -44,8 +44,7 @@ export const webhookOperations = [
   defineOperation({
     name: 'list_webhooks',
     title: 'List webhooks',
-    description:
-      'List the webhooks of the organisation (url, events, version, enabled), oldest first, paginated (page, limit 0-100). Secrets are never shown.',
+    description: 'List webhooks (url, events, version, enabled); secrets are never shown.',
     toolset: 'webhooks',
     method: 'GET',
     path: '/webhooks',
@@ -58,7 +57,7 @@ export const webhookOperations = [
   defineOperation({
     name: 'get_webhook',
     title: 'Get webhook',
-    description: 'Get one webhook by id: url, events, version, enabled. The secret is not shown (only create_webhook shows it). An unknown id is 404.',
+    description: 'Get a webhook: url, events, version, enabled; the secret is not shown.',
     toolset: 'webhooks',
     method: 'GET',
     path: '/webhooks/{id}',
@@ -72,7 +71,7 @@ export const webhookOperations = [
     name: 'update_webhook',
     title: 'Update webhook',
     description:
-      'Change a webhook as a JSON merge patch: send only the fields to change; a sent field replaces the stored value (events replaces the whole list, it does not add to it), omitted fields stay. Use to enable or disable a webhook, move it to another URL or change its events or version. The secret stays the same and is not shown. Rejected (422): unknown fields, null for any field (every field is required and cannot be removed), and the values create_webhook rejects. Over HTTP the body must be application/merge-patch+json (415 otherwise). An unknown id is 404.',
+      'Enable, disable or move a webhook or change its events: a sent field replaces its value (events the whole list), omitted fields stay, null is rejected. The secret stays.',
     toolset: 'webhooks',
     method: 'PATCH',
     path: '/webhooks/{id}',
@@ -81,13 +80,10 @@ export const webhookOperations = [
     contentType: 'application/merge-patch+json',
     input: z.strictObject({
       id: pathId('webhook'),
-      url: url.nullable().optional().describe(`New target; omit to keep. ${URL_RULES} ${NOT_NULL}`),
-      events: events
-        .nullable()
-        .optional()
-        .describe(`New event types, replacing the whole list; omit to keep. ${EVENT_RULES} ${NOT_NULL}`),
-      version: version.nullable().optional().describe(`Omit to keep. ${VERSION_RULES} ${NOT_NULL}`),
-      enabled: enabled.nullable().optional().describe(`Omit to keep. ${ENABLED_RULES} ${NOT_NULL}`),
+      url: url.nullable().optional().describe('Where events are sent, as in create_webhook.'),
+      events: events.nullable().optional().describe('Event types to deliver, each once.'),
+      version: version.nullable().optional().describe(VERSION_RULES),
+      enabled: enabled.nullable().optional().describe(ENABLED_RULES),
     }),
     output: webhookSchema,
     handler: (ctx, { id, ...patch }) => updateWebhook(ctx.tx, ctx.org, id, patch, ctx.config.webhookAllowPrivate, ctx.now),
@@ -95,15 +91,14 @@ export const webhookOperations = [
   defineOperation({
     name: 'delete_webhook',
     title: 'Delete webhook',
-    description:
-      'Delete a webhook for good: no further events are sent to its URL and its secret is gone. Use when an endpoint is retired; to pause deliveries instead, use update_webhook with enabled false. An unknown id is 404.',
+    description: 'Delete a webhook and its secret for good, e.g. for a retired endpoint; to pause deliveries, update_webhook with enabled false.',
     toolset: 'webhooks',
     method: 'DELETE',
     path: '/webhooks/{id}',
     permission: 'webhook:write',
     kind: 'delete',
     input: z.strictObject({ id: pathId('webhook') }),
-    output: z.object({ id: z.string().describe('Id of the deleted webhook.'), deleted: z.literal(true) }),
+    output: z.object({ id: z.string(), deleted: z.literal(true) }),
     handler: (ctx, input) => deleteWebhook(ctx.tx, ctx.org, input.id),
   }),
 ];
