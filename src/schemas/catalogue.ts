@@ -58,7 +58,7 @@ export const pricePlanSchema = z.object({
     createdAt: dateTime,
     updatedAt: dateTime,
     tenantId: z.string().describe('Id of the organisation.'),
-  }),
+  }).describe(`amount: ${MAJOR}.`),
   internalName: z.string().nullable(),
   status: z.enum(PRICE_PLAN_STATUSES),
   applyTrial: z.boolean(),
@@ -120,7 +120,7 @@ export type BillingGroup = z.infer<typeof billingGroupSchema>;
 export const fixedAmountSchema = z
   .object({ amount: z.number().describe(`${MAJOR}.`), currency: z.string() })
   .nullable()
-  .describe('Amount off per invoice.');
+  .describe(`Amount off per invoice; amount: ${MAJOR}.`);
 
 export const couponSchema = z.object({
   id: z.string(),
@@ -181,7 +181,7 @@ export const customPricePlanShape = {
     .strictObject({
       amount: amountInput('zero').describe(`${MAJOR}, at most 2 fractional digits (12.5 = 12.50).`),
     })
-    .describe('The price.'),
+    .describe(`The price; amount: ${MAJOR}.`),
   internalName: z
     .string()
     .max(255, { message: 'must be at most 255 characters' })

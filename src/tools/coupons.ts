@@ -45,7 +45,7 @@ export const couponOperations = [
         })
         .nullable()
         .optional()
-        .describe('Amount off per invoice; only and required for type fixed_amount.'),
+        .describe('Amount off per invoice (amount in major units); only and required for type fixed_amount.'),
       frequencyInterval: z
         .number()
         .int({ message: 'must be a whole number of 1 or more' })
