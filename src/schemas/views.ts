@@ -127,6 +127,10 @@ export const subscriptionRow = subscriptionSchema
 export const subscriptionItemView = subscriptionItemSchema.omit({ measurementValues: true, currentMeasurementValue: true }).extend({
   product: productRef.extend({ measurement: measurementRef.nullable() }),
   plan: planRef,
+  pricePlan: pricePlanSchema.omit({ price: true, createdAt: true, updatedAt: true }).extend({ price: pricePlanRef.shape.price }),
+  appliedDiscounts: z.array(
+    subscriptionItemSchema.shape.appliedDiscounts.element.extend({ coupon: reference(couponSchema, 'code', 'name').nullable() }),
+  ),
   periods: z.array(periodView),
   currentMeasurementValue: z
     .object({ quantity: z.string(), measuredAt: measurementValueSchema.shape.measuredAt })
