@@ -6,10 +6,10 @@ export const INVOICE_ADDRESS_STATUSES = ['STATUS_ACTIVE'] as const;
 
 export const invoiceAddressSchema = z.object({
   id: z.string(),
-  customer: z.string().describe('Id of the customer the address belongs to.'),
+  customer: z.string(),
   vatId: z.string().nullable(),
   type: z.enum(INVOICE_ADDRESS_TYPES),
-  default: z.boolean().describe("true for the customer's default invoice address (at most one)."),
+  default: z.boolean().describe("The customer's default address."),
   status: z.enum(INVOICE_ADDRESS_STATUSES),
   city: z.string(),
   zip: z.string(),
@@ -32,17 +32,17 @@ export const PAYMENT_METHOD_STATUSES = ['active'] as const;
 
 export const cardSchema = z.object({
   brand: z.string(),
-  last4: z.string().describe('The last four digits of the card number; the full number is never stored.'),
+  last4: z.string(),
   expMonth: z.number().int(),
   expYear: z.number().int(),
   cardHolder: z.string().nullable(),
 });
 
 export const sepaDebitSchema = z.object({
-  iban: z.string().describe('The IBAN masked: first 4 and last 4 characters, * between (DE89**************3000).'),
+  iban: z.string().describe('Masked, e.g. DE89**************3000.'),
   bic: z.string().nullable(),
   mandateReference: z.string().nullable(),
-  signingDate: z.string().nullable().describe('Day the mandate was signed, YYYY-MM-DD.'),
+  signingDate: z.string().nullable().describe('YYYY-MM-DD.'),
   accountHolder: z.string(),
 });
 
@@ -53,20 +53,18 @@ export const paypalSchema = z.object({
 
 export const paymentMethodSchema = z.object({
   id: z.string(),
-  customer: z.string().describe('Id of the customer the payment method belongs to.'),
+  customer: z.string(),
   gatewayName: z.string(),
   type: z.enum(PAYMENT_METHOD_TYPES),
-  default: z.boolean().describe("true for the customer's default payment method (at most one)."),
+  default: z.boolean().describe("The customer's default method."),
   enabled: z.boolean(),
   status: z.enum(PAYMENT_METHOD_STATUSES),
   name: z.string().nullable(),
-  creationDate: dateTime.describe('When the payment method was created (same as createdAt).'),
-  expirationDate: dateTime
-    .nullable()
-    .describe('Cards: the last instant of the expiry month (UTC); null for other types.'),
-  card: cardSchema.nullable().describe('Set when type is card, else null.'),
-  sepaDebit: sepaDebitSchema.nullable().describe('Set when type is sepa_debit, else null.'),
-  paypal: paypalSchema.nullable().describe('Set when type is paypal, else null.'),
+  creationDate: dateTime.describe('Same as createdAt.'),
+  expirationDate: dateTime.nullable().describe('Cards: end of the expiry month.'),
+  card: cardSchema.nullable(),
+  sepaDebit: sepaDebitSchema.nullable(),
+  paypal: paypalSchema.nullable(),
   ...timestamps,
 });
 export type PaymentMethod = z.infer<typeof paymentMethodSchema>;

@@ -7,16 +7,16 @@ export const estimateLineSchema = z.object({
   periodEnd: dateTime.nullable(),
   quantity: z.string().nullable().describe('Decimal string; null on discount lines.'),
   unitAmount: z.number().int().nullable().describe(`${MINOR}; null on discount lines.`),
-  netAmount: z.number().int().describe(`${MINOR}, negative for a discount.`),
+  netAmount: z.number().int().describe(`${MINOR}; negative for a discount.`),
   taxRate: z.number().describe('Percent.'),
 });
 export type EstimateLine = z.infer<typeof estimateLineSchema>;
 
 export const estimateSchema = z.object({
-  estimate: z.string().describe('The plain-text preview: header, one line per charge, discounts, net, tax per rate, gross.'),
+  estimate: z.string().describe('Plain-text preview.'),
   subscription: z.string(),
   customer: z.string(),
-  billingDate: dateTime.describe('When the next billing run bills these lines.'),
+  billingDate: dateTime.describe('Date of the next billing run.'),
   currencyCode: z.string(),
   lines: z.array(estimateLineSchema),
   netAmount: z.number().int().describe(MINOR),

@@ -10,7 +10,7 @@ export const ITEM_STATUSES = [...SUBSCRIPTION_STATUSES, 'ended'] as const;
 
 export const periodSchema = z.object({
   id: z.string(),
-  contractPeriodCount: z.number().int().describe('The count of contractPeriod (12 for 12M).'),
+  contractPeriodCount: z.number().int().describe('12 for 12M.'),
   contractPeriod: z.string(),
   cancellationPeriod: z.string(),
   ...timestamps,
@@ -36,12 +36,10 @@ export const appliedDiscountSchema = z.object({
 
 export const subscriptionItemSchema = z.object({
   id: z.string(),
-  subscription: z.string().describe('Id of the subscription.'),
-  parent: z.string().nullable().describe('Id of the parent item, for items ordered as children.'),
-  plan: z.object({ id: z.string(), code: z.string(), name: z.string() }).describe("The subscription's plan."),
-  measurementValues: z
-    .array(measurementValueSchema)
-    .describe("The latest 5 values recorded on the item for its product's measurement, newest first (all of them: get_subscription_usage)."),
+  subscription: z.string(),
+  parent: z.string().nullable().describe('Parent item id.'),
+  plan: z.object({ id: z.string(), code: z.string(), name: z.string() }),
+  measurementValues: z.array(measurementValueSchema).describe('Latest 5 values, newest first (all: get_subscription_usage).'),
   billing: z.object({
     lastBilledAt: dateTime.nullable(),
     lastBilledTo: dateTime.nullable(),
@@ -57,12 +55,12 @@ export const subscriptionItemSchema = z.object({
   status: z.enum(ITEM_STATUSES),
   product: productSchema,
   appliedDiscounts: z.array(appliedDiscountSchema),
-  periods: z.array(periodSchema).describe("The item's own contract periods, or the subscription's when inheritedPeriod."),
+  periods: z.array(periodSchema).describe("Own periods, or the subscription's when inheritedPeriod."),
   activatedAt: dateTime.nullable(),
   type: z.enum(['charge', 'addon']),
   currentMeasurementValue: measurementValueSchema
     .nullable()
-    .describe('Deprecated (interface section 9): the latest value recorded on the item, or null.'),
+    .describe('Deprecated: the latest value.'),
   inheritedPeriod: z.boolean(),
   startDate: dateTime.nullable(),
   billingStart: dateTime.nullable(),
@@ -74,8 +72,8 @@ export type SubscriptionItem = z.infer<typeof subscriptionItemSchema>;
 export const subscriptionSchema = z.object({
   id: z.string(),
   externalId: z.string().nullable(),
-  paymentMethod: paymentMethodSchema.nullable().describe("null: the customer's default payment method applies."),
-  invoiceAddress: invoiceAddressSchema.nullable().describe("null: the customer's default invoice address applies."),
+  paymentMethod: paymentMethodSchema.nullable().describe("null: the customer's default."),
+  invoiceAddress: invoiceAddressSchema.nullable().describe("null: the customer's default."),
   number: z.string(),
   customer: customerSchema,
   plan: planSchema,

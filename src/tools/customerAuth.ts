@@ -7,8 +7,8 @@ import { idOrNumber } from '../schemas/common.js';
 
 const tokenPair = z.object({
   data: z.object({
-    accessToken: z.string().describe('Bearer token for the customer, valid 15 minutes by default.'),
-    refreshToken: z.string().describe('Single-use token for POST /customers/token/refresh, valid 30 days by default.'),
+    accessToken: z.string().describe('Bearer token; valid 15 minutes by default.'),
+    refreshToken: z.string().describe('Single-use, for refresh_customer_token; valid 30 days by default.'),
   }),
 });
 
@@ -22,7 +22,7 @@ export const customerAuthOperations = [
     name: 'authenticate_customer',
     title: 'Authenticate customer',
     description:
-      "Mint an access and a refresh token for one customer, for a customer-facing app or assistant. The access token reaches only that customer's own account, subscriptions, e-mail addresses and payment methods (read, and add payment methods). Needs an organisation API key (a customer token gets 403); revoking that key ends the tokens it minted.",
+      "Mint an access and a refresh token for a customer-facing app: the access token reaches only this customer's own data. Needs an organisation API key; revoking it ends these tokens.",
     toolset: 'customers',
     method: 'POST',
     path: '/customers/{id}/authenticate',
@@ -46,7 +46,7 @@ export const customerAuthOperations = [
     name: 'refresh_customer_token',
     title: 'Refresh customer token',
     description:
-      'Exchange a refresh token for a new access and refresh token pair. Each refresh token works once: presenting a used one again revokes every token of its family (401), and the customer must be authenticated again. Needs no bearer token; the refresh token authorizes the call.',
+      'Exchange a refresh token for a new token pair; no bearer token needed. A refresh token works once: reusing one revokes its whole family.',
     toolset: 'customers',
     method: 'POST',
     path: '/customers/token/refresh',
@@ -55,7 +55,7 @@ export const customerAuthOperations = [
     annotations: { destructiveHint: false, idempotentHint: false },
     authentication: 'none',
     customerAccess: { permission: 'ROLE_CUSTOMER' },
-    input: z.strictObject({ refreshToken: z.string().min(1).max(255).describe('The refresh token from authenticate_customer or an earlier refresh.') }),
+    input: z.strictObject({ refreshToken: z.string().min(1).max(255).describe('Refresh token from authenticate_customer or an earlier refresh.') }),
     output: tokenPair,
     handler: async (ctx, input) => ({ data: await refreshCustomerTokens(ctx.tx, input.refreshToken, lifetimes(ctx.config), ctx.now) }),
   }),

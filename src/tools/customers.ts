@@ -19,36 +19,27 @@ const customerNumber = z
   .string()
   .min(1, { message: 'must be 1 to 255 characters' })
   .max(255, { message: 'must be 1 to 255 characters' })
-  .describe(
-    'Customer number, unique in this organisation, 1 to 255 characters. A number another customer already has is rejected (422).',
-  );
-const nullableText = (what: string) =>
-  text255.nullable().describe(`${what}; at most 255 characters, null for none.`);
-const firstName = nullableText("The person's first name");
-const lastName = nullableText(
-  "The person's last name. A customer needs lastName or companyName (at least one non-empty), else the call is rejected",
-);
-const companyName = nullableText(
-  'Company name of a business customer. A customer needs lastName or companyName (at least one non-empty), else the call is rejected',
-);
-const datevId = nullableText('Account id of the customer in the DATEV accounting export');
+  .describe('Unique customer number.');
+const nullableText = (what: string) => text255.nullable().describe(what);
+const firstName = nullableText("Person's first name.");
+const lastName = nullableText("Person's last name.");
+const companyName = nullableText('Company name.');
+const datevId = nullableText('DATEV account id.');
 const timeZone = z
   .string()
   .refine(isTimeZone, { message: 'must be an IANA time zone name such as Europe/Berlin, America/New_York or UTC' })
-  .describe('IANA time zone name of the customer (Europe/Berlin, America/New_York, UTC); unknown names are rejected.');
-const currencyCode = currencyCodeInput.describe('ISO 4217 currency code in upper case (EUR, USD, CHF); lower case and unknown codes are rejected.');
-const status = z
-  .enum(CUSTOMER_STATUSES)
-  .describe('STATUS_ACTIVE or STATUS_INACTIVE; any other value is rejected.');
+  .describe('IANA time zone, e.g. Europe/Berlin.');
+const currencyCode = currencyCodeInput.describe('ISO 4217 currency code, e.g. EUR.');
+const status = z.enum(CUSTOMER_STATUSES).describe('Customer status.');
 
-const emailFlag = (what: string) => z.boolean().default(false).describe(`${what}; default false.`);
+const emailFlag = (what: string) => z.boolean().default(false).describe(what);
 
 export const customerOperations = [
   defineOperation({
     name: 'create_customer',
     title: 'Create customer',
     description:
-      'Create a customer (the party subscriptions, invoices and payment methods belong to). Use it before creating a subscription or invoice for someone new. customerNumber is generated (CUS-000001, CUS-000002, …) when omitted; currencyCode defaults to EUR, timeZone to Europe/Berlin, status to STATUS_ACTIVE. Rejected (422): neither lastName nor companyName given, a customerNumber already used, an unknown time zone or currency code, strings over 255 characters.',
+      'Create a customer, the owner of subscriptions, invoices and payment methods. Needs lastName or companyName; customerNumber is generated when omitted.',
     toolset: 'customers',
     method: 'POST',
     path: '/customers',
@@ -60,9 +51,9 @@ export const customerOperations = [
       lastName: lastName.optional(),
       companyName: companyName.optional(),
       datevId: datevId.optional(),
-      timeZone: timeZone.default('Europe/Berlin').describe(`${timeZone.description} Default Europe/Berlin.`),
-      currencyCode: currencyCode.default('EUR').describe(`${currencyCode.description} Default EUR.`),
-      status: status.default('STATUS_ACTIVE').describe(`${status.description} Default STATUS_ACTIVE.`),
+      timeZone: timeZone.default('Europe/Berlin'),
+      currencyCode: currencyCode.default('EUR'),
+      status: status.default('STATUS_ACTIVE'),
     }),
     output: customerSchema,
     handler: (ctx, input) => createCustomer(ctx.tx, ctx.org, input, ctx.now),
@@ -71,7 +62,7 @@ export const customerOperations = [
     name: 'list_customers',
     title: 'List customers',
     description:
-      'List the customers of the organisation, oldest first, paginated (page, limit 0-100); optionally only those with a given status. Use it to find a customer id.',
+      'List customers, oldest first, optionally by status. Use it to find a customer id.',
     toolset: 'customers',
     method: 'GET',
     path: '/customers',
@@ -79,7 +70,7 @@ export const customerOperations = [
     kind: 'list',
     input: z.strictObject({
       ...pageInput,
-      status: status.optional().describe('Only customers with this status: STATUS_ACTIVE or STATUS_INACTIVE.'),
+      status: status.optional().describe('Only customers with this status.'),
     }),
     output: listOf(customerSchema),
     mcp: listView(customerRow),
@@ -92,7 +83,7 @@ export const customerOperations = [
   defineOperation({
     name: 'get_customer',
     title: 'Get customer',
-    description: 'Get one customer by id or customerNumber. An unknown one is a 404.',
+    description: 'Get one customer by id or customerNumber.',
     toolset: 'customers',
     method: 'GET',
     path: '/customers/{id}',
@@ -107,7 +98,7 @@ export const customerOperations = [
     name: 'update_customer',
     title: 'Update customer',
     description:
-      "Change a customer's fields. Omitted fields stay unchanged; null clears firstName, lastName, companyName or datevId. Rejected (422): a change that leaves neither lastName nor companyName, a customerNumber another customer has, an unknown time zone or currency code, strings over 255 characters. An unknown id is a 404.",
+      "Change a customer's fields: omitted ones stay, null clears. lastName or companyName must remain.",
     toolset: 'customers',
     method: 'PUT',
     path: '/customers/{id}',
@@ -131,22 +122,22 @@ export const customerOperations = [
     name: 'create_customer_email_address',
     title: 'Create customer e-mail address',
     description:
-      'Add an e-mail address to a customer and mark what it is used for (invoices, dunning). A customer has at most one default address: creating one with default true makes the previous default a non-default address. Rejected: an invalid address or one over 255 characters (422); an unknown customer id (404).',
+      'Add an e-mail address to a customer and mark what it receives (invoices, dunning).',
     toolset: 'customers',
     method: 'POST',
     path: '/customers/{id}/email-addresses',
     permission: 'customer:write',
     kind: 'create',
     input: z.strictObject({
-      id: idOrNumber('customer', 'customer the address belongs to'),
+      id: idOrNumber('customer'),
       email: z
         .email({ message: 'must be a valid e-mail address such as billing@example.com' })
         .max(255, { message: 'must be at most 255 characters' })
-        .describe('The e-mail address, e.g. billing@example.com; at most 255 characters. Invalid addresses are rejected.'),
-      receiverName: nullableText('Name shown as the receiver of mails to this address').optional(),
-      isInvoiceEmail: emailFlag('true: invoices, credits and other financial documents go to this address'),
-      isDunningEmail: emailFlag('true: dunning letters and payment reminders go to this address'),
-      default: emailFlag("true: this becomes the customer's only default address (the previous default loses the flag)"),
+        .describe('E-mail address, e.g. billing@example.com.'),
+      receiverName: nullableText('Receiver name on mails.').optional(),
+      isInvoiceEmail: emailFlag('true: receives invoices and credits.'),
+      isDunningEmail: emailFlag('true: receives dunning letters.'),
+      default: emailFlag("true: becomes the customer's default address."),
     }),
     output: customerEmailSchema,
     location: (e) => `/customer-email-addresses/${e.id}`,
@@ -156,7 +147,7 @@ export const customerOperations = [
     name: 'list_customer_email_addresses',
     title: 'List customer e-mail addresses',
     description:
-      "List a customer's e-mail addresses, oldest first, paginated (page, limit 0-100). An unknown customer id is a 404.",
+      "List a customer's e-mail addresses, oldest first.",
     toolset: 'customers',
     method: 'GET',
     path: '/customers/{id}/email-addresses',
@@ -174,7 +165,7 @@ export const customerOperations = [
   defineOperation({
     name: 'get_customer_email_address',
     title: 'Get customer e-mail address',
-    description: 'Get one customer e-mail address by its own id (not the customer id). An unknown id is a 404.',
+    description: 'Get one customer e-mail address by its own id (not the customer id).',
     toolset: 'customers',
     method: 'GET',
     path: '/customer-email-addresses/{id}',

@@ -33,43 +33,41 @@ export const periods = z
       contractPeriod: z
         .string()
         .regex(/^[1-9]\d{0,2}[DWMY]$/, { message: 'must be 1 to 999 followed by D, W, M or Y, e.g. 12M or 1Y' })
-        .describe('Length of the contract term: 1 to 999 followed by D, W, M or Y (12M, 1Y, 30D).'),
+        .describe('Term length, e.g. 12M.'),
       cancellationPeriod: z
         .string()
         .regex(/^(0|[1-9]\d{0,2})[DWMY]$/, { message: 'must be 0 to 999 followed by D, W, M or Y, e.g. 3M or 0D' })
-        .describe('Notice needed before a term end to cancel at it: 0 to 999 followed by D, W, M or Y (3M, 30D, 0D).'),
+        .describe('Notice to cancel at a term end, e.g. 3M.'),
     }),
   )
   .min(1, { message: 'must contain at least 1 item' })
-  .describe(
-    'Contract terms, at least one: the first is the initial term, the last repeats as the renewal term. Example: [{ contractPeriod: "12M", cancellationPeriod: "3M" }].',
-  );
+  .describe('Contract terms: the first is the initial term, the last repeats as the renewal term.');
 
-const nullableText = (what: string) => text255.nullable().optional().describe(`${what}; at most 255 characters, null clears it.`);
+const nullableText = (what: string) => text255.nullable().optional().describe(what);
 const customFields = z
   .record(z.string(), z.unknown())
-  .describe('Values of the subscription custom fields configured with create_custom_field (entity subscription), by key; unknown keys, wrong types and missing required keys are rejected.');
+  .describe('Custom field values by key (create_custom_field).');
 const billingGroup = z
   .string()
   .min(1)
   .max(255)
   .nullable()
   .optional()
-  .describe('Billing group (ULID, or the same value as a UUID) that aligns billing periods, e.g. to month ends; null for anniversary billing.');
+  .describe('Billing group id, aligning billing dates; null: anniversary billing.');
 const paymentMethod = z
   .string()
   .min(1)
   .max(255)
   .nullable()
   .optional()
-  .describe("Id of one of the customer's payment methods; null or omitted: the customer's default applies.");
+  .describe("Customer's payment method id; null: their default.");
 const invoiceAddress = z
   .string()
   .min(1)
   .max(255)
   .nullable()
   .optional()
-  .describe("Id of one of the customer's invoice addresses; null or omitted: the customer's default applies.");
+  .describe("Customer's invoice address id; null: their default.");
 
 const quantity = z
   .number()
@@ -78,61 +76,59 @@ const quantity = z
 
 const discount = z
   .strictObject({
-    name: text255.nullable().optional().describe('Name shown on the invoice for an inline discount.'),
-    coupon: ref('Id or code of an enabled coupon (list_coupons). Give either coupon or the inline fields below.').optional(),
-    type: z.enum(['percentage', 'fixed_amount']).optional().describe('Inline discount: percentage or fixed_amount.'),
-    frequency: z.enum(['once', 'limited']).optional().describe('once (default: the next invoice) or limited (frequencyInterval invoices).'),
+    name: text255.nullable().optional().describe('Invoice label of an inline discount.'),
+    coupon: ref('Id or code of an enabled coupon (list_coupons), instead of an inline discount.').optional(),
+    type: z.enum(['percentage', 'fixed_amount']).optional().describe('Kind of inline discount.'),
+    frequency: z.enum(['once', 'limited']).optional().describe('once (the next invoice; default) or limited (frequencyInterval invoices).'),
     percentage: z
       .number()
       .gt(0, { message: 'must be more than 0' })
       .max(100, { message: 'must be at most 100' })
       .optional()
-      .describe('Percent off, more than 0 and at most 100; only with type percentage.'),
+      .describe('Percent off; with type percentage.'),
     fixedAmount: z
       .strictObject({
-        amount: amountInput('positive').describe(`Amount off; ${MAJOR}, at most 2 fractional digits.`),
-        currency: currencyCodeInput.describe("ISO 4217 code; must be the subscription's currency."),
+        amount: amountInput('positive').describe(`Amount off; ${MAJOR}, at most 2 decimals.`),
+        currency: currencyCodeInput.describe("The subscription's currency code."),
       })
       .optional()
-      .describe(`Amount off per invoice, ${MAJOR}; only with type fixed_amount.`),
-    frequencyInterval: z.number().int().min(1).optional().describe('How many invoices are discounted (>= 1); only with frequency limited.'),
+      .describe(`Amount off per invoice, ${MAJOR}; with type fixed_amount.`),
+    frequencyInterval: z.number().int().min(1).optional().describe('Invoices discounted; with frequency limited.'),
   })
-  .describe('A discount on the item: a coupon reference, or an inline discount (type plus percentage or fixedAmount).');
+  .describe('Discount on the item: a coupon, or an inline discount (type with percentage or fixedAmount).');
 
 const orderEntry = {
-  product: ref('Id of the product to order (list_products).'),
-  quantity: quantity
-    .optional()
-    .describe('Quantity, more than 0 (default 1). Not allowed for a product with a measurement: usage drives its quantity.'),
-  pricePlan: ref('Id of a price plan of this product (list_price_plans). Give exactly one of pricePlan or customPricePlan.').optional(),
+  product: ref('Product id (list_products).'),
+  quantity: quantity.optional().describe('Quantity (default 1); not for a product with a measurement.'),
+  pricePlan: ref('Price plan of the product (list_price_plans), in the subscription currency.').optional(),
   customPricePlan: z
     .strictObject(customPricePlanShape)
     .optional()
-    .describe("A price just for this item (type, currencyCode = the subscription's currency, price.amount, billingInterval, …)."),
-  periods: periods.optional().describe('Own contract periods of the item; omitted: it inherits the subscription periods.'),
-  customName: text255.optional().describe("Name of the item on invoices instead of the product's name."),
-  customDescription: z.string().max(1000).optional().describe('Description of the item on invoices, at most 1000 characters.'),
+    .describe('A price just for this item, in the subscription currency.'),
+  periods: periods.optional().describe("Own contract terms of the item; omitted: the subscription's."),
+  customName: text255.optional().describe("Item name on invoices instead of the product's."),
+  customDescription: z.string().max(1000).optional().describe('Item description on invoices, at most 1000 characters.'),
   discount: discount.optional(),
-  autoAssignProductGroup: z.boolean().optional().describe('Accepted for compatibility; product groups are not modelled, so it has no effect.'),
+  autoAssignProductGroup: z.boolean().optional().describe('Ignored; accepted for compatibility.'),
 };
 
 /** The fields of the subscription a create_subscription or an offer proposes (without its customer). */
 export const subscriptionInputShape = {
-  plan: ref('Id of the plan (list_plans); archived plans are rejected.'),
+  plan: ref('Plan id (list_plans), not archived.'),
   periods,
   billingGroup,
-  startDate: dateTimeInput.optional().describe('When the contract starts; default: the moment of activation.'),
-  name: nullableText('Name used as grouping header on invoices (default the plan name)'),
-  number: text255.min(1).optional().describe('Unique subscription number; generated as SUB-000001… when omitted.'),
-  externalId: nullableText('Id in an external system'),
-  poNumber: nullableText('Purchase order number'),
+  startDate: dateTimeInput.optional().describe('Contract start; default: on activation.'),
+  name: nullableText('Grouping header on invoices; default the plan name.'),
+  number: text255.min(1).optional().describe('Unique subscription number; generated (SUB-000001) when omitted.'),
+  externalId: nullableText('Id in an external system.'),
+  poNumber: nullableText('Purchase order number.'),
   customFields: customFields.optional(),
   paymentMethod,
   invoiceAddress,
   addons: z
-    .array(z.strictObject({ product: ref('Product id of one of the plan addons.'), pricePlan: ref('Price plan id of that addon.') }))
+    .array(z.strictObject({ product: ref('Product id of a plan addon.'), pricePlan: ref('Price plan id of that addon.') }))
     .optional()
-    .describe("Addons of the plan to include, as { product, pricePlan } pairs from get_plan's addons."),
+    .describe("Plan addons to include, from get_plan's addons."),
 };
 
 const annotate = (destructiveHint: boolean) => ({ destructiveHint, idempotentHint: false });
@@ -168,7 +164,7 @@ export const subscriptionOperations = [
     name: 'create_subscription',
     title: 'Create subscription',
     description:
-      "Subscribe a customer to a plan. Items are created from the plan's charges; addons only when listed. Created in status draft (activate: true makes it active at once). number is generated (SUB-000001) unless given; name defaults to the plan name. Rejected (422): unknown customer/plan/billing group, a payment method or invoice address of another customer, an addon that is not the plan's, a plan priced in another currency than the customer's, a duplicate number, custom fields that do not fit the configuration.",
+      "Subscribe a customer to a plan priced in the customer's currency. Items come from the plan's charges and listed addons.",
     toolset: 'subscriptions',
     method: 'POST',
     path: '/subscriptions',
@@ -177,7 +173,7 @@ export const subscriptionOperations = [
     input: z.strictObject({
       customer: idOrNumber('customer'),
       ...subscriptionInputShape,
-      activate: z.boolean().optional().describe('true: activate immediately (status active); default false (draft).'),
+      activate: z.boolean().optional().describe('true: active at once; else draft.'),
     }),
     output: subscriptionSchema,
     mcp: { output: subscriptionView },
@@ -186,7 +182,7 @@ export const subscriptionOperations = [
   defineOperation({
     name: 'list_subscriptions',
     title: 'List subscriptions',
-    description: 'List subscriptions, oldest first, paginated (page, limit 0-100), optionally filtered by customer and status.',
+    description: 'List subscriptions, oldest first, optionally by customer and status.',
     toolset: 'subscriptions',
     method: 'GET',
     path: '/subscriptions',
@@ -196,7 +192,7 @@ export const subscriptionOperations = [
     input: z.strictObject({
       ...pageInput,
       customer: filterBy('customer', 'subscriptions'),
-      status: z.enum(SUBSCRIPTION_STATUSES).optional().describe(`Only subscriptions in this status: ${SUBSCRIPTION_STATUSES.join(', ')}.`),
+      status: z.enum(SUBSCRIPTION_STATUSES).optional().describe('Only subscriptions in this status.'),
     }),
     output: listOf(subscriptionSchema),
     mcp: listView(subscriptionRow),
@@ -206,7 +202,7 @@ export const subscriptionOperations = [
     name: 'get_subscription',
     title: 'Get subscription',
     description:
-      'Get a subscription with its customer, plan, items, periods and computed fields: nextBillingDate, contractDetails, isCancellationPending, nextPossibleCancellationDate (the next three term ends a cancellation can still reach), defaultPaymentMethod/defaultInvoiceAddress.',
+      'Get a subscription with its items, periods and computed fields (nextBillingDate, nextPossibleCancellationDate, …).',
     toolset: 'subscriptions',
     method: 'GET',
     path: '/subscriptions/{id}',
@@ -222,7 +218,7 @@ export const subscriptionOperations = [
     name: 'update_subscription',
     title: 'Update subscription',
     description:
-      'Replace the contract periods (required) and change other fields; omitted fields stay unchanged, null clears a nullable one. startDate may change only while draft (409 otherwise); cancelled and terminated subscriptions cannot change (409). Rejected (422): duplicate number, unknown billing group, custom fields that do not fit the configuration.',
+      'Replace the contract periods (required) and change other fields: omitted ones stay, null clears. Cancelled and terminated subscriptions cannot change.',
     toolset: 'subscriptions',
     method: 'PUT',
     path: '/subscriptions/{id}',
@@ -233,11 +229,11 @@ export const subscriptionOperations = [
       periods,
       billingGroup,
       startDate: dateTimeInput.nullable().optional().describe('Contract start; only while draft.'),
-      poNumber: nullableText('Purchase order number'),
-      name: nullableText('Name used as grouping header on invoices'),
+      poNumber: nullableText('Purchase order number.'),
+      name: nullableText('Grouping header on invoices.'),
       number: text255.min(1).optional().describe('Unique subscription number.'),
-      externalId: nullableText('Id in an external system'),
-      customFields: customFields.optional().describe('Replaces the whole custom-field map; validated against the configuration.'),
+      externalId: nullableText('Id in an external system.'),
+      customFields: customFields.optional().describe('Replaces the whole custom-field map (create_custom_field).'),
       paymentMethod,
       invoiceAddress,
     }),
@@ -251,7 +247,7 @@ export const subscriptionOperations = [
     segment: 'activate',
     destructive: false,
     description:
-      'Activate a draft subscription: the contract starts (at startDate, or now) and billing of every item starts. Only from draft (409 otherwise).',
+      'Activate a draft subscription: its contract and billing start (at startDate, or now).',
     run: activateSubscription,
   }),
   transition({
@@ -260,14 +256,14 @@ export const subscriptionOperations = [
     segment: 'pause',
     destructive: false,
     description:
-      'Pause an active subscription: it is not billed until resumed (resume_subscription). Only from active (409 otherwise).',
+      'Pause an active subscription: it is not billed until resume_subscription.',
     run: pauseSubscription,
   }),
   defineOperation({
     name: 'resume_subscription',
     title: 'Resume subscription',
     description:
-      "Resume a paused subscription (paused → active). With nextBillingDate it becomes every item's next billing date: billing starts from it and periods before it are never billed. Without it (or null) every billing period missed while paused is billed. Only from paused (409 otherwise); a date before the pause began is rejected (422).",
+      'Resume a paused subscription. Without nextBillingDate every billing period missed while paused is billed.',
     toolset: 'subscriptions',
     method: 'PUT',
     path: '/subscriptions/{id}/resume',
@@ -276,7 +272,10 @@ export const subscriptionOperations = [
     annotations: annotate(false),
     input: z.strictObject({
       id: idOrNumber('subscription'),
-      nextBillingDate: dateTimeInput.nullable().optional().describe('When billing resumes; null or omitted: bill every missed period.'),
+      nextBillingDate: dateTimeInput
+        .nullable()
+        .optional()
+        .describe("Every item's next billing date, not before the pause began; periods before it are never billed."),
     }),
     output: subscriptionSchema,
     mcp: { output: subscriptionView },
@@ -286,7 +285,7 @@ export const subscriptionOperations = [
     name: 'cancel_subscription',
     title: 'Cancel subscription',
     description:
-      'Schedule the cancellation of an active or paused subscription at a contract term end that its cancellation period still allows (see nextPossibleCancellationDate); without cancellationDate the first possible one is used. Until that date the cancellation is pending (isCancellationPending) and revoke_subscription_cancellation undoes it; then it becomes cancelled. 409 from another status or when a cancellation is already pending; 422 for a date that is not a reachable term end.',
+      'Cancel an active or paused subscription at a term end its cancellation period allows; until then revoke_subscription_cancellation undoes it. To end it now: terminate_subscription.',
     toolset: 'subscriptions',
     method: 'PUT',
     path: '/subscriptions/{id}/cancel',
@@ -295,10 +294,10 @@ export const subscriptionOperations = [
     annotations: annotate(true),
     input: z.strictObject({
       id: idOrNumber('subscription'),
-      cancellationDate: dateTimeInput.optional().describe('One of nextPossibleCancellationDate (or a later term end); default the first of them.'),
+      cancellationDate: dateTimeInput.optional().describe('A term end from nextPossibleCancellationDate or later; default the first.'),
       reason: z
         .strictObject({
-          code: z.string().min(1).max(64).describe('Short machine code of the reason, e.g. too_expensive.'),
+          code: z.string().min(1).max(64).describe('Machine code, e.g. too_expensive.'),
           name: text255.min(1).optional().describe('Readable reason; default the code.'),
         })
         .optional()
@@ -314,7 +313,7 @@ export const subscriptionOperations = [
     segment: 'revoke-cancellation',
     destructive: false,
     description:
-      'Undo a pending cancellation: the subscription continues and renews. 409 when no cancellation is pending.',
+      'Undo a pending cancellation: the subscription continues and renews.',
     run: revokeCancellation,
   }),
   transition({
@@ -323,14 +322,14 @@ export const subscriptionOperations = [
     segment: 'terminate',
     destructive: true,
     description:
-      'End a draft, active or paused subscription immediately, regardless of contract terms (use cancel_subscription to end it at a term end). Final: it cannot be undone. 409 from cancelled or terminated.',
+      'End a draft, active or paused subscription now, regardless of contract terms; final. To end it at a term end: cancel_subscription.',
     run: terminateSubscription,
   }),
   defineOperation({
     name: 'order_subscription_products',
     title: 'Order products for a subscription',
     description:
-      'Add products to a draft, active or paused subscription as addon items. Each entry takes exactly one of pricePlan (belonging to the product, in the subscription currency) or customPricePlan; children become items with parent set (one level); discount is a coupon reference or an inline discount. billingStart/startDate/endDate apply to all entries. Nothing is written unless every entry is valid (422 naming products[i].field).',
+      'Add products to a draft, active or paused subscription as addon items; all or nothing. Each entry takes exactly one of pricePlan or customPricePlan.',
     toolset: 'subscriptions',
     method: 'POST',
     path: '/subscriptions/{id}/products',
@@ -339,18 +338,18 @@ export const subscriptionOperations = [
     annotations: annotate(false),
     input: z.strictObject({
       id: idOrNumber('subscription'),
-      billingStart: dateTimeInput.optional().describe('When billing of the ordered items starts (not before startDate).'),
-      startDate: dateTimeInput.optional().describe('When the ordered items start.'),
-      endDate: dateTimeInput.optional().describe('When the ordered items end (after startDate, in the future).'),
+      billingStart: dateTimeInput.optional().describe('Billing start of all ordered items, not before startDate.'),
+      startDate: dateTimeInput.optional().describe('Start of all ordered items.'),
+      endDate: dateTimeInput.optional().describe('End of all ordered items: future, after startDate.'),
       products: z
         .array(
           z.strictObject({
             ...orderEntry,
-            children: z.array(z.strictObject(orderEntry)).optional().describe('Items ordered under this one (same fields, no further nesting).'),
+            children: z.array(z.strictObject(orderEntry)).optional().describe('Items ordered under this one (no deeper nesting).'),
           }),
         )
         .min(1, { message: 'must contain at least 1 item' })
-        .describe('The products to order.'),
+        .describe('Products to order.'),
     }),
     output: subscriptionSchema,
     mcp: { output: subscriptionView },
@@ -360,7 +359,7 @@ export const subscriptionOperations = [
     name: 'get_estimated_invoice',
     title: 'Get estimated invoice',
     description:
-      'Preview the invoice the next billing run would create for an active subscription, usage so far included: one line per item due at the next billing date (flat fees for the period they pay, usage of the current interval minus free units), item discounts, net, tax per rate (from the product tax group and the invoice address country), gross. The text is the plain-text preview; the structured result has the same figures in cents. Over REST the body is the preview as a JSON string. 409 for a subscription that is not active.',
+      'Preview the invoice the next billing run would create for an active subscription, usage so far included; the structured result has the figures in cents.',
     toolset: 'subscriptions',
     method: 'GET',
     path: '/subscriptions/{id}/estimated-invoice',
@@ -376,7 +375,7 @@ export const subscriptionOperations = [
   defineOperation({
     name: 'get_subscription_item',
     title: 'Get subscription item',
-    description: 'Get one item of a subscription: product, price plan, quantity, billing dates, discounts, periods.',
+    description: 'Get one subscription item: product, price plan, quantity, billing dates, discounts, periods.',
     toolset: 'subscriptions',
     method: 'GET',
     path: '/subscription-items/{id}',
@@ -391,7 +390,7 @@ export const subscriptionOperations = [
     name: 'update_subscription_item',
     title: 'Update subscription item',
     description:
-      "Change an item's quantity, name or description (JSON merge patch: absent fields stay, null clears name/description). A quantity change on an item whose product has a measurement is rejected (422): usage drives that quantity. Items of cancelled or terminated subscriptions cannot change (409).",
+      "Change an item's quantity, name or description; absent fields stay. Items of cancelled or terminated subscriptions cannot change.",
     toolset: 'subscriptions',
     method: 'PATCH',
     path: '/subscription-items/{id}',
@@ -400,8 +399,8 @@ export const subscriptionOperations = [
     contentType: 'application/merge-patch+json',
     input: z.strictObject({
       id: pathId('subscription item'),
-      quantity: quantity.optional().describe(`New quantity, more than 0, at most ${QUANTITY_DIGITS} fractional digits.`),
-      name: text255.min(1).nullable().optional().describe("Item name on invoices; null restores the product's name."),
+      quantity: quantity.optional().describe('New quantity; not for a product with a measurement.'),
+      name: text255.min(1).nullable().optional().describe("Item name on invoices; null: the product's name."),
       description: z.string().max(1000).nullable().optional().describe('Item description, at most 1000 characters; null clears it.'),
     }),
     output: subscriptionItemSchema,
