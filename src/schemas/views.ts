@@ -124,6 +124,30 @@ export const subscriptionRow = subscriptionSchema
   .pick({ id: true, number: true, name: true, status: true, nextBillingDate: true, isCancellationPending: true })
   .extend({ customer: customerRef, plan: planRef });
 
+/**
+ * What a state transition answers (activate, pause, resume, cancel, revoke, terminate): the
+ * subscription's state and dates, and each item's status and next billing date.
+ */
+export const subscriptionStateView = subscriptionRow
+  .extend(
+    subscriptionSchema.pick({
+      startDate: true,
+      activatedAt: true,
+      pausedAt: true,
+      cancellationDate: true,
+      cancelledAt: true,
+      terminatedAt: true,
+      contractDetails: true,
+      nextPossibleCancellationDate: true,
+    }).shape,
+  )
+  .extend({
+    cancellationReason: subscriptionSchema.shape.cancellationReason.unwrap().pick({ code: true, name: true }).nullable(),
+    items: z
+      .array(itemView.pick({ id: true, status: true, product: true, billing: true }))
+      .describe('Each item with its status and next billing date; get_subscription shows the rest.'),
+  });
+
 export const subscriptionItemView = subscriptionItemSchema.omit({ measurementValues: true, currentMeasurementValue: true }).extend({
   product: productRef.extend({ measurement: measurementRef.nullable() }),
   plan: planRef,

@@ -23,7 +23,7 @@ import { amountInput, currencyCodeInput, customPricePlanShape } from '../schemas
 import { dateTimeInput, filterBy, idOrNumber, listOf, MAJOR, pageInput, pathId, text255, paged } from '../schemas/common.js';
 import { SUBSCRIPTION_STATUSES, subscriptionItemSchema, subscriptionSchema, type Subscription } from '../schemas/subscriptions.js';
 import type { Tx } from '../store/store.js';
-import { listView, subscriptionItemView, subscriptionRow, subscriptionView } from '../schemas/views.js';
+import { listView, subscriptionItemView, subscriptionRow, subscriptionStateView, subscriptionView } from '../schemas/views.js';
 
 const ref = (what: string) => z.string().min(1).max(255).describe(what);
 
@@ -154,7 +154,7 @@ function transition(t: {
     annotations: annotate(t.destructive),
     input: z.strictObject({ id: idOrNumber('subscription') }),
     output: subscriptionSchema,
-    mcp: { output: subscriptionView },
+    mcp: { output: subscriptionStateView },
     handler: (ctx, input) => t.run(ctx.tx, ctx.org, input.id, ctx.now),
   });
 }
@@ -278,7 +278,7 @@ export const subscriptionOperations = [
         .describe("Every item's next billing date, not before the pause began; periods before it are never billed."),
     }),
     output: subscriptionSchema,
-    mcp: { output: subscriptionView },
+    mcp: { output: subscriptionStateView },
     handler: (ctx, { id, ...input }) => resumeSubscription(ctx.tx, ctx.org, id, input, ctx.now),
   }),
   defineOperation({
@@ -304,7 +304,7 @@ export const subscriptionOperations = [
         .describe('Why the customer cancels.'),
     }),
     output: subscriptionSchema,
-    mcp: { output: subscriptionView },
+    mcp: { output: subscriptionStateView },
     handler: (ctx, { id, ...input }) => cancelSubscription(ctx.tx, ctx.org, id, input, ctx.now),
   }),
   transition({
