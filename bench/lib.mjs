@@ -15,7 +15,8 @@ export function tempDb(name) {
 /** Starts `billing-mcp serve --demo` on a free port in its own process; resolves to { url, apiKey, stop }. */
 export function startServer(db, extraEnv = {}) {
   const child = spawn(process.execPath, [CLI, 'serve', '--demo', '--port', '0'], {
-    env: { ...process.env, BILLING_DB: db, LOG_LEVEL: 'warn', BILLING_JOBS_INTERVAL_MS: '0', ...extraEnv },
+    // One key from 50 connections: above the default per-key concurrency limit, which is not what is measured.
+    env: { ...process.env, BILLING_DB: db, LOG_LEVEL: 'warn', BILLING_JOBS_INTERVAL_MS: '0', BILLING_MAX_CONCURRENT_PER_KEY: '1000', ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -89,6 +89,12 @@ const envSchema = z.object({
   BILLING_CUSTOMER_ACCESS_TOKEN_TTL_SECONDS: int(1, 86_400).default(900),
   BILLING_CUSTOMER_REFRESH_TOKEN_TTL_SECONDS: int(60, 31_536_000).default(2_592_000),
   BILLING_MCP_ALLOWED_ORIGINS: origins.default([]),
+  BILLING_HTTP_REQUEST_TIMEOUT_MS: int(1, 3_600_000).default(30_000),
+  BILLING_HTTP_HEADERS_TIMEOUT_MS: int(1, 3_600_000).default(10_000),
+  BILLING_HTTP_MIN_BODY_BYTES_PER_SECOND: int(0, 1_073_741_824).default(1024),
+  BILLING_HTTP_BODY_RATE_WINDOW_MS: int(1, 3_600_000).default(5_000),
+  BILLING_HTTP_MAX_CONNECTIONS: int(1, 1_000_000).default(1_000),
+  BILLING_MAX_CONCURRENT_PER_KEY: int(1, 1_000_000).default(20),
 });
 
 export interface Config {
@@ -111,6 +117,17 @@ export interface Config {
   customerRefreshTokenTtlSeconds: number;
   /** Browser origins besides the server's own that may call `/mcp` (DNS-rebinding protection); normalized by URL. */
   mcpAllowedOrigins: string[];
+  /** The whole request (headers and body) must arrive within this time: 408 and the connection closed. */
+  httpRequestTimeoutMs: number;
+  /** The headers must arrive within this time (at most httpRequestTimeoutMs). */
+  httpHeadersTimeoutMs: number;
+  /** A body arriving slower than this over any httpBodyRateWindowMs is cut with a 408; 0 turns the check off. */
+  httpMinBodyBytesPerSecond: number;
+  httpBodyRateWindowMs: number;
+  /** Open connections at most; more are closed as they arrive. */
+  httpMaxConnections: number;
+  /** Requests of one API key (or one customer's tokens) in flight at once over HTTP; more answer 429. */
+  maxConcurrentPerKey: number;
 }
 
 /**
@@ -129,6 +146,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     throw new AppError('bad_request', `Invalid configuration: ${lines.join('; ')}`);
   }
   const e = parsed.data;
+  if (e.BILLING_HTTP_HEADERS_TIMEOUT_MS > e.BILLING_HTTP_REQUEST_TIMEOUT_MS) {
+    throw new AppError(
+      'bad_request',
+      `Invalid configuration: BILLING_HTTP_HEADERS_TIMEOUT_MS must be at most BILLING_HTTP_REQUEST_TIMEOUT_MS (${e.BILLING_HTTP_REQUEST_TIMEOUT_MS}) (got ${JSON.stringify(String(e.BILLING_HTTP_HEADERS_TIMEOUT_MS))})`,
+    );
+  }
   return {
     db: e.BILLING_DB,
     dbSynchronous: e.BILLING_DB_SYNCHRONOUS,
@@ -146,5 +169,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     customerAccessTokenTtlSeconds: e.BILLING_CUSTOMER_ACCESS_TOKEN_TTL_SECONDS,
     customerRefreshTokenTtlSeconds: e.BILLING_CUSTOMER_REFRESH_TOKEN_TTL_SECONDS,
     mcpAllowedOrigins: e.BILLING_MCP_ALLOWED_ORIGINS,
+    httpRequestTimeoutMs: e.BILLING_HTTP_REQUEST_TIMEOUT_MS,
+    httpHeadersTimeoutMs: e.BILLING_HTTP_HEADERS_TIMEOUT_MS,
+    httpMinBodyBytesPerSecond: e.BILLING_HTTP_MIN_BODY_BYTES_PER_SECOND,
+    httpBodyRateWindowMs: e.BILLING_HTTP_BODY_RATE_WINDOW_MS,
+    httpMaxConnections: e.BILLING_HTTP_MAX_CONNECTIONS,
+    maxConcurrentPerKey: e.BILLING_MAX_CONCURRENT_PER_KEY,
   };
 }

@@ -9,6 +9,7 @@ export type ErrorKind =
   | 'forbidden'
   | 'not_found'
   | 'method_not_allowed'
+  | 'request_timeout'
   | 'conflict'
   | 'unsupported_media_type'
   | 'payload_too_large'
@@ -37,6 +38,8 @@ const KINDS: Record<ErrorKind, { status: number; type: string; title: string }> 
   not_found: { status: 404, type: '/problems/not-found', title: 'Not found' },
   // The contract's closed list of problem types has no entry of its own for 405.
   method_not_allowed: { status: 405, type: '/problems/bad-request', title: 'Method not allowed' },
+  // Nor for 408 (a body that arrives too slowly).
+  request_timeout: { status: 408, type: '/problems/bad-request', title: 'Request timeout' },
   conflict: { status: 409, type: '/problems/conflict', title: 'Conflict' },
   unsupported_media_type: {
     status: 415,

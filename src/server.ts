@@ -35,6 +35,11 @@ export function createApp(config: Config, options: { store?: Store; clock?: () =
   return { config, store, catalog, executor, logger, clock, deliveries };
 }
 
+/** How often Node looks for requests past their headers or request timeout: a tenth of the shorter, 10 ms to 1 s. */
+function checkingInterval(config: Config): number {
+  return Math.max(10, Math.min(1000, Math.floor(Math.min(config.httpHeadersTimeoutMs, config.httpRequestTimeoutMs) / 10)));
+}
+
 export interface RunningServer {
   url: string;
   close(): Promise<void>;
@@ -42,18 +47,29 @@ export interface RunningServer {
 
 /** The HTTP server (REST, /mcp, OpenAPI, health), the jobs loop and the webhook deliveries (resumed at start). */
 export async function startHttp(app: App, host = app.config.host, port = app.config.port): Promise<RunningServer> {
+  const { config } = app;
   const server = http.createServer(
+    {
+      // Node's defaults (300 s for a request, checked every 30 s) let slow clients hold connections for minutes.
+      requestTimeout: config.httpRequestTimeoutMs,
+      headersTimeout: config.httpHeadersTimeoutMs,
+      connectionsCheckingInterval: checkingInterval(config),
+    },
     createHttpApp({
       catalog: app.catalog,
       executor: app.executor,
       store: app.store,
       logger: app.logger,
       clock: app.clock,
-      readOnly: app.config.readOnly,
-      mcpAllowedOrigins: app.config.mcpAllowedOrigins,
+      readOnly: config.readOnly,
+      mcpAllowedOrigins: config.mcpAllowedOrigins,
+      bodyRate: { minBytesPerSecond: config.httpMinBodyBytesPerSecond, windowMs: config.httpBodyRateWindowMs },
+      maxConcurrentPerKey: config.maxConcurrentPerKey,
     }),
   );
   server.keepAliveTimeout = 65_000;
+  // Connections beyond the cap are closed as they arrive (Node's 'drop').
+  server.maxConnections = config.httpMaxConnections;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

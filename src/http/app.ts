@@ -12,7 +12,8 @@ import type { Catalog } from '../registry/catalog.js';
 import type { Executor } from '../registry/executor.js';
 import { isReadOnly, pathParams, successStatus, type HttpMethod, type Operation } from '../registry/operation.js';
 import type { Store } from '../store/store.js';
-import { mediaType, readBody, readJsonObject } from './body.js';
+import { closesConnection, mediaType, NO_BODY_RATE, readBody, readJsonObject, type BodyRate } from './body.js';
+import { KeyConcurrency, RETRY_AFTER_SECONDS } from './limits.js';
 import { corsHeaders, OriginPolicy, preflightHeaders, protocolVersionError } from './mcpTransport.js';
 import { buildOpenApi } from './openapi.js';
 import { queryToInput } from './query.js';
@@ -28,6 +29,10 @@ export interface HttpDeps {
   readOnly: boolean;
   /** Browser origins besides the server's own that may call `/mcp` (`BILLING_MCP_ALLOWED_ORIGINS`). */
   mcpAllowedOrigins?: readonly string[];
+  /** The slowest a request body may arrive (`BILLING_HTTP_MIN_BODY_BYTES_PER_SECOND` over `BILLING_HTTP_BODY_RATE_WINDOW_MS`); none when absent. */
+  bodyRate?: BodyRate;
+  /** Requests of one API key or customer in flight at once (`BILLING_MAX_CONCURRENT_PER_KEY`); unlimited when absent. */
+  maxConcurrentPerKey?: number;
 }
 
 /** Interface section 9: the measurement API was announced deprecated and is past its sunset date. */
@@ -60,6 +65,8 @@ function send(req: IncomingMessage, res: ServerResponse, status: number, body: u
 function sendProblem(req: IncomingMessage, res: ServerResponse, err: AppError, headers: Record<string, string> = {}): void {
   const extra: Record<string, string> = { ...headers };
   if (err.kind === 'unauthorized') extra['WWW-Authenticate'] = 'Bearer';
+  if (err.kind === 'rate_limited') extra['Retry-After'] = String(RETRY_AFTER_SECONDS);
+  if (closesConnection(err)) extra.Connection = 'close';
   sendText(req, res, err.status, JSON.stringify(err.toProblem()), extra, PROBLEM_TYPE);
 }
 
@@ -94,6 +101,8 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
   }
   const openApi = new StaticBody(JSON.stringify(buildOpenApi(deps.catalog)));
   const origins = new OriginPolicy(deps.mcpAllowedOrigins ?? []);
+  const bodyRate = deps.bodyRate ?? NO_BODY_RATE;
+  const concurrency = new KeyConcurrency(deps.maxConcurrentPerKey ?? Number.POSITIVE_INFINITY);
 
   async function principalOf(req: IncomingMessage): Promise<Principal> {
     return authenticate(deps.store, bearer(req), deps.clock());
@@ -102,15 +111,17 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
   async function handleOperation(req: IncomingMessage, res: ServerResponse, route: Route, params: Record<string, string | undefined>, search: URLSearchParams) {
     const { op } = route;
     const headers: Record<string, string> = op.deprecated ? { ...DEPRECATION_HEADERS } : {};
+    let release = () => {};
     try {
       const principal = op.authentication === 'none' && !req.headers.authorization ? ANONYMOUS : await principalOf(req);
+      release = concurrency.acquire(KeyConcurrency.keyOf(principal));
       if (deps.readOnly && !isReadOnly(op)) {
         throw new AppError('forbidden', `The server runs in read-only mode; ${op.name} changes data and is disabled`);
       }
       const input =
         op.method === 'GET' || op.method === 'DELETE'
           ? queryToInput(search, route.queryProperties)
-          : await readJsonObject(req, op.contentType ?? 'application/json');
+          : await readJsonObject(req, op.contentType ?? 'application/json', bodyRate);
       for (const name of route.params) input[name] = params[name];
       const key = req.headers['idempotency-key'];
       const outcome = await deps.executor.execute(op, principal, input, typeof key === 'string' ? key : undefined);
@@ -125,6 +136,8 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
       const e = toAppError(err);
       if (e.kind === 'internal' && !(err instanceof AppError)) deps.logger.error({ err, operation: op.name }, 'operation failed');
       sendProblem(req, res, e, headers);
+    } finally {
+      release();
     }
   }
 
@@ -179,22 +192,51 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
       return sendProblem(req, res, new AppError('method_not_allowed', 'The MCP endpoint is stateless: only POST is supported'), { ...cors, Allow: 'POST' });
     }
     let principal: Principal;
-    let body: unknown;
     let toolsets: ToolsetSelection;
+    let release: () => void;
     try {
       toolsets = toolsetsOf(req);
       principal = await principalOf(req);
+      // Over /mcp too a refusal for concurrency is the HTTP status (429), before the body is read.
+      release = concurrency.acquire(KeyConcurrency.keyOf(principal));
+    } catch (err) {
+      return sendProblem(req, res, toAppError(err), cors);
+    }
+    const key = KeyConcurrency.keyOf(principal);
+    let releaseBatch = () => {};
+    try {
+      return await answerMcp(req, res, principal, toolsets, cors, (count) => {
+        // A batch of n messages runs n calls at once: it takes n slots (all of them, at most).
+        releaseBatch = concurrency.acquire(key, Math.min(count, concurrency.limit) - 1);
+      });
+    } finally {
+      releaseBatch();
+      release();
+    }
+  }
+
+  async function answerMcp(
+    req: IncomingMessage,
+    res: ServerResponse,
+    principal: Principal,
+    toolsets: ToolsetSelection,
+    cors: Record<string, string>,
+    acquireBatch: (count: number) => void,
+  ) {
+    let body: unknown;
+    try {
       const type = mediaType(req);
       if (type !== 'application/json') {
         throw new AppError('unsupported_media_type', `Content-Type must be application/json${type ? ` (got ${type})` : ''}`);
       }
-      const raw = await readBody(req);
+      const raw = await readBody(req, bodyRate);
       try {
         body = JSON.parse(raw.toString('utf8'));
       } catch {
         return send(req, res, 400, jsonRpcError(ErrorCode.ParseError, 'Parse error: the body is not valid JSON'), cors);
       }
       const batch = Array.isArray(body) ? body : [body];
+      if (batch.length > 1 && batch.length <= MCP_MAX_BATCH) acquireBatch(batch.length);
       if (!batch.some(isInitialize)) {
         const versionError = protocolVersionError(req.headers['mcp-protocol-version']);
         if (versionError) throw versionError;

@@ -1,10 +1,12 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
   type CallToolRequest,
   type CallToolResult,
+  type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Principal } from '../auth/keys.js';
@@ -13,6 +15,7 @@ import { AppError, toAppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Catalog, ToolsetSelection } from '../registry/catalog.js';
 import type { Executor } from '../registry/executor.js';
+import { faultViolation, findInputFault } from '../registry/inputGuard.js';
 import { INPUT_CONVENTIONS } from '../registry/jsonSchema.js';
 import { inputError } from '../registry/validation.js';
 import { DISCOVERY_TOOLS, ToolsetSession } from './discovery.js';
@@ -123,6 +126,49 @@ export function createMcpServer(deps: McpDeps): Server {
       return errorResult(err, deps.logger, name);
     }
   });
+
+  /**
+   * The SDK parses every message with zod before a handler runs, and that parse silently drops a
+   * `__proto__` key; so each message is inspected (`findInputFault`, the executor's guard) as the
+   * transport delivers it, before the SDK sees it. Reserved keys, too deep nesting or too many values
+   * in a tool's arguments answer a tool error (a 422 problem, like any other invalid argument); in the
+   * rest of a request, a JSON-RPC error; a notification or response with one is dropped.
+   */
+  function screen(message: JSONRPCMessage): JSONRPCMessage | null | undefined {
+    const m = message as { id?: unknown; method?: unknown; params?: { name?: unknown; arguments?: unknown } };
+    const isRequest = typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number');
+    const args = m.method === 'tools/call' && m.params !== null && typeof m.params === 'object' ? m.params.arguments : undefined;
+    const id = m.id as string | number;
+    if (isRequest && args !== null && typeof args === 'object') {
+      const fault = findInputFault(args);
+      if (fault) {
+        const result = errorResult(new AppError('validation', fault.message, [faultViolation(fault)]), deps.logger, String(m.params?.name));
+        return { jsonrpc: '2.0', id, result } as JSONRPCMessage;
+      }
+    }
+    const fault = findInputFault(message, args);
+    if (!fault) return undefined;
+    if (!isRequest) return null;
+    const code = fault.path[0] === 'params' ? ErrorCode.InvalidParams : ErrorCode.InvalidRequest;
+    return { jsonrpc: '2.0', id, error: { code, message: `${code === ErrorCode.InvalidParams ? 'Invalid params' : 'Invalid Request'}: ${fault.message}` } } as JSONRPCMessage;
+  }
+
+  const connect = server.connect.bind(server);
+  server.connect = async (transport: Transport) => {
+    // The SDK installs its message handler and then starts the transport: the screen goes in between,
+    // so that no message (not even one queued before the start) reaches the SDK unscreened.
+    const start = transport.start.bind(transport);
+    transport.start = async () => {
+      const deliver = transport.onmessage;
+      transport.onmessage = (message, extra) => {
+        const answer = screen(message);
+        if (answer === undefined) deliver?.(message, extra);
+        else if (answer !== null) transport.send(answer).catch((err: unknown) => deps.logger.error({ err }, 'sending a refusal failed'));
+      };
+      await start();
+    };
+    await connect(transport);
+  };
 
   async function discoveryCall(name: string, args: unknown, principal: Principal): Promise<CallToolResult> {
     const visible = callable(principal);

@@ -69,7 +69,9 @@ export class StatelessMcpEndpoint implements Transport {
     const internalId = ++this.nextId;
     return new Promise((resolve) => {
       this.pending.set(internalId, { callerId: message.id, resolve });
-      this.onmessage?.({ ...message, id: internalId }, extra);
+      // The message as sent, not the parsed copy: the parse drops `__proto__` keys, which the server
+      // refuses (createMcpServer screens every message) rather than ignores.
+      this.onmessage?.({ ...(body as JSONRPCMessage), id: internalId }, extra);
     });
   }
 }

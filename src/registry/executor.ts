@@ -12,6 +12,7 @@ import {
   type Operation,
   type OperationContext,
 } from './operation.js';
+import { guardInput } from './inputGuard.js';
 import { inputError } from './validation.js';
 
 export interface Outcome {
@@ -89,8 +90,12 @@ export class Executor {
     idempotencyKey?: string | undefined,
   ): Promise<Outcome> {
     authorize(op, principal);
+    const kind = op.method === 'GET' ? 'bad_request' : 'validation';
+    // Before anything else reads the input: a reserved key (`__proto__`, …) anywhere, or input nested
+    // or sized beyond the limits, never reaches zod, the idempotency hash or a handler.
+    guardInput(raw, kind);
     const parsed = op.input.safeParse(raw);
-    if (!parsed.success) throw inputError(parsed.error, op.method === 'GET' ? 'bad_request' : 'validation', op.input);
+    if (!parsed.success) throw inputError(parsed.error, kind, op.input);
     const input = parsed.data as Record<string, unknown>;
     confineToCustomer(op, principal, input);
 

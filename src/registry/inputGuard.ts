@@ -1,0 +1,94 @@
+import { AppError, type Violation } from '../errors.js';
+import { propertyPath } from './validation.js';
+
+/**
+ * Keys that must never reach code that builds objects from input: assigning `obj['__proto__']`
+ * changes an object's prototype, and `obj.constructor.prototype` / `obj.__proto__` lead to the
+ * prototype every object of the process shares. No field of any resource has these names, so they
+ * are refused anywhere in input rather than handled case by case.
+ */
+export const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+export function isReservedKey(key: string): boolean {
+  return RESERVED_KEYS.has(key);
+}
+
+/** Deepest nesting of objects and arrays in one input (the walk is bounded, and so is what follows it). */
+export const MAX_INPUT_DEPTH = 32;
+/** Most values (objects, arrays, scalars) in one input; a 1 MiB body holds far fewer in any real call. */
+export const MAX_INPUT_VALUES = 100_000;
+
+export interface InputFault {
+  /** Path from the input's root to the offending key or value. */
+  path: PropertyKey[];
+  code: 'reserved_key' | 'too_deep' | 'too_many_values';
+  message: string;
+}
+
+interface Entry {
+  value: object;
+  path: PropertyKey[];
+}
+
+const RESERVED_LIST = [...RESERVED_KEYS].join(', ');
+
+function reserved(path: PropertyKey[], key: string): InputFault {
+  const at = propertyPath(path);
+  return {
+    path,
+    code: 'reserved_key',
+    message: `'${key}'${path.length > 1 ? ` (at ${at})` : ''} is not allowed as a key: ${RESERVED_LIST} are reserved names and are refused anywhere in input`,
+  };
+}
+
+/**
+ * The first reserved key, too deep nesting or too many values in `value`, or undefined when the
+ * input is clean. Iterative (no recursion to overflow) and bounded by MAX_INPUT_DEPTH and
+ * MAX_INPUT_VALUES. Own keys are read without calling anything the input could have replaced, and an
+ * object whose prototype is not the plain one (a `__proto__` already applied, by an object literal or
+ * a parser that assigns keys) counts as a `__proto__` key. `skip` is left out of the walk (a part
+ * another call inspects on its own).
+ */
+export function findInputFault(value: unknown, skip?: unknown): InputFault | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  const queue: Entry[] = [{ value, path: [] }];
+  let seen = 1;
+  for (let head = 0; head < queue.length; head++) {
+    const { value: current, path } = queue[head]!;
+    queue[head] = undefined as never;
+    const isArray = Array.isArray(current);
+    const proto: unknown = Reflect.getPrototypeOf(current);
+    if (proto !== null && proto !== (isArray ? Array.prototype : Object.prototype)) return reserved([...path, '__proto__'], '__proto__');
+    if (path.length >= MAX_INPUT_DEPTH) {
+      return { path, code: 'too_deep', message: `${propertyPath(path)} is nested deeper than ${MAX_INPUT_DEPTH} levels of objects and arrays` };
+    }
+    const keys = Reflect.ownKeys(current);
+    for (const key of keys) {
+      if (typeof key !== 'string') continue;
+      if (isArray && key === 'length') continue;
+      if (RESERVED_KEYS.has(key)) return reserved([...path, key], key);
+      const child: unknown = Reflect.get(current, key);
+      if (++seen > MAX_INPUT_VALUES) {
+        return { path: [], code: 'too_many_values', message: `The input holds more than ${MAX_INPUT_VALUES} values` };
+      }
+      if (child !== null && typeof child === 'object' && child !== skip) {
+        queue.push({ value: child, path: [...path, isArray ? Number(key) : key] });
+      }
+    }
+  }
+  return undefined;
+}
+
+export function faultViolation(fault: InputFault): Violation {
+  return { propertyPath: propertyPath(fault.path), message: fault.message, code: fault.code };
+}
+
+/**
+ * Refuses input with a reserved key anywhere, or nested or sized beyond the limits: a 400 for query
+ * parameters, a 422 for bodies and tool arguments (CONTRACT section 2). The executor calls this on
+ * every operation's raw input before anything else reads it.
+ */
+export function guardInput(value: unknown, kind: 'bad_request' | 'validation'): void {
+  const fault = findInputFault(value);
+  if (fault) throw new AppError(kind, fault.message, [faultViolation(fault)]);
+}
