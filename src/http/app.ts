@@ -60,6 +60,7 @@ function send(req: IncomingMessage, res: ServerResponse, status: number, body: u
 function sendProblem(req: IncomingMessage, res: ServerResponse, err: AppError, headers: Record<string, string> = {}): void {
   const extra: Record<string, string> = { ...headers };
   if (err.kind === 'unauthorized') extra['WWW-Authenticate'] = 'Bearer';
+  if (err.kind === 'unavailable') extra['Retry-After'] = String(err.retryAfterSeconds ?? 1);
   sendText(req, res, err.status, JSON.stringify(err.toProblem()), extra, PROBLEM_TYPE);
 }
 
