@@ -71,6 +71,7 @@ const origins = z.string().transform((list, ctx) => {
 const envSchema = z.object({
   BILLING_DB: z.string().min(1).default('./data/billing.sqlite'),
   BILLING_DB_SYNCHRONOUS: z.enum(['full', 'normal'], { message: 'must be full or normal' }).default('full'),
+  BILLING_DB_LOCK_TIMEOUT_MS: int(0, 600_000).default(5000),
   BILLING_API_KEY: z.string().min(1).optional(),
   BILLING_HOST: z.string().min(1).default('127.0.0.1'),
   BILLING_PORT: int(0, 65535).default(8080),
@@ -101,6 +102,8 @@ export interface Config {
   db: string;
   /** full: every commit reaches the disk before it is acknowledged; normal: faster, may lose the last commits on power loss. */
   dbSynchronous: 'full' | 'normal';
+  /** How long a write waits for another process's write lock on the file before it answers 503. */
+  dbLockTimeoutMs: number;
   apiKey: string | undefined;
   host: string;
   port: number;
@@ -155,6 +158,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
   return {
     db: e.BILLING_DB,
     dbSynchronous: e.BILLING_DB_SYNCHRONOUS,
+    dbLockTimeoutMs: e.BILLING_DB_LOCK_TIMEOUT_MS,
     apiKey: e.BILLING_API_KEY,
     host: e.BILLING_HOST,
     port: e.BILLING_PORT,

@@ -15,7 +15,8 @@ export type ErrorKind =
   | 'payload_too_large'
   | 'validation'
   | 'rate_limited'
-  | 'internal';
+  | 'internal'
+  | 'unavailable';
 
 export interface Violation {
   propertyPath: string;
@@ -50,6 +51,7 @@ const KINDS: Record<ErrorKind, { status: number; type: string; title: string }> 
   validation: { status: 422, type: '/problems/validation', title: 'Validation failed' },
   rate_limited: { status: 429, type: '/problems/rate-limited', title: 'Rate limited' },
   internal: { status: 500, type: '/problems/internal', title: 'Internal error' },
+  unavailable: { status: 503, type: '/problems/unavailable', title: 'Service unavailable' },
 };
 
 export class AppError extends Error {
@@ -60,6 +62,8 @@ export class AppError extends Error {
    * failure whose side effect must stand (a token family revoked on reuse).
    */
   keepChanges = false;
+  /** For `unavailable`: seconds after which to retry, sent as `Retry-After` over HTTP (default 1). */
+  retryAfterSeconds: number | undefined;
 
   constructor(kind: ErrorKind, detail: string, violations?: Violation[]) {
     super(detail);

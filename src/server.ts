@@ -27,7 +27,7 @@ export interface App {
 /** Composition root: config → store → registry → surfaces. No rules live here. */
 export function createApp(config: Config, options: { store?: Store; clock?: () => Date; logger?: Logger } = {}): App {
   const logger = options.logger ?? createLogger(config.logLevel);
-  const store = options.store ?? SqliteStore.open(config.db, config.dbSynchronous);
+  const store = options.store ?? SqliteStore.open(config.db, { synchronous: config.dbSynchronous, lockTimeoutMs: config.dbLockTimeoutMs });
   const clock = options.clock ?? (() => new Date());
   const catalog = new Catalog(OPERATIONS, { readOnly: config.readOnly });
   const deliveries = new DeliveryWorker({ store, config, logger, clock });

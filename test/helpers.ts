@@ -7,7 +7,7 @@ import { loadConfig, type Config } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { createMcpServer, stdioToolsets } from '../src/mcp/server.js';
 import { createApp, createOrganisation, startHttp, type App, type RunningServer } from '../src/server.js';
-import { openDatabase, SqliteStore } from '../src/store/sqlite.js';
+import { SqliteStore } from '../src/store/sqlite.js';
 
 export interface Org {
   organisationId: string;
@@ -49,7 +49,11 @@ export interface HttpResult {
 export async function setup(overrides: Partial<Config> = {}): Promise<TestEnv> {
   const config: Config = { ...loadConfig({ LOG_LEVEL: 'silent', BILLING_JOBS_INTERVAL_MS: '0' }), toolsets: 'all', ...overrides };
   let now: Date | undefined;
-  const store = new SqliteStore(openDatabase(config.db === './data/billing.sqlite' ? ':memory:' : config.db));
+  // A database file given in overrides gets the production layout (a reader connection beside the writer).
+  const store = SqliteStore.open(config.db === './data/billing.sqlite' ? ':memory:' : config.db, {
+    synchronous: config.dbSynchronous,
+    lockTimeoutMs: config.dbLockTimeoutMs,
+  });
   const app = createApp(config, { store, clock: () => now ?? new Date(), logger: createLogger('silent') });
   const org = await createOrganisation(store, 'Test organisation');
   const server = await startHttp(app, '127.0.0.1', 0);

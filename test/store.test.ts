@@ -81,3 +81,86 @@ describe('group commit', () => {
     store.close();
   });
 });
+
+describe('reads see committed data only', () => {
+  const file = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'billing-store-')), 'db.sqlite');
+  const org = (id: string) => ({ id, name: id, createdAt: '2026-01-01T00:00:00.000Z' });
+  const key = (id: string, organisationId: string) => ({
+    id,
+    organisationId,
+    name: id,
+    prefix: 'bmk_test',
+    permissions: ['*'],
+    expiresAt: null,
+    revokedAt: null,
+    createdAt: '2026-01-01T00:00:00.000Z',
+  });
+
+  it('on a database file, a read issued while a write unit\'s group is not yet committed does not see the write', async () => {
+    const store = SqliteStore.open(file());
+    let seen: { org: unknown; groupOpen: boolean } | undefined;
+    let read: Promise<void> | undefined;
+    const write = store.transaction(async (tx) => {
+      await tx.system.createOrganisation(org('pending'));
+      read = store.read(async (r) => {
+        seen = { org: await r.system.getOrganisation('pending'), groupOpen: store.db.inTransaction };
+      });
+    });
+    await write;
+    await read;
+    expect(seen).toEqual({ org: undefined, groupOpen: true });
+    expect((await store.read((tx) => tx.system.getOrganisation('pending')))?.id).toBe('pending');
+    store.close();
+  });
+
+  it('with one connection (:memory:), a read waits until the open group has committed', async () => {
+    const store = new SqliteStore(openDatabase(':memory:'));
+    const order: string[] = [];
+    let read: Promise<void> | undefined;
+    const write = store.transaction(async (tx) => {
+      await tx.system.createOrganisation(org('pending'));
+      read = store.read(async (r) => {
+        order.push(store.db.inTransaction ? 'read inside the open group' : 'read after the commit');
+        expect((await r.system.getOrganisation('pending'))?.id).toBe('pending');
+      });
+    });
+    void write.then(() => order.push('write answered'));
+    await Promise.all([write, read]);
+    expect(order).toEqual(['read after the commit', 'write answered']);
+    store.close();
+  });
+
+  for (const layout of ['database file', ':memory:'] as const) {
+    it(`a failed COMMIT fails every unit of its group, leaves nothing written, and no read saw its rows (${layout})`, async () => {
+      const store = layout === ':memory:' ? new SqliteStore(openDatabase(':memory:')) : SqliteStore.open(file());
+      const reads: unknown[] = [];
+      let read: Promise<void> | undefined;
+      const units = await Promise.allSettled([
+        store.transaction((tx) => tx.system.createOrganisation(org('a'))),
+        store.transaction(async (tx) => {
+          await tx.system.createOrganisation(org('b'));
+          // A real SQLite failure at COMMIT: a foreign-key violation checked only then.
+          store.db.pragma('defer_foreign_keys = ON');
+          await tx.system.createApiKey(key('orphan', 'no-such-organisation'), 'hash-of-orphan');
+        }),
+        store.transaction(async (tx) => {
+          await tx.system.createOrganisation(org('c'));
+          read = store.read(async (r) => {
+            reads.push(await r.system.getOrganisation('a'), await r.system.getOrganisation('c'));
+          });
+        }),
+      ]);
+      await read;
+      expect(units.map((u) => u.status)).toEqual(['rejected', 'rejected', 'rejected']);
+      expect(String((units[0] as PromiseRejectedResult).reason)).toMatch(/FOREIGN KEY/);
+      expect(reads).toEqual([undefined, undefined]);
+      expect(store.db.inTransaction).toBe(false);
+      expect(await store.read((tx) => tx.system.listOrganisations())).toEqual([]);
+      expect(await store.findApiKey('hash-of-orphan')).toBeUndefined();
+      // The store goes on: the next unit commits.
+      await store.transaction((tx) => tx.system.createOrganisation(org('after')));
+      expect((await store.read((tx) => tx.system.listOrganisations())).map((o) => o.id)).toEqual(['after']);
+      store.close();
+    });
+  }
+});

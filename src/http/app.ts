@@ -67,6 +67,7 @@ function sendProblem(req: IncomingMessage, res: ServerResponse, err: AppError, h
   if (err.kind === 'unauthorized') extra['WWW-Authenticate'] = 'Bearer';
   if (err.kind === 'rate_limited') extra['Retry-After'] = String(RETRY_AFTER_SECONDS);
   if (closesConnection(err)) extra.Connection = 'close';
+  if (err.kind === 'unavailable') extra['Retry-After'] = String(err.retryAfterSeconds ?? 1);
   sendText(req, res, err.status, JSON.stringify(err.toProblem()), extra, PROBLEM_TYPE);
 }
 

@@ -60,44 +60,64 @@ export function openDatabase(file: string, synchronous: Synchronous = 'full'): D
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('foreign_keys = ON');
+  // Start-up (migrations) may wait for another process's write; SqliteStore then sets 0 for its writes.
   db.pragma('busy_timeout = 5000');
   db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   migrate(db);
   return db;
 }
 
-export class SqliteStore implements Store {
-  private readonly tx: Tx;
+/** How long a write unit waits, without blocking the event loop, for another process's write lock. */
+export const DEFAULT_LOCK_TIMEOUT_MS = 5000;
+
+export interface StoreOptions {
+  /** Where reads run: a second, read-only connection to the same file (WAL: it sees committed data only). */
+  reader?: Database.Database;
+  /** How long a write unit waits for the write lock before it fails with `unavailable` (503). */
+  lockTimeoutMs?: number;
+}
+
+/** Back-off between attempts at the write lock: 1 ms doubling to at most 50 ms, each with ±50 % jitter. */
+const FIRST_RETRY_MS = 1;
+const MAX_RETRY_MS = 50;
+/** The `Retry-After` of a unit that could not have the write lock in time. */
+const RETRY_AFTER_SECONDS = 1;
+
+function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function repositories(sql: Sql): Tx {
+  return {
+    system: new SqliteSystemRepo(sql),
+    catalogue: new SqliteCatalogueRepo(sql),
+    products: new SqliteProductRepo(sql),
+    plans: new SqlitePlanRepo(sql),
+    billingSetup: new SqliteBillingSetupRepo(sql),
+    customers: new SqliteCustomerRepo(sql),
+    customerTokens: new SqliteCustomerTokenRepo(sql),
+    billingDetails: new SqliteBillingDetailsRepo(sql),
+    subscriptions: new SqliteSubscriptionRepo(sql),
+    usage: new SqliteUsageRepo(sql),
+    webhooks: new SqliteWebhookRepo(sql),
+    invoices: new SqliteInvoiceRepo(sql),
+    paymentPlans: new SqlitePaymentPlanRepo(sql),
+    events: new SqliteEventRepo(sql),
+    offers: new SqliteOfferRepo(sql),
+    features: new SqliteFeatureRepo(sql),
+  };
+}
+
+/** One connection's turn: whoever holds it runs its statements; the rest wait in arrival order. */
+class Turn {
   private busy = false;
   private readonly waiting: Array<() => void> = [];
 
-  constructor(readonly db: Database.Database) {
-    const sql = new Sql(db);
-    this.tx = {
-      system: new SqliteSystemRepo(sql),
-      catalogue: new SqliteCatalogueRepo(sql),
-      products: new SqliteProductRepo(sql),
-      plans: new SqlitePlanRepo(sql),
-      billingSetup: new SqliteBillingSetupRepo(sql),
-      customers: new SqliteCustomerRepo(sql),
-      customerTokens: new SqliteCustomerTokenRepo(sql),
-      billingDetails: new SqliteBillingDetailsRepo(sql),
-      subscriptions: new SqliteSubscriptionRepo(sql),
-      usage: new SqliteUsageRepo(sql),
-      webhooks: new SqliteWebhookRepo(sql),
-      invoices: new SqliteInvoiceRepo(sql),
-      paymentPlans: new SqlitePaymentPlanRepo(sql),
-      events: new SqliteEventRepo(sql),
-      offers: new SqliteOfferRepo(sql),
-      features: new SqliteFeatureRepo(sql),
-    };
-  }
-
-  static open(file: string, synchronous: Synchronous = 'full'): SqliteStore {
-    return new SqliteStore(openDatabase(file, synchronous));
-  }
-
-  private acquire(): Promise<void> | undefined {
+  /** Undefined when the turn was free and is now taken; otherwise a promise of the turn. */
+  take(): Promise<void> | undefined {
     if (!this.busy) {
       this.busy = true;
       return undefined;
@@ -105,24 +125,88 @@ export class SqliteStore implements Store {
     return new Promise((resolve) => this.waiting.push(resolve));
   }
 
-  private release(): void {
+  give(): void {
     const next = this.waiting.shift();
     if (next) next();
     else this.busy = false;
   }
+}
 
-  async read<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    const wait = this.acquire();
-    if (wait) await wait;
-    try {
-      return await fn(this.tx);
-    } finally {
-      this.release();
-    }
+/** The open group transaction: its units wait for `committed`, settled by the one COMMIT. */
+interface Group {
+  committed: Promise<void>;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+export class SqliteStore implements Store {
+  private readonly tx: Tx;
+  /** Write units and the group's COMMIT; with no reader connection, read units too. */
+  private readonly writeTurn = new Turn();
+  /** The reader connection's units and lookups (undefined: reads share the write connection). */
+  private readonly reader: { db: Database.Database; tx: Tx; turn: Turn } | undefined;
+  private readonly lockTimeoutMs: number;
+  /** The open group transaction; undefined while none is open. */
+  private group: Group | undefined;
+  private closed = false;
+
+  constructor(
+    readonly db: Database.Database,
+    options: StoreOptions = {},
+  ) {
+    this.tx = repositories(new Sql(db));
+    this.lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+    // A busy write lock answers at once; `enterGroup` waits for it asynchronously instead.
+    db.pragma('busy_timeout = 0');
+    if (options.reader) this.reader = { db: options.reader, tx: repositories(new Sql(options.reader)), turn: new Turn() };
   }
 
-  /** The commit every unit of the open group waits for; undefined while no group is open. */
-  private group: Promise<void> | undefined;
+  /**
+   * The store of a database file: the write connection and, for a file, a read-only connection that
+   * reads run on (`:memory:` has none: reads then share the write connection).
+   */
+  static open(file: string, options: { synchronous?: Synchronous; lockTimeoutMs?: number } = {}): SqliteStore {
+    const db = openDatabase(file, options.synchronous);
+    let reader: Database.Database | undefined;
+    if (file !== ':memory:') {
+      reader = new Database(file, { readonly: true });
+      // A WAL reader waits only in rare moments (recovery after a crash); never for a writer.
+      reader.pragma('busy_timeout = 100');
+    }
+    return new SqliteStore(db, { reader, lockTimeoutMs: options.lockTimeoutMs });
+  }
+
+  /**
+   * A read unit sees committed data only. With a reader connection it runs there in a read
+   * transaction of its own (one snapshot for all its statements; WAL readers never wait for a
+   * writer, ours or another process's). Without one, it takes the write connection's turn and first
+   * commits the open group, whose units have all finished while the turn is free.
+   */
+  async read<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const reader = this.reader;
+    if (!reader) {
+      const wait = this.writeTurn.take();
+      if (wait) await wait;
+      try {
+        if (this.group) this.commit();
+        return await fn(this.tx);
+      } finally {
+        this.writeTurn.give();
+      }
+    }
+    const wait = reader.turn.take();
+    if (wait) await wait;
+    try {
+      reader.db.exec('BEGIN');
+      try {
+        return await fn(reader.tx);
+      } finally {
+        if (reader.db.inTransaction) reader.db.exec('COMMIT');
+      }
+    } finally {
+      reader.turn.give();
+    }
+  }
 
   /**
    * Group commit: the first unit opens a transaction, each unit runs in a savepoint of it (rolled
@@ -131,12 +215,9 @@ export class SqliteStore implements Store {
    * that COMMIT; if the COMMIT fails, every unit of the group fails and nothing of it stays.
    */
   async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    const wait = this.acquire();
-    if (wait) await wait;
-    let committed: Promise<void>;
+    const group = await this.enterGroup();
     let outcome: { ok: true; value: T } | { ok: false; error: unknown };
     try {
-      committed = this.group ?? this.openGroup();
       this.db.exec('SAVEPOINT unit');
       try {
         outcome = { ok: true, value: await fn(this.tx) };
@@ -147,45 +228,114 @@ export class SqliteStore implements Store {
         outcome = { ok: false, error: err };
       }
     } finally {
-      this.release();
+      this.writeTurn.give();
     }
-    await committed;
+    await group.committed;
     if (!outcome.ok) throw outcome.error;
     return outcome.value;
   }
 
-  private openGroup(): Promise<void> {
-    this.db.exec('BEGIN IMMEDIATE');
-    const committed = new Promise<void>((resolve, reject) => {
-      setImmediate(() => {
-        const wait = this.acquire();
-        const commit = () => {
-          this.group = undefined;
-          if (!this.db.open) return resolve();
-          try {
-            this.db.exec('COMMIT');
-            resolve();
-          } catch (err) {
-            if (this.db.inTransaction) this.db.exec('ROLLBACK');
-            reject(err);
-          } finally {
-            this.release();
-          }
-        };
-        if (wait) void wait.then(commit);
-        else commit();
-      });
+  /**
+   * Takes the write turn inside an open group, opening one if needed. `BEGIN IMMEDIATE` fails at
+   * once while another connection holds the write lock (busy_timeout 0); the turn is then given
+   * back (reads and the event loop go on) and the attempt repeated after a growing, jittered delay
+   * until `lockTimeoutMs` has passed: then the unit fails with `unavailable` having written nothing.
+   */
+  private async enterGroup(): Promise<Group> {
+    const deadline = Date.now() + this.lockTimeoutMs;
+    let delay = FIRST_RETRY_MS;
+    for (;;) {
+      const wait = this.writeTurn.take();
+      if (wait) await wait;
+      if (this.group) return this.group;
+      try {
+        if (this.closed) throw new AppError('unavailable', 'The store is closing');
+        this.db.exec('BEGIN IMMEDIATE');
+        return this.openGroup();
+      } catch (err) {
+        this.writeTurn.give();
+        if (!isBusy(err)) throw err;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        const err = new AppError(
+          'unavailable',
+          `Another connection to the database (billing-mcp jobs run, keys, or another server on the same file) held its write lock for ${this.lockTimeoutMs} ms; nothing was changed, retry`,
+        );
+        // The retry waits up to lockTimeoutMs again on the server side: a short hint suffices.
+        err.retryAfterSeconds = RETRY_AFTER_SECONDS;
+        throw err;
+      }
+      await sleep(Math.min(left, delay * (0.5 + Math.random())));
+      delay = Math.min(delay * 2, MAX_RETRY_MS);
+    }
+  }
+
+  /** Called with the write turn held, right after `BEGIN IMMEDIATE`; the COMMIT follows at setImmediate. */
+  private openGroup(): Group {
+    let resolve!: () => void;
+    let reject!: (err: unknown) => void;
+    const committed = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
     });
-    this.group = committed;
-    return committed;
+    // Every unit of the group awaits `committed`; this only keeps a failure at close from counting as unhandled.
+    committed.catch(() => undefined);
+    const group: Group = { committed, resolve, reject };
+    this.group = group;
+    setImmediate(() => {
+      void (async () => {
+        const wait = this.writeTurn.take();
+        if (wait) await wait;
+        try {
+          if (this.group === group) this.commit();
+        } finally {
+          this.writeTurn.give();
+        }
+      })();
+    });
+    return group;
+  }
+
+  /** Commits the open group (with the write turn held, or at close); a failed COMMIT fails all its units. */
+  private commit(): void {
+    const group = this.group;
+    if (!group) return;
+    this.group = undefined;
+    if (!this.db.open) return group.resolve();
+    try {
+      this.db.exec('COMMIT');
+      group.resolve();
+    } catch (err) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      group.reject(err);
+    }
+  }
+
+  /**
+   * An authentication lookup (one statement) never waits for a write unit. On the reader it takes
+   * the reader's turn (never inside another read's snapshot); with one connection (`:memory:`, tests)
+   * it runs beside the queue, as a unit that holds the turn across event-loop turns must not stop
+   * authentication, and may then see that group's writes.
+   */
+  private async lookup<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const reader = this.reader;
+    if (!reader) return fn(this.tx);
+    const wait = reader.turn.take();
+    if (wait) await wait;
+    try {
+      return await fn(reader.tx);
+    } finally {
+      reader.turn.give();
+    }
   }
 
   findApiKey(keyHash: string): Promise<ApiKeyRecord | undefined> {
-    return this.tx.system.findApiKeyByHash(keyHash);
+    return this.lookup((tx) => tx.system.findApiKeyByHash(keyHash));
   }
 
   findCustomerToken(tokenHash: string): Promise<CustomerTokenLookup | undefined> {
-    return this.tx.customerTokens.findByHash(tokenHash);
+    return this.lookup((tx) => tx.customerTokens.findByHash(tokenHash));
   }
 
   async ping(): Promise<void> {
@@ -194,7 +344,9 @@ export class SqliteStore implements Store {
 
   /** Commits an open group first, so that closing never drops an acknowledged unit. */
   close(): void {
-    if (this.db.inTransaction) this.db.exec('COMMIT');
+    this.closed = true;
+    this.commit();
+    this.reader?.db.close();
     this.db.close();
   }
 }

@@ -36,9 +36,10 @@ export interface Tx {
 }
 
 /**
- * The store: units of work run one at a time (better-sqlite3 is synchronous and there is one
- * connection), so no operation ever sees another's half-done writes. `transaction` commits or rolls
- * back as a whole. No network I/O belongs inside either.
+ * The store: write units run one at a time on the write connection, group-committed; `transaction`
+ * commits or rolls back as a whole and answers only after its COMMIT. A `read` sees committed data
+ * only (never a write unit's savepoint before the COMMIT), and never waits for another process's
+ * write lock. No network I/O belongs inside either (docs/architecture.md, "Units of work").
  */
 export interface Store {
   read<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
