@@ -287,6 +287,7 @@ describe('price plans', () => {
       product: product.id,
       status: 'active',
       custom: false,
+      inUse: false,
       createdAt: '2031-05-01T10:00:00.000Z',
     });
     expect(await ok(env.mcp, 'get_price_plan', { id: pp.id })).toEqual(pp);

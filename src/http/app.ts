@@ -9,6 +9,7 @@ import { principalFromExtra, StatelessMcpEndpoint, toolsetsFromExtra } from '../
 import { parseToolsets, TOOLSETS } from '../config.js';
 import type { ToolsetSelection } from '../registry/catalog.js';
 import type { Catalog } from '../registry/catalog.js';
+import { toJsonSchema } from '../registry/jsonSchema.js';
 import type { Executor } from '../registry/executor.js';
 import { isReadOnly, pathParams, successStatus, type HttpMethod, type Operation } from '../registry/operation.js';
 import type { Store } from '../store/store.js';
@@ -96,7 +97,7 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
   const router = FindMyWay<HTTPVersion.V1>({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true });
   const noop = () => undefined;
   for (const op of deps.catalog.operations) {
-    const schema = (deps.catalog.descriptor(op.name)?.inputSchema.properties ?? {}) as JsonSchemaProperties;
+    const schema = (toJsonSchema(op.input, 'input').properties ?? {}) as JsonSchemaProperties;
     const route: Route = { op, queryProperties: schema, params: pathParams(op) };
     router.on(op.method, op.path.replace(/\{(\w+)\}/g, ':$1'), noop, route);
   }
