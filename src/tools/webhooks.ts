@@ -11,7 +11,7 @@ import { defineOperation } from '../registry/operation.js';
 import { listOf, pageInput, pathId, paged } from '../schemas/common.js';
 import { EVENT_TYPES, EVENT_VERSIONS, webhookSchema, webhookWithSecretSchema } from '../schemas/webhooks.js';
 
-const URL_RULES = `An absolute http or https URL, at most ${URL_MAX_LENGTH} characters, e.g. https://example.com/webhooks/billing. Rejected: other schemes (ftp:, mailto:, ...), relative or malformed URLs, and private, loopback or link-local targets (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 127.0.0.0/8, 169.254.0.0/16, 0.0.0.0/8, 100.64.0.0/10, ::1, ::, fc00::/7, fe80::/10, their IPv4-mapped forms, localhost and names ending in .localhost, .local or .internal) unless the server runs with BILLING_WEBHOOK_ALLOW_PRIVATE=true.`;
+const URL_RULES = `An absolute http or https URL, at most ${URL_MAX_LENGTH} characters, e.g. https://example.com/webhooks/billing. Rejected: other schemes (ftp:, mailto:, ...), relative or malformed URLs, and hosts that are not public: IP addresses outside public unicast (private, loopback, link-local, carrier-grade NAT, multicast, broadcast, reserved, benchmarking, site- or unique-local; an IPv4 address inside IPv6, as in ::ffff:, ::, 64:ff9b:: or 2002:, counts as that IPv4 address), localhost and names ending in .localhost, .local or .internal, unless the server runs with BILLING_WEBHOOK_ALLOW_PRIVATE=true.`;
 const EVENT_RULES = `At least one event type, each at most once. Allowed: ${EVENT_TYPES.join(', ')}. Unknown types and repeated types are rejected.`;
 const VERSION_RULES = 'Event schema version of the deliveries; only v1 exists, anything else is rejected.';
 const ENABLED_RULES = 'true: events are delivered; false: the webhook is kept but receives nothing.';
@@ -26,7 +26,7 @@ export const webhookOperations = [
   defineOperation({
     name: 'create_webhook',
     title: 'Create webhook',
-    description: `Register a URL that receives events as signed HTTP POSTs. Use when an integration must react to payment plan changes (${EVENT_TYPES.join(', ')}). The response is the only one that shows the signing secret (whsec_...): give it to the receiver now, it cannot be read again. Rejected (422): a url that is not an absolute http or https URL of at most ${URL_MAX_LENGTH} characters, or that targets a private, loopback or link-local host (unless the server allows it with BILLING_WEBHOOK_ALLOW_PRIVATE=true); events empty, unknown or repeated; a version other than v1.`,
+    description: `Register a URL that receives events as signed HTTP POSTs. Use when an integration must react to payment plan changes (${EVENT_TYPES.join(', ')}). The response is the only one that shows the signing secret (whsec_...): give it to the receiver now, it cannot be read again. Rejected (422): a url that is not an absolute http or https URL of at most ${URL_MAX_LENGTH} characters, or that targets a host that is not public (unless the server allows private targets with BILLING_WEBHOOK_ALLOW_PRIVATE=true); events empty, unknown or repeated; a version other than v1.`,
     toolset: 'webhooks',
     method: 'POST',
     path: '/webhooks',

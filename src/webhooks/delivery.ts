@@ -1,4 +1,4 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
@@ -7,30 +7,44 @@ import { newUlid } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { AttemptOutcome, AttemptResult, DueDelivery, DueTarget } from '../store/repos/events.js';
 import type { Store } from '../store/store.js';
-import { isPrivateHost } from '../domain/webhooks.js';
+import { addressRefusal, hostRefusal } from '../domain/webhooks.js';
 import { deliveryHeaders } from './signing.js';
 
 const PRIVATE_HINT = 'webhooks must target public hosts unless BILLING_WEBHOOK_ALLOW_PRIVATE=true';
 
+/** How names are resolved: `dns.lookup` with `all: true`; a seam for tests. */
+export type Resolve = (
+  hostname: string,
+  options: LookupAllOptions,
+  callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
+
+const systemResolve: Resolve = (hostname, options, callback) => dnsLookup(hostname, options, callback);
+
 /**
- * DNS resolution that refuses private, loopback and link-local addresses at connection time, so a
- * public name that resolves (or is re-pointed) to an internal address is not reached.
+ * The connection-time DNS lookup of deliveries. Unless private targets are allowed it refuses a name
+ * when any address it resolves to is not public (`addressRefusal`), so a public name that resolves
+ * (or is re-pointed) to an internal address is not reached.
  */
-export const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
-    if (err) return callback(err, '', 4);
-    const refused = addresses.find((a) => isPrivateHost(a.address));
-    if (refused) {
-      const error = Object.assign(new Error(`${hostname} resolves to the private address ${refused.address}; ${PRIVATE_HINT}`), {
-        code: 'EPRIVATE',
-      });
-      return callback(error, '', 4);
-    }
-    if (options.all) return callback(null, addresses as never, 4);
-    const first = addresses[0] as LookupAddress;
-    callback(null, first.address, first.family);
-  });
-};
+export function deliveryLookup(resolve: Resolve = systemResolve, allowPrivate = false): LookupFunction {
+  return (hostname, options, callback) => {
+    resolve(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, '', 4);
+      const refused = allowPrivate ? undefined : addresses.map((a) => ({ a, why: addressRefusal(a.address) })).find((r) => r.why);
+      if (refused) {
+        const error = Object.assign(
+          new Error(`${hostname} resolves to ${refused.a.address}, which is not a public address (${refused.why}); ${PRIVATE_HINT}`),
+          { code: 'EPRIVATE' },
+        );
+        return callback(error, '', 4);
+      }
+      if (options.all) return callback(null, addresses as never, 4);
+      const first = addresses[0];
+      if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 4);
+      callback(null, first.address, first.family);
+    });
+  };
+}
 
 /** Interface section 8: after a failed delivery the service retries up to three times. */
 export const MAX_RETRIES = 3;
@@ -64,7 +78,7 @@ const LEASE_MARGIN_MS = 30_000;
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
-/** A delivery target that resolves to a private address while those are not allowed. */
+/** A delivery target that is not public while private targets are not allowed. */
 class PrivateTarget extends Error {}
 
 function failureOf(err: unknown, timeoutMs: number): string {
@@ -140,11 +154,11 @@ export class DeliveryWorker {
   private stopped = false;
   private stopping: Promise<void> | undefined;
 
-  constructor(private readonly deps: { store: Store; config: Config; logger: Logger; clock: () => Date }) {
+  constructor(private readonly deps: { store: Store; config: Config; logger: Logger; clock: () => Date; resolve?: Resolve | undefined }) {
     this.concurrency = deps.config.webhookConcurrency;
     this.perTarget = deps.config.webhookConcurrencyPerTarget;
     this.agent = new Agent({
-      connect: { timeout: deps.config.webhookTimeoutMs, ...(deps.config.webhookAllowPrivate ? {} : { lookup: publicOnlyLookup }) },
+      connect: { timeout: deps.config.webhookTimeoutMs, lookup: deliveryLookup(deps.resolve, deps.config.webhookAllowPrivate) },
     });
   }
 
@@ -340,7 +354,8 @@ export class DeliveryWorker {
     let error: string | null = null;
     try {
       const host = new URL(delivery.url).hostname;
-      if (!this.deps.config.webhookAllowPrivate && isPrivateHost(host)) throw new PrivateTarget(`${host} is a private address; ${PRIVATE_HINT}`);
+      const refusal = this.deps.config.webhookAllowPrivate ? undefined : hostRefusal(host);
+      if (refusal) throw new PrivateTarget(`${host} is not a public host (${refusal}); ${PRIVATE_HINT}`);
       const res = await request(delivery.url, {
         method: 'POST',
         headers,
