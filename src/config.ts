@@ -80,6 +80,8 @@ const envSchema = z.object({
   BILLING_TOOLSETS: toolsetsSchema.optional(),
   BILLING_WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   BILLING_WEBHOOK_TIMEOUT_MS: int(1, 600_000).default(10_000),
+  BILLING_WEBHOOK_CONCURRENCY: int(1, 10_000).default(32),
+  BILLING_WEBHOOK_CONCURRENCY_PER_TARGET: int(1, 10_000).default(4),
   BILLING_WEBHOOK_RETRY_DELAYS: z
     .string()
     .regex(/^\d+(,\d+)*$/, { message: 'must be comma-separated whole seconds, e.g. 10,300,1800' })
@@ -113,6 +115,10 @@ export interface Config {
   toolsets: Toolset[] | 'all' | undefined;
   webhookAllowPrivate: boolean;
   webhookTimeoutMs: number;
+  /** Webhook delivery attempts in flight at once, across every target. */
+  webhookConcurrency: number;
+  /** Webhook delivery attempts in flight at once to one target (URL origin: scheme, host, port). */
+  webhookConcurrencyPerTarget: number;
   webhookRetryDelaysSeconds: number[];
   jobsIntervalMs: number;
   paymentPlanGraceDays: number;
@@ -167,6 +173,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     toolsets: e.BILLING_TOOLSETS,
     webhookAllowPrivate: e.BILLING_WEBHOOK_ALLOW_PRIVATE,
     webhookTimeoutMs: e.BILLING_WEBHOOK_TIMEOUT_MS,
+    webhookConcurrency: e.BILLING_WEBHOOK_CONCURRENCY,
+    webhookConcurrencyPerTarget: e.BILLING_WEBHOOK_CONCURRENCY_PER_TARGET,
     webhookRetryDelaysSeconds: e.BILLING_WEBHOOK_RETRY_DELAYS,
     jobsIntervalMs: e.BILLING_JOBS_INTERVAL_MS,
     paymentPlanGraceDays: e.BILLING_PAYMENT_PLAN_GRACE_DAYS,

@@ -11,7 +11,7 @@ import { Executor } from './registry/executor.js';
 import { SqliteStore } from './store/sqlite.js';
 import type { Store } from './store/store.js';
 import { OPERATIONS } from './tools/index.js';
-import { DeliveryWorker } from './webhooks/delivery.js';
+import { DeliveryWorker, type Resolve } from './webhooks/delivery.js';
 
 export interface App {
   config: Config;
@@ -25,12 +25,15 @@ export interface App {
 }
 
 /** Composition root: config → store → registry → surfaces. No rules live here. */
-export function createApp(config: Config, options: { store?: Store; clock?: () => Date; logger?: Logger } = {}): App {
+export function createApp(
+  config: Config,
+  options: { store?: Store; clock?: () => Date; logger?: Logger; resolve?: Resolve } = {},
+): App {
   const logger = options.logger ?? createLogger(config.logLevel);
   const store = options.store ?? SqliteStore.open(config.db, { synchronous: config.dbSynchronous, lockTimeoutMs: config.dbLockTimeoutMs });
   const clock = options.clock ?? (() => new Date());
   const catalog = new Catalog(OPERATIONS, { readOnly: config.readOnly });
-  const deliveries = new DeliveryWorker({ store, config, logger, clock });
+  const deliveries = new DeliveryWorker({ store, config, logger, clock, resolve: options.resolve });
   const executor = new Executor({ store, config, logger, clock, deliveries });
   return { config, store, catalog, executor, logger, clock, deliveries };
 }

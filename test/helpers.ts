@@ -8,6 +8,7 @@ import { createLogger } from '../src/logger.js';
 import { createMcpServer, stdioToolsets } from '../src/mcp/server.js';
 import { createApp, createOrganisation, startHttp, type App, type RunningServer } from '../src/server.js';
 import { SqliteStore } from '../src/store/sqlite.js';
+import type { Resolve } from '../src/webhooks/delivery.js';
 
 export interface Org {
   organisationId: string;
@@ -46,7 +47,8 @@ export interface HttpResult {
   body: any;
 }
 
-export async function setup(overrides: Partial<Config> = {}): Promise<TestEnv> {
+/** `resolve`: how webhook deliveries resolve names (the system resolver by default). */
+export async function setup(overrides: Partial<Config> = {}, options: { resolve?: Resolve } = {}): Promise<TestEnv> {
   const config: Config = { ...loadConfig({ LOG_LEVEL: 'silent', BILLING_JOBS_INTERVAL_MS: '0' }), toolsets: 'all', ...overrides };
   let now: Date | undefined;
   // A database file given in overrides gets the production layout (a reader connection beside the writer).
@@ -54,7 +56,7 @@ export async function setup(overrides: Partial<Config> = {}): Promise<TestEnv> {
     synchronous: config.dbSynchronous,
     lockTimeoutMs: config.dbLockTimeoutMs,
   });
-  const app = createApp(config, { store, clock: () => now ?? new Date(), logger: createLogger('silent') });
+  const app = createApp(config, { store, clock: () => now ?? new Date(), logger: createLogger('silent'), resolve: options.resolve });
   const org = await createOrganisation(store, 'Test organisation');
   const server = await startHttp(app, '127.0.0.1', 0);
   const clients: Client[] = [];

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isPrivateHost, urlViolation } from '../src/domain/webhooks.js';
+import { addressRefusal, hostRefusal, urlViolation } from '../src/domain/webhooks.js';
 import { EVENT_TYPES } from '../src/schemas/webhooks.js';
+import { ACCEPTED, REFUSED, urlHost } from './addresses.js';
 import { call, fails, ok, paths, setup, type TestEnv } from './helpers.js';
 
 const SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
@@ -13,30 +14,25 @@ beforeAll(async () => {
 });
 afterAll(() => env.close());
 
-describe('isPrivateHost', () => {
+describe('hostRefusal', () => {
+  it.each(REFUSED)('%s is refused: %s', (address, reason) => {
+    expect(addressRefusal(address)).toBe(reason);
+    expect(hostRefusal(urlHost(address))).toBe(reason);
+  });
+
+  it.each(ACCEPTED)('%s is public', (address) => {
+    expect(addressRefusal(address)).toBeUndefined();
+    expect(hostRefusal(urlHost(address))).toBeUndefined();
+  });
+
   it.each([
-    '127.0.0.1',
     '127.255.255.254',
-    '10.1.2.3',
-    '172.16.0.1',
     '172.31.255.255',
-    '192.168.0.1',
-    '169.254.1.1',
-    '0.0.0.0',
     '0.1.2.3',
-    '100.64.0.1',
-    '100.127.255.255',
-    '[::1]',
-    '::1',
-    '[::]',
     '[0:0:0:0:0:0:0:1]',
     '[fc00::1]',
-    '[fd12:3456::1]',
-    '[fe80::1]',
     '[febf::1]',
     '[::ffff:7f00:1]',
-    '::ffff:127.0.0.1',
-    '[::ffff:a01:203]',
     '[::ffff:c0a8:1]',
     'localhost',
     'LOCALHOST',
@@ -45,33 +41,26 @@ describe('isPrivateHost', () => {
     'printer.local',
     'db.internal',
     'svc.corp.internal.',
-  ])('%s is private', (host) => {
-    expect(isPrivateHost(host)).toBe(true);
+  ])('%s is refused', (host) => {
+    expect(hostRefusal(host)).toBeDefined();
   });
 
   it.each([
-    '8.8.8.8',
     '1.0.0.1',
     '11.0.0.1',
     '172.15.255.255',
-    '172.32.0.1',
     '192.169.0.1',
     '169.253.1.1',
-    '100.63.255.255',
-    '100.128.0.1',
-    '[2001:db8::1]',
     '[2606:4700::1111]',
-    '[::2]',
     '[fbff::1]',
-    '[fec0::1]',
     '[::ffff:808:808]',
     'example.com',
     'localhost.example.com',
     'example.local.com',
     'internal',
     'mylocal',
-  ])('%s is public', (host) => {
-    expect(isPrivateHost(host)).toBe(false);
+  ])('%s is not refused', (host) => {
+    expect(hostRefusal(host)).toBeUndefined();
   });
 });
 
@@ -175,8 +164,35 @@ describe('create_webhook', () => {
   });
 
   it('accepts a public https url', async () => {
-    const w = await ok(env.mcp, 'create_webhook', { ...base, url: 'https://203.0.113.10:8443/hooks?source=billing' });
-    expect(w.url).toBe('https://203.0.113.10:8443/hooks?source=billing');
+    const w = await ok(env.mcp, 'create_webhook', { ...base, url: 'https://93.184.215.14:8443/hooks?source=billing' });
+    expect(w.url).toBe('https://93.184.215.14:8443/hooks?source=billing');
+  });
+
+  it.each(REFUSED)('refuses a url on %s, which is not public unicast (%s)', async (address, reason) => {
+    const url = `http://${urlHost(address)}:8080/hooks`;
+    const p = await fails(env.mcp, 'create_webhook', { ...base, url }, 422);
+    expect(paths(p)).toEqual(['url']);
+    expect(p.detail).toContain(`(${reason})`);
+    expect(p.detail).toContain('BILLING_WEBHOOK_ALLOW_PRIVATE=true');
+  });
+
+  it.each(ACCEPTED)('accepts a url on the public unicast address %s', async (address) => {
+    const url = `https://${urlHost(address)}/hooks`;
+    expect((await ok(env.mcp, 'create_webhook', { ...base, url })).url).toBe(new URL(url).href);
+  });
+
+  it('refuses the same addresses on update, over MCP and REST', async () => {
+    const w = await ok(env.mcp, 'create_webhook', base);
+    for (const [address, reason] of REFUSED) {
+      const url = `https://${urlHost(address)}/hooks`;
+      const p = await fails(env.mcp, 'update_webhook', { id: w.id, url }, 422);
+      expect(paths(p)).toEqual(['url']);
+      expect(p.detail).toContain(`(${reason})`);
+      const res = await env.http('PATCH', `/webhooks/${w.id}`, { body: { url }, contentType: MERGE_PATCH });
+      expect(res.status).toBe(422);
+      expect(res.body.violations.map((v: { propertyPath: string }) => v.propertyPath)).toEqual(['url']);
+    }
+    expect((await ok(env.mcp, 'get_webhook', { id: w.id })).url).toBe(base.url);
   });
 
   it('describes every input field for a model, listing the event types', async () => {

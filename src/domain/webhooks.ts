@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { invalidMany, notFound, type Violation } from '../errors.js';
 import { newId } from '../ids.js';
 import type { PageRequest } from '../schemas/common.js';
@@ -7,37 +8,68 @@ import type { EventType, Webhook } from '../schemas/webhooks.js';
 import type { Tx } from '../store/store.js';
 import type { WebhookRecord } from '../store/repos/webhooks.js';
 
-/** Private, loopback, link-local and shared address space; IPv4-mapped IPv6 forms match the IPv4 rules. */
-const PRIVATE_RANGES: ReadonlyArray<[network: string, prefix: number, family: 'ipv4' | 'ipv6']> = [
-  ['0.0.0.0', 8, 'ipv4'],
-  ['10.0.0.0', 8, 'ipv4'],
-  ['100.64.0.0', 10, 'ipv4'],
-  ['127.0.0.0', 8, 'ipv4'],
-  ['169.254.0.0', 16, 'ipv4'],
-  ['172.16.0.0', 12, 'ipv4'],
-  ['192.168.0.0', 16, 'ipv4'],
-  ['::', 128, 'ipv6'],
-  ['::1', 128, 'ipv6'],
-  ['fc00::', 7, 'ipv6'],
-  ['fe80::', 10, 'ipv6'],
-];
+const NAT64 = ipaddr.IPv6.parse('64:ff9b::');
+const SIX_TO_FOUR = ipaddr.IPv6.parse('2002::');
 
-const PRIVATE_ADDRESSES = new BlockList();
-for (const [network, prefix, family] of PRIVATE_RANGES) PRIVATE_ADDRESSES.addSubnet(network, prefix, family);
+function dottedToHex(_: string, a: string, b: string, c: string, d: string): string {
+  return `${((Number(a) << 8) | Number(b)).toString(16)}:${((Number(c) << 8) | Number(d)).toString(16)}`;
+}
+
+function ipv4Of(high: number, low: number): ipaddr.IPv4 {
+  return new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+}
+
+/**
+ * The IPv4 address an IPv6 address carries, and how: IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible
+ * `::a.b.c.d` (but `::` and `::1`, which are IPv6's own), NAT64 `64:ff9b::/96`, 6to4 `2002::/16`.
+ */
+function embeddedIPv4(address: ipaddr.IPv6): { ipv4: ipaddr.IPv4; form: string } | undefined {
+  const p = address.parts as [number, number, number, number, number, number, number, number];
+  if (address.isIPv4MappedAddress()) return { ipv4: address.toIPv4Address(), form: 'an IPv4-mapped' };
+  if (p.slice(0, 6).every((x) => x === 0) && (p[6] !== 0 || p[7] > 1)) return { ipv4: ipv4Of(p[6], p[7]), form: 'an IPv4-compatible' };
+  if (address.match(NAT64, 96)) return { ipv4: ipv4Of(p[6], p[7]), form: 'a NAT64' };
+  if (address.match(SIX_TO_FOUR, 16)) return { ipv4: ipv4Of(p[1], p[2]), form: 'a 6to4' };
+  return undefined;
+}
+
+/**
+ * Why an IP address is not a target for webhooks, or undefined for a public one. Decided by the
+ * address's range in ipaddr.js: only `unicast` passes (not private, loopback, link-local, carrier-grade
+ * NAT, multicast, broadcast, reserved, benchmarking, site-local, unique-local, Teredo, …). An IPv6
+ * address that carries an IPv4 one is judged by that IPv4 address.
+ */
+export function addressRefusal(address: string): string | undefined {
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    // ipaddr.js reads `::a.b.c.d` as `::ffff:a.b.c.d`; written in hex groups it keeps what it is.
+    parsed = ipaddr.parse(isIP(address) === 6 ? address.replace(/(\d+)\.(\d+)\.(\d+)\.(\d+)$/, dottedToHex) : address);
+  } catch {
+    return `${address} is not an IP address`;
+  }
+  if (parsed.kind() === 'ipv6') {
+    const embedded = embeddedIPv4(parsed as ipaddr.IPv6);
+    if (embedded) {
+      const range = embedded.ipv4.range();
+      return range === 'unicast' ? undefined : `${range}: ${embedded.ipv4.toString()} in ${embedded.form} address`;
+    }
+  }
+  const range = parsed.range();
+  return range === 'unicast' ? undefined : range;
+}
 
 const PRIVATE_NAME_SUFFIXES = ['.localhost', '.local', '.internal'];
 
 /**
- * Whether a host (a URL's `hostname`: IPv6 in brackets, names possibly with a trailing dot) is a
- * private, loopback or link-local target. Only literal addresses and reserved names are recognised;
- * public names are not resolved.
+ * Why a host (a URL's `hostname`: IPv6 in brackets, names possibly with a trailing dot) is not a
+ * webhook target, or undefined. Literal addresses are judged by `addressRefusal`, names only when
+ * reserved for local use (`localhost`, `*.localhost`, `*.local`, `*.internal`); other names are
+ * judged by what they resolve to, when a delivery connects.
  */
-export function isPrivateHost(hostname: string): boolean {
+export function hostRefusal(hostname: string): string | undefined {
   const host = hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
-  const family = isIP(host);
-  if (family === 4) return PRIVATE_ADDRESSES.check(host, 'ipv4');
-  if (family === 6) return PRIVATE_ADDRESSES.check(host, 'ipv6');
-  return host === 'localhost' || PRIVATE_NAME_SUFFIXES.some((suffix) => host.endsWith(suffix));
+  if (isIP(host)) return addressRefusal(host);
+  if (host === 'localhost' || PRIVATE_NAME_SUFFIXES.some((suffix) => host.endsWith(suffix))) return 'a name for local use';
+  return undefined;
 }
 
 /** Longest accepted url; the input schemas enforce it. */
@@ -59,10 +91,11 @@ export function urlViolation(url: string, allowPrivate: boolean): Violation | un
       code: 'unsupported_scheme',
     };
   }
-  if (!allowPrivate && isPrivateHost(parsed.hostname)) {
+  const refusal = allowPrivate ? undefined : hostRefusal(parsed.hostname);
+  if (refusal) {
     return {
       propertyPath: 'url',
-      message: `url points to a private, loopback or link-local host (${parsed.hostname}); webhooks must target a public host. The server allows private targets only when started with BILLING_WEBHOOK_ALLOW_PRIVATE=true`,
+      message: `url points to ${parsed.hostname}, which is not a public host (${refusal}); webhooks must target a public unicast address or a public name. The server allows private targets only when started with BILLING_WEBHOOK_ALLOW_PRIVATE=true`,
       code: 'private_address',
     };
   }

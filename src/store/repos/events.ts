@@ -39,18 +39,28 @@ export interface AttemptOutcome {
   deliveredAt: string | null;
 }
 
+/** A webhook with pending deliveries, for the delivery worker: its URL's origin is the target it is scheduled by. */
+export interface DueTarget {
+  webhookId: string;
+  organisationId: string;
+  url: string;
+  enabled: boolean;
+  /** Its earliest pending delivery's next attempt. */
+  due: string;
+}
+
 /** A delivery that is due, with what sending it needs. */
 export interface DueDelivery {
   id: string;
   organisationId: string;
   webhookId: string;
-  webhookEnabled: boolean;
   url: string;
   secret: string;
   eventType: EventType;
   eventVersion: 'v1';
   body: string;
   roundAttempts: number;
+  nextAttemptAt: string;
 }
 
 export interface AttemptResult {
@@ -73,18 +83,20 @@ export interface EventRepo {
     filter: { status?: DeliveryStatus | undefined },
     page: PageRequest,
   ): Promise<{ rows: WebhookDelivery[]; total: number }>;
-  /** Not sent: status skipped with the reason as its last error. */
-  skip(org: string, id: string, reason: string, at: string): Promise<void>;
   /** A new round: pending, due at `dueAt`, its retries counted afresh. */
   reschedule(org: string, id: string, dueAt: string, at: string): Promise<void>;
-  /** Across organisations, for the delivery worker: pending deliveries due at `now`, earliest first. */
-  dueDeliveries(now: string, limit: number): Promise<DueDelivery[]>;
+  /** Across organisations, for the delivery worker: webhooks whose earliest pending delivery is due at `now`, earliest first. */
+  dueTargets(now: string): Promise<DueTarget[]>;
+  /** A webhook's pending deliveries due at `now`, earliest first, leaving out the ids in `except`. */
+  dueOf(org: string, webhookId: string, now: string, except: readonly string[], limit: number): Promise<DueDelivery[]>;
+  /** Not sent: every pending delivery of the webhook due at `now` (but those in `except`) becomes skipped; how many. */
+  skipDue(org: string, webhookId: string, now: string, except: readonly string[], reason: string, at: string): Promise<number>;
   /** Moves the next attempt of pending deliveries to `until`, so no other pass picks them meanwhile. */
   lease(ids: string[], until: string): Promise<void>;
   /** Records an attempt and the state it leads to; false when the delivery is gone (webhook deleted). */
   recordAttempt(org: string, id: string, attempt: AttemptResult, outcome: AttemptOutcome): Promise<boolean>;
-  /** The earliest next attempt of any pending delivery, across organisations. */
-  nextAttemptAt(): Promise<string | undefined>;
+  /** The earliest next attempt of any pending delivery after `after` (any, without it), across organisations. */
+  nextAttemptAt(after?: string): Promise<string | undefined>;
 }
 
 interface DeliveryRow {
@@ -116,13 +128,13 @@ interface DueRow {
   id: string;
   organisation_id: string;
   webhook_id: string;
-  enabled: number;
   url: string;
   secret: string;
   event_type: EventType;
   event_version: 'v1';
   body: string;
   round_attempts: number;
+  next_attempt_at: string;
 }
 
 export class SqliteEventRepo implements EventRepo {
@@ -183,17 +195,6 @@ export class SqliteEventRepo implements EventRepo {
     return { rows: this.assemble(org, rows), total };
   }
 
-  async skip(org: string, id: string, reason: string, at: string): Promise<void> {
-    this.sql.run(
-      `UPDATE webhook_deliveries SET status = 'skipped', next_attempt_at = NULL, last_error = ?, updated_at = ?
-       WHERE organisation_id = ? AND id = ?`,
-      reason,
-      at,
-      org,
-      id,
-    );
-  }
-
   async reschedule(org: string, id: string, dueAt: string, at: string): Promise<void> {
     this.sql.run(
       `UPDATE webhook_deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = ?, delivered_at = NULL,
@@ -205,29 +206,61 @@ export class SqliteEventRepo implements EventRepo {
     );
   }
 
-  async dueDeliveries(now: string, limit: number): Promise<DueDelivery[]> {
+  async dueTargets(now: string): Promise<DueTarget[]> {
+    // One index seek per webhook (webhook_deliveries_pending_by_webhook), however many deliveries wait.
+    return this.sql
+      .all<{ id: string; organisation_id: string; url: string; enabled: number; due: string }>(
+        `SELECT id, organisation_id, url, enabled, due FROM (
+           SELECT w.id, w.organisation_id, w.url, w.enabled,
+             (SELECT min(d.next_attempt_at) FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.status = 'pending') AS due
+           FROM webhooks w)
+         WHERE due <= ? ORDER BY due, id`,
+        now,
+      )
+      .map((r) => ({ webhookId: r.id, organisationId: r.organisation_id, url: r.url, enabled: r.enabled === 1, due: r.due }));
+  }
+
+  async dueOf(org: string, webhookId: string, now: string, except: readonly string[], limit: number): Promise<DueDelivery[]> {
     return this.sql
       .all<DueRow>(
-        `SELECT d.id, d.organisation_id, d.webhook_id, w.enabled, w.url, w.secret, d.event_type, d.event_version, d.body,
-           d.round_attempts
+        `SELECT d.id, d.organisation_id, d.webhook_id, w.url, w.secret, d.event_type, d.event_version, d.body, d.round_attempts,
+           d.next_attempt_at
          FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id AND w.organisation_id = d.organisation_id
-         WHERE d.status = 'pending' AND d.next_attempt_at <= ?
+         WHERE d.organisation_id = ? AND d.webhook_id = ? AND d.status = 'pending' AND d.next_attempt_at <= ?
+           AND d.id NOT IN (SELECT value FROM json_each(?))
          ORDER BY d.next_attempt_at, d.id LIMIT ?`,
+        org,
+        webhookId,
         now,
+        JSON.stringify(except),
         limit,
       )
       .map((r) => ({
         id: r.id,
         organisationId: r.organisation_id,
         webhookId: r.webhook_id,
-        webhookEnabled: r.enabled === 1,
         url: r.url,
         secret: r.secret,
         eventType: r.event_type,
         eventVersion: r.event_version,
         body: r.body,
         roundAttempts: r.round_attempts,
+        nextAttemptAt: r.next_attempt_at,
       }));
+  }
+
+  async skipDue(org: string, webhookId: string, now: string, except: readonly string[], reason: string, at: string): Promise<number> {
+    return this.sql.run(
+      `UPDATE webhook_deliveries SET status = 'skipped', next_attempt_at = NULL, last_error = ?, updated_at = ?
+       WHERE organisation_id = ? AND webhook_id = ? AND status = 'pending' AND next_attempt_at <= ?
+         AND id NOT IN (SELECT value FROM json_each(?))`,
+      reason,
+      at,
+      org,
+      webhookId,
+      now,
+      JSON.stringify(except),
+    ).changes;
   }
 
   async lease(ids: string[], until: string): Promise<void> {
@@ -267,10 +300,12 @@ export class SqliteEventRepo implements EventRepo {
     return true;
   }
 
-  async nextAttemptAt(): Promise<string | undefined> {
+  async nextAttemptAt(after = ''): Promise<string | undefined> {
     return (
-      this.sql.get<{ at: string | null }>("SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'")?.at ??
-      undefined
+      this.sql.get<{ at: string | null }>(
+        "SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at > ?",
+        after,
+      )?.at ?? undefined
     );
   }
 
