@@ -30,32 +30,6 @@ async function newCustomer(client: Client = env.mcp): Promise<string> {
 const defaults = (list: { data: Array<{ id: string; default: boolean }> }) =>
   list.data.filter((x) => x.default).map((x) => x.id);
 
-/** The summary row list_invoice_addresses answers for an address. */
-const addressRow = (a: any) => ({
-  id: a.id,
-  default: a.default,
-  companyName: a.companyName,
-  lastName: a.lastName,
-  street: a.street,
-  houseNumber: a.houseNumber,
-  zip: a.zip,
-  city: a.city,
-  countryCode: a.countryCode,
-});
-
-/** The summary row list_payment_methods answers for a method. */
-const methodRow = (m: any) => ({
-  id: m.id,
-  type: m.type,
-  default: m.default,
-  enabled: m.enabled,
-  name: m.name,
-  createdAt: m.createdAt,
-  card: m.card && { brand: m.card.brand, last4: m.card.last4, expMonth: m.card.expMonth, expYear: m.card.expYear },
-  sepaDebit: m.sepaDebit && { iban: m.sepaDebit.iban, mandateReference: m.sepaDebit.mandateReference },
-  paypal: m.paypal && { email: m.paypal.email },
-});
-
 describe('invoice addresses', () => {
   it('creates an address with its defaults; the first becomes the default', async () => {
     const customer = await newCustomer();
@@ -94,7 +68,7 @@ describe('invoice addresses', () => {
     };
     const b = await ok(env.mcp, 'create_invoice_address', { id: customer, ...address, ...full });
     expect(b).toMatchObject({ ...full, default: false, customer });
-    expect((await ok(env.mcp, 'list_invoice_addresses', { id: customer })).data).toEqual([addressRow(a), addressRow(b)]);
+    expect((await ok(env.mcp, 'list_invoice_addresses', { id: customer })).data).toEqual([a, b]);
     expect((await env.http('GET', `/customers/${customer}/invoice-addresses`)).body.data).toEqual([a, b]);
   });
 
@@ -232,7 +206,7 @@ describe('payment methods: SEPA direct debit', () => {
     expect(r.text).not.toContain('0532');
 
     const list = await call(env.mcp, 'list_payment_methods', { id: customer });
-    expect(list.body.data).toEqual([methodRow(m)]);
+    expect(list.body.data).toEqual([m]);
     expect(list.body.data[0].sepaDebit.iban).toBe(MASKED);
     expect(list.text).toContain(MASKED);
     expect(list.text).not.toContain('0532');

@@ -65,24 +65,6 @@ export const customerRow = customerSchema.pick({
   createdAt: true,
 });
 
-export const invoiceAddressRow = invoiceAddressSchema.pick({
-  id: true,
-  default: true,
-  companyName: true,
-  lastName: true,
-  street: true,
-  houseNumber: true,
-  zip: true,
-  city: true,
-  countryCode: true,
-});
-
-export const paymentMethodRow = paymentMethodSchema.pick({ id: true, type: true, default: true, enabled: true, name: true, createdAt: true }).extend({
-  card: paymentMethodSchema.shape.card.unwrap().pick({ brand: true, last4: true, expMonth: true, expYear: true }).nullable(),
-  sepaDebit: paymentMethodSchema.shape.sepaDebit.unwrap().pick({ iban: true, mandateReference: true }).nullable(),
-  paypal: paymentMethodSchema.shape.paypal.unwrap().pick({ email: true }).nullable(),
-});
-
 const itemView = subscriptionItemSchema
   .pick({
     id: true,

@@ -14,7 +14,6 @@ import {
   paymentMethodSchema,
 } from '../schemas/billingDetails.js';
 import { date, idOrNumber, listOf, pageInput, pageRequest, text255, toPage } from '../schemas/common.js';
-import { invoiceAddressRow, listView, paymentMethodRow } from '../schemas/views.js';
 
 const nullableText = (what: string) => text255.nullable().optional().describe(what);
 const requiredText = (what: string) =>
@@ -162,7 +161,6 @@ export const billingDetailOperations = [
     kind: 'list',
     input: z.strictObject({ id: idOrNumber('customer'), ...pageInput }),
     output: listOf(invoiceAddressSchema),
-    mcp: listView(invoiceAddressRow),
     handler: async (ctx, { id, ...rest }) => {
       const page = pageRequest(rest);
       const { rows, total } = await listInvoiceAddresses(ctx.tx, ctx.org, id, page);
@@ -217,7 +215,6 @@ export const billingDetailOperations = [
     customerAccess: { permission: 'customer:payment-method:read', customerField: 'id' },
     input: z.strictObject({ id: idOrNumber('customer'), ...pageInput }),
     output: listOf(paymentMethodSchema),
-    mcp: listView(paymentMethodRow),
     handler: async (ctx, { id, ...rest }) => {
       const page = pageRequest(rest);
       const { rows, total } = await listPaymentMethods(ctx.tx, ctx.org, id, page);
