@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isAmount, isCurrencyCode, MAX_AMOUNT } from '../domain/money.js';
+import { isCurrencyCode, isDecimalAmount, MAX_MINOR_DIGITS } from '../domain/money.js';
 import { dateTime, MAJOR, timestamps } from './common.js';
 import { measurementSchema } from './measurements.js';
 import { taxGroupSchema } from './taxGroups.js';
@@ -160,8 +160,8 @@ export const amountInput = (min: 'zero' | 'positive') =>
   (min === 'zero'
     ? z.number().min(0, { message: 'must be 0 or more', abort: true })
     : z.number().gt(0, { message: 'must be greater than 0', abort: true })
-  ).refine(isAmount, {
-    message: `must have at most 2 fractional digits (12.5 or 12.99, not 12.999) and be at most ${MAX_AMOUNT}`,
+  ).refine(isDecimalAmount, {
+    message: `must be a decimal of at most 15 significant digits with at most as many fractional digits as the currency's minor unit (EUR 2: 12.99, JPY 0: 4900, KWD 3: 1.234; never more than ${MAX_MINOR_DIGITS})`,
   });
 
 const interval = (what: string) =>
@@ -186,7 +186,7 @@ export const customPricePlanShape = {
   price: z
     .strictObject({
       amount: amountInput('zero').describe(
-        `Price; ${MAJOR}, 0 or more, at most 2 fractional digits: 49 means 49.00, 12.5 means 12.50. 12.999 is rejected.`,
+        `Price; ${MAJOR}, 0 or more, at most the currency's minor-unit digits (EUR 2, JPY 0, KWD 3): 12.5 EUR means 12.50; 12.999 EUR is rejected.`,
       ),
     })
     .describe(`The price: { amount } in ${MAJOR}.`),

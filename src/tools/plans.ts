@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { toScaled } from '../domain/money.js';
 import { createPlan, getPlan, listPlans, QUANTITY_DIGITS, updatePlan } from '../domain/plans.js';
+import { microsOfNumber } from '../domain/quantity.js';
 import { defineOperation } from '../registry/operation.js';
 import { CHANGE_APPLY_BEHAVIOURS, CHANGE_BEHAVIOURS, PLAN_STATUSES, planSchema } from '../schemas/catalogue.js';
 import { listOf, pageInput, pageRequest, pathId, toPage } from '../schemas/common.js';
@@ -56,7 +56,7 @@ const pricePlan = z
 const quantity = z
   .number()
   .gt(0, { message: 'must be greater than 0', abort: true })
-  .refine((v) => toScaled(v, QUANTITY_DIGITS) !== undefined, {
+  .refine((v) => microsOfNumber(v) !== undefined, {
     message: `must have at most ${QUANTITY_DIGITS} fractional digits`,
   })
   .describe(`How many units the subscription gets, more than 0, at most ${QUANTITY_DIGITS} fractional digits. Default 1.`);

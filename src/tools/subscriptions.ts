@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { QUANTITY_DIGITS } from '../domain/plans.js';
-import { toScaled } from '../domain/money.js';
+import { microsOfNumber } from '../domain/quantity.js';
 import {
   activateSubscription,
   cancelSubscription,
@@ -74,7 +74,7 @@ const invoiceAddress = z
 const quantity = z
   .number()
   .gt(0, { message: 'must be greater than 0' })
-  .refine((v) => toScaled(v, QUANTITY_DIGITS) !== undefined, { message: `must have at most ${QUANTITY_DIGITS} fractional digits` });
+  .refine((v) => microsOfNumber(v) !== undefined, { message: `must have at most ${QUANTITY_DIGITS} fractional digits` });
 
 const discount = z
   .strictObject({
@@ -90,7 +90,7 @@ const discount = z
       .describe('Percent off, more than 0 and at most 100; only with type percentage.'),
     fixedAmount: z
       .strictObject({
-        amount: amountInput('positive').describe(`Amount off; ${MAJOR}, at most 2 fractional digits.`),
+        amount: amountInput('positive').describe(`Amount off; ${MAJOR}, at most the currency's minor-unit digits.`),
         currency: currencyCodeInput.describe("ISO 4217 code; must be the subscription's currency."),
       })
       .optional()
