@@ -13,7 +13,7 @@ export const couponOperations = [
     name: 'create_coupon',
     title: 'Create coupon',
     description:
-      'Create a coupon: a reusable discount that subscriptions can apply by code or id. type percentage takes percentage (more than 0, at most 100); type fixed_amount takes fixedAmount { amount, currency }. frequency once discounts one invoice; limited discounts frequencyInterval invoices. isEnabled defaults to true. Rejected (422): a code already used; percentage without type percentage or missing with it; fixedAmount without type fixed_amount or missing with it; frequencyInterval without frequency limited or missing with it; more than 2 fractional digits in percentage or amount.',
+      'Create a coupon: a reusable discount that subscriptions can apply by code or id. type percentage takes percentage (more than 0, at most 100); type fixed_amount takes fixedAmount { amount, currency }. frequency once discounts one invoice; limited discounts frequencyInterval invoices. isEnabled defaults to true. Rejected (422): a code already used; percentage without type percentage or missing with it; fixedAmount without type fixed_amount or missing with it; frequencyInterval without frequency limited or missing with it; more than 2 fractional digits in percentage, or more than the minor-unit digits of the currency in amount (EUR 2, JPY 0, KWD 3).',
     toolset: 'catalogue',
     method: 'POST',
     path: '/coupons',
@@ -40,7 +40,7 @@ export const couponOperations = [
         .describe('Discount in percent, more than 0 and at most 100, at most 2 fractional digits. Required for type percentage; omit it (or null) for fixed_amount.'),
       fixedAmount: z
         .strictObject({
-          amount: amountInput('positive').describe(`Discount; ${MAJOR}, more than 0, at most 2 fractional digits: 10.5 means 10.50.`),
+          amount: amountInput('positive').describe(`Discount; ${MAJOR}, more than 0, at most the currency's minor-unit digits: 10.5 EUR means 10.50.`),
           currency: currencyCodeInput.describe('ISO 4217 currency code in upper case (EUR, USD); lower case and unknown codes are rejected.'),
         })
         .nullable()

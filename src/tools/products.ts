@@ -148,7 +148,7 @@ export const productOperations = [
     name: 'create_price_plan',
     title: 'Create price plan',
     description:
-      'Add a price to a product: type (flat_fee or per_unit), currency, amount in major units and billing interval. Use it before create_plan, whose charges and addons each name a product and one of its price plans. Defaults: status active, payInAdvance true, applyTrial and proRata false, freeUnits 0, showPricePerInterval = billingInterval. Rejected (422): per_unit for a product without a measurement; a currencyCode that is not an upper-case ISO 4217 code; an amount below 0 or with more than 2 fractional digits; a billingInterval or showPricePerInterval not of the form 1-999 + D/W/M/Y (1M, 12M, 1Y, 2W); freeUnits below 0 or fractional. An unknown product id is a 404.',
+      'Add a price to a product: type (flat_fee or per_unit), currency, amount in major units and billing interval. Use it before create_plan, whose charges and addons each name a product and one of its price plans. Defaults: status active, payInAdvance true, applyTrial and proRata false, freeUnits 0, showPricePerInterval = billingInterval. Rejected (422): per_unit for a product without a measurement; a currencyCode that is not an upper-case ISO 4217 code; an amount below 0 or with more fractional digits than the minor unit of the currency (EUR 2, JPY 0, KWD 3); a billingInterval or showPricePerInterval not of the form 1-999 + D/W/M/Y (1M, 12M, 1Y, 2W); freeUnits below 0 or fractional. An unknown product id is a 404.',
     toolset: 'catalogue',
     method: 'POST',
     path: '/catalogue/products/{id}/price-plans',
