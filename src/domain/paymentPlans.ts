@@ -17,10 +17,19 @@ import { applyInvoicePayment, findInvoice, getInvoice, invoiceIdOf, makeDueNow, 
 export const INTERVAL_PATTERN = /^([1-9]\d{0,2})([DWMY])$/;
 const UNITS = { D: 'days', W: 'weeks', M: 'months', Y: 'years' } as const;
 
-/** `count` amounts > 0 that sum to `total`: equal shares, the remainder cent(s) on the last. */
+/**
+ * `count` amounts of minor units (count <= total) that sum to `total`: equal shares, and when `total`
+ * does not divide evenly the remainder goes to the end of the schedule, one minor unit to each of the
+ * last installments (11 in 4: 2, 3, 3, 3), so no two installments differ by more than one unit and the
+ * last is never smaller than an earlier one. Integer arithmetic only.
+ */
 export function splitAmount(total: number, count: number): number[] {
-  const share = Math.floor(total / count);
-  return Array.from({ length: count }, (_, i) => (i === count - 1 ? total - share * (count - 1) : share));
+  if (!Number.isSafeInteger(total) || !Number.isSafeInteger(count) || count < 1 || total < count) {
+    throw new RangeError(`cannot split ${total} minor units into ${count} installments of at least 1`);
+  }
+  const remainder = total % count;
+  const share = (total - remainder) / count;
+  return Array.from({ length: count }, (_, i) => (i >= count - remainder ? share + 1 : share));
 }
 
 /**

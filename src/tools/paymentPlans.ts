@@ -46,7 +46,7 @@ const schedule = {
     .max(MAX_INSTALLMENTS, { message: `must be from 1 to ${MAX_INSTALLMENTS}` })
     .optional()
     .describe(
-      `Generated schedule: number of installments, 1 to ${MAX_INSTALLMENTS}. The amount owed is split equally; the remainder cent(s) go to the last installment. Needs firstDueAt and interval too.`,
+      `Generated schedule: number of installments, 1 to ${MAX_INSTALLMENTS}. The amount owed is split equally; a remainder goes one minor unit each to the last installments. Needs firstDueAt and interval too.`,
     ),
   firstDueAt: date
     .optional()
