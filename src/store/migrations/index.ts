@@ -6,6 +6,7 @@ import { invoices } from './005_invoices.js';
 import { usage } from './006_usage.js';
 import { offersFeatures } from './007_offers_features.js';
 import { customerTokens } from './008_customer_tokens.js';
+import { minorUnits } from './009_minor_units.js';
 
 export interface Migration {
   version: number;
@@ -14,4 +15,4 @@ export interface Migration {
 }
 
 /** Append-only: a released migration is never edited, a change is a new one with the next version. */
-export const MIGRATIONS: Migration[] = [foundation, catalogue, billingDetails, subscriptions, invoices, usage, offersFeatures, customerTokens];
+export const MIGRATIONS: Migration[] = [foundation, catalogue, billingDetails, subscriptions, invoices, usage, offersFeatures, customerTokens, minorUnits];
