@@ -6,7 +6,7 @@ import type { InvoiceFilter } from '../store/repos/invoices.js';
 import type { Tx } from '../store/store.js';
 import { customerIdOf, findCustomer } from './customers.js';
 import { decimal, multiply, parseDecimal, roundedUnits } from './decimal.js';
-import { percentOf, rateOfE4, rateToE4 } from './money.js';
+import { formatMoney, percentOf, rateOfE4, rateToE4 } from './money.js';
 import { QUANTITY_DIGITS } from './quantity.js';
 import { findSubscription, subscriptionIdOf } from './subscriptions.js';
 
@@ -178,7 +178,7 @@ export async function createInvoice(tx: Tx, org: string, input: InvoiceInput, no
   if (totals.grossAmount < 0) {
     throw invalid(
       'lines',
-      `The invoice would total ${totals.grossAmount} cents; an invoice cannot be negative. Discount lines (negative unitAmount) may reduce it to 0 at most`,
+      `The invoice would total ${totals.grossAmount} cents (${formatMoney(totals.grossAmount, customer.currencyCode)}); an invoice cannot be negative. Discount lines (negative unitAmount) may reduce it to 0 at most`,
       'negative_total',
     );
   }
@@ -323,7 +323,7 @@ export async function recordInvoicePayment(
   if (input.amount > invoice.amountDue) {
     throw invalid(
       'amount',
-      `amount ${input.amount} exceeds the ${invoice.amountDue} cents still due on invoice ${invoice.number}; overpayments are not accepted`,
+      `amount ${input.amount} exceeds the ${invoice.amountDue} cents still due on invoice ${invoice.number} (${formatMoney(invoice.amountDue, invoice.currencyCode)}); overpayments are not accepted`,
       'overpayment',
     );
   }

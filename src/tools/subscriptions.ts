@@ -360,7 +360,7 @@ export const subscriptionOperations = [
     name: 'get_estimated_invoice',
     title: 'Get estimated invoice',
     description:
-      'Preview the invoice the next billing run would create for an active subscription, usage so far included: one line per item due at the next billing date (flat fees for the period they pay, usage of the current interval minus free units), item discounts, net, tax per rate (from the product tax group and the invoice address country), gross. The text is the plain-text preview; the structured result has the same figures in cents. Over REST the body is the preview as a JSON string. 409 for a subscription that is not active.',
+      'Preview the invoice the next billing run would create for an active subscription, usage so far included: one line per item due at the next billing date (flat fees for the period they pay, usage of the current interval minus free units), item discounts, net, tax per rate (from the product tax group and the invoice address country), gross. The text is the plain-text preview; the structured result has the same figures in minor units (cents). Over REST the body is the preview as a JSON string. 409 for a subscription that is not active.',
     toolset: 'subscriptions',
     method: 'GET',
     path: '/subscriptions/{id}/estimated-invoice',
