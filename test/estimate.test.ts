@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatCents } from '../src/domain/estimate.js';
+import { formatMoney } from '../src/domain/money.js';
 import { fails, ok, setup, type TestEnv } from './helpers.js';
 
 let env: TestEnv;
@@ -35,13 +35,13 @@ beforeAll(async () => {
 });
 afterAll(() => env.close());
 
-describe('formatCents', () => {
+describe('formatMoney', () => {
   it.each([
-    [4990, '49.90'],
-    [-499, '-4.99'],
-    [5, '0.05'],
-    [0, '0.00'],
-  ])('%i → %s', (cents, text) => expect(formatCents(cents)).toBe(text));
+    [4990, '€49.90'],
+    [-499, '-€4.99'],
+    [5, '€0.05'],
+    [0, '€0.00'],
+  ])('%i EUR → %s', (cents, text) => expect(formatMoney(cents, 'EUR')).toBe(text));
 });
 
 describe('get_estimated_invoice', () => {
@@ -69,8 +69,8 @@ describe('get_estimated_invoice', () => {
       },
     ]);
     expect(e.estimate).toContain('Estimated invoice for subscription');
-    expect(e.estimate).toMatch(/Tax 19% on 49\.90 +9\.48/);
-    expect(e.estimate).toMatch(/Gross \(EUR\) +59\.38/);
+    expect(e.estimate).toMatch(/Tax 19% on €49\.90 +€9\.48/);
+    expect(e.estimate).toMatch(/Gross \(EUR\) +€59\.38/);
 
     const rest = await env.http('GET', `/subscriptions/${s.id}/estimated-invoice`);
     expect(rest.status).toBe(200);

@@ -3,7 +3,8 @@ import { newId } from '../ids.js';
 import type { Coupon } from '../schemas/catalogue.js';
 import type { PageRequest } from '../schemas/common.js';
 import type { Tx } from '../store/store.js';
-import { centsOf, toScaled } from './money.js';
+import { decimalOfNumber, unitsAt } from './decimal.js';
+import { amountViolation, toMinor } from './money.js';
 
 export interface CouponInput {
   code: string;
@@ -18,8 +19,9 @@ export interface CouponInput {
 
 /** Percentages: more than 0, at most 100, at most 2 fractional digits; kept as hundredths of a percent. */
 export function percentageE2(value: number): number | undefined {
-  const scaled = toScaled(value, 2);
-  return scaled !== undefined && scaled > 0 && scaled <= 10_000 ? scaled : undefined;
+  const parsed = decimalOfNumber(value);
+  const scaled = parsed.ok ? unitsAt(parsed.value, 2) : undefined;
+  return scaled !== undefined && scaled > 0n && scaled <= 10_000n ? Number(scaled) : undefined;
 }
 
 /** A field that belongs to one value of a selector: required with it, forbidden without it. */
@@ -50,6 +52,7 @@ export async function createCoupon(tx: Tx, org: string, input: CouponInput, now:
     belongsTo('percentage', input.percentage, 'type', input.type, 'percentage', 'the discount in percent, more than 0 and at most 100'),
     belongsTo('fixedAmount', input.fixedAmount, 'type', input.type, 'fixed_amount', 'give { amount, currency }, e.g. { "amount": 10, "currency": "EUR" }'),
     belongsTo('frequencyInterval', input.frequencyInterval, 'frequency', input.frequency, 'limited', 'the number of invoices (1 or more) the discount applies to'),
+    input.fixedAmount ? amountViolation('fixedAmount.amount', input.fixedAmount.amount, input.fixedAmount.currency) : undefined,
   ].filter((v): v is Violation => v !== undefined);
   const existing = await tx.billingSetup.findCouponByCode(org, input.code);
   if (existing) {
@@ -79,7 +82,7 @@ export async function createCoupon(tx: Tx, org: string, input: CouponInput, now:
   await tx.billingSetup.insertCoupon(org, {
     ...coupon,
     percentageE2: percentage === null ? null : (percentageE2(percentage) ?? null),
-    fixedAmount: fixedAmount && { cents: centsOf(fixedAmount.amount), currency: fixedAmount.currency },
+    fixedAmount: fixedAmount && { cents: toMinor(fixedAmount.amount, fixedAmount.currency), currency: fixedAmount.currency },
   });
   return coupon;
 }

@@ -7,24 +7,15 @@ import type { ItemRecord, SubscriptionRecord } from '../store/repos/subscription
 import type { Tx } from '../store/store.js';
 import { defaultInvoiceAddress, getInvoiceAddress } from './billingDetails.js';
 import { findBillingGroup } from './billingGroups.js';
-import { findCoupon } from './coupons.js';
+import { findCoupon, percentageE2 } from './coupons.js';
 import { addInterval, parseInterval, periodContaining, toIso, zoned } from './dates.js';
-import { divideRounded, invoiceTotals, lineNetAmount, RATE_SCALE } from './invoices.js';
-import { centsOf, toScaled } from './money.js';
+import { divideRounded } from './decimal.js';
+import { invoiceTotals, lineNetAmount } from './invoices.js';
+import { formatMoney, percentOf, rateOfE4, rateToE4, toMinor } from './money.js';
 import { getPricePlan, getProduct } from './products.js';
 import { formatQuantity, MICROS } from './quantity.js';
 import { alignmentOf, itemBillingStart, loadSubscription } from './subscriptions.js';
 import { currentInterval, intervalValue, timeWeightedValue } from './usage.js';
-
-/** Cents as text with two decimals: 4990 → "49.90", -499 → "-4.99". */
-export function formatCents(cents: number): string {
-  const abs = Math.abs(cents);
-  return `${cents < 0 ? '-' : ''}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
-}
-
-function formatRate(rateE4: number): string {
-  return String(rateE4 / RATE_SCALE);
-}
 
 /** The rate of a product's tax group for a country at a date: the latest `validFrom` not after it; reverse charge is 0. */
 function taxRateE4(product: Product, countryCode: string | undefined, onDate: string): number {
@@ -33,7 +24,7 @@ function taxRateE4(product: Product, countryCode: string | undefined, onDate: st
   const rate = group.taxes
     .filter((t) => t.countryCode === countryCode && t.validFrom <= onDate)
     .sort((a, b) => (a.validFrom < b.validFrom ? 1 : -1))[0];
-  return rate ? Math.round(rate.rate * RATE_SCALE) : 0;
+  return rate ? (rateToE4(rate.rate) ?? 0) : 0;
 }
 
 /** Whole local days between two instants (pro rata is by days). */
@@ -55,7 +46,7 @@ async function chargeLine(
   timeZone: string,
   now: Date,
 ): Promise<Omit<EstimateLine, 'taxRate'>> {
-  const unitAmount = centsOf(pricePlan.price.amount);
+  const unitAmount = toMinor(pricePlan.price.amount, pricePlan.currencyCode);
   const name = item.name ?? product.name;
   if (pricePlan.type === 'per_unit' && product.measurement) {
     const interval = await currentInterval(tx, org, record, item, timeZone, now);
@@ -91,7 +82,13 @@ async function chargeLine(
   return { description, periodStart: toIso(period.start), periodEnd: toIso(period.end), quantity: item.quantity, unitAmount, netAmount };
 }
 
-async function discountLines(tx: Tx, org: string, item: ItemRecord, line: { netAmount: number }): Promise<Array<{ description: string; netAmount: number }>> {
+async function discountLines(
+  tx: Tx,
+  org: string,
+  item: ItemRecord,
+  line: { netAmount: number },
+  currency: string,
+): Promise<Array<{ description: string; netAmount: number }>> {
   const out = [];
   for (const d of await tx.subscriptions.discounts(org, [item.id])) {
     if (d.status !== 'active') continue;
@@ -100,11 +97,10 @@ async function discountLines(tx: Tx, org: string, item: ItemRecord, line: { netA
     if (!spec) continue;
     const label = coupon ? `coupon ${coupon.code}` : (d.discount?.name ?? 'discount');
     if (spec.type === 'percentage' && spec.percentage !== null) {
-      const pctE2 = BigInt(toScaled(spec.percentage, 2) ?? 0);
-      const off = Number(divideRounded(BigInt(line.netAmount) * pctE2, 10_000n));
+      const off = percentOf(line.netAmount, percentageE2(spec.percentage) ?? 0, 2);
       out.push({ description: `  Discount ${label} (${spec.percentage}%)`, netAmount: -off });
     } else if (spec.fixedAmount) {
-      const off = Math.min(centsOf(spec.fixedAmount.amount), line.netAmount);
+      const off = Math.min(toMinor(spec.fixedAmount.amount, currency), line.netAmount);
       out.push({ description: `  Discount ${label}`, netAmount: -off });
     }
   }
@@ -113,17 +109,18 @@ async function discountLines(tx: Tx, org: string, item: ItemRecord, line: { netA
 
 function render(e: Omit<Estimate, 'estimate'>, header: string[]): string {
   const width = 72;
+  const money = (minor: number) => formatMoney(minor, e.currencyCode);
   const row = (left: string, right: string) => `${left}${' '.repeat(Math.max(1, width - left.length - right.length))}${right}`;
   const lines = [...header, ''];
   for (const l of e.lines) {
     const period = l.periodStart ? ` ${l.periodStart.slice(0, 10)} – ${l.periodEnd?.slice(0, 10)}` : '';
-    const qty = l.quantity !== null && l.unitAmount !== null ? ` ${l.quantity} × ${formatCents(l.unitAmount)}` : '';
-    lines.push(row(`${l.description}${period}${qty}`, formatCents(l.netAmount)));
+    const qty = l.quantity !== null && l.unitAmount !== null ? ` ${l.quantity} × ${money(l.unitAmount)}` : '';
+    lines.push(row(`${l.description}${period}${qty}`, money(l.netAmount)));
   }
   lines.push('-'.repeat(width));
-  lines.push(row('Net', formatCents(e.netAmount)));
-  for (const t of e.taxes) lines.push(row(`Tax ${t.rate}% on ${formatCents(t.netAmount)}`, formatCents(t.taxAmount)));
-  lines.push(row(`Gross (${e.currencyCode})`, formatCents(e.grossAmount)));
+  lines.push(row('Net', money(e.netAmount)));
+  for (const t of e.taxes) lines.push(row(`Tax ${t.rate}% on ${money(t.netAmount)}`, money(t.taxAmount)));
+  lines.push(row(`Gross (${e.currencyCode})`, money(e.grossAmount)));
   return lines.join('\n');
 }
 
@@ -151,28 +148,29 @@ export async function estimateInvoice(tx: Tx, org: string, id: string, now: Date
     : await defaultInvoiceAddress(tx, org, record.customerId);
   const localDate = zoned(billingDate, customer.timeZone).toISODate() as string;
 
-  const lines: EstimateLine[] = [];
+  const lines: Array<EstimateLine & { taxRateE4: number }> = [];
   for (const item of items.filter((i) => i.nextBillingAt === billingDate)) {
     const product = await getProduct(tx, org, item.productId);
     const pricePlan = await getPricePlan(tx, org, item.pricePlanId);
     const rateE4 = taxRateE4(product, address?.countryCode, localDate);
     const line = await chargeLine(tx, org, record, { item, product, pricePlan }, customer.timeZone, now);
-    lines.push({ ...line, taxRate: rateE4 / RATE_SCALE });
-    for (const d of await discountLines(tx, org, item, line)) {
-      lines.push({ ...d, periodStart: null, periodEnd: null, quantity: null, unitAmount: null, taxRate: rateE4 / RATE_SCALE });
+    const rates = { taxRate: rateOfE4(rateE4), taxRateE4: rateE4 };
+    lines.push({ ...line, ...rates });
+    for (const d of await discountLines(tx, org, item, line, customer.currencyCode)) {
+      lines.push({ ...d, periodStart: null, periodEnd: null, quantity: null, unitAmount: null, ...rates });
     }
   }
-  const totals = invoiceTotals(lines.map((l) => ({ netAmount: l.netAmount, taxRateE4: Math.round(l.taxRate * RATE_SCALE) })));
+  const totals = invoiceTotals(lines);
   const result: Omit<Estimate, 'estimate'> = {
     subscription: record.id,
     customer: record.customerId,
     billingDate,
     currencyCode: customer.currencyCode,
-    lines,
+    lines: lines.map(({ taxRateE4: _e4, ...l }) => l),
     netAmount: totals.netAmount,
     taxAmount: totals.taxAmount,
     grossAmount: totals.grossAmount,
-    taxes: totals.taxes.map((t) => ({ rate: Number(formatRate(t.rateE4)), netAmount: t.netAmount, taxAmount: t.taxAmount })),
+    taxes: totals.taxes.map((t) => ({ rate: rateOfE4(t.rateE4), netAmount: t.netAmount, taxAmount: t.taxAmount })),
   };
   const who = customer.companyName ?? [customer.firstName, customer.lastName].filter(Boolean).join(' ');
   const header = [

@@ -5,59 +5,37 @@ import type { Invoice, InvoiceLine, InvoiceStatus, InvoiceTax } from '../schemas
 import type { InvoiceFilter } from '../store/repos/invoices.js';
 import type { Tx } from '../store/store.js';
 import { customerIdOf, findCustomer } from './customers.js';
+import { decimal, multiply, parseDecimal, roundedUnits } from './decimal.js';
+import { formatMoney, percentOf, rateOfE4, rateToE4 } from './money.js';
+import { QUANTITY_DIGITS } from './quantity.js';
 import { findSubscription, subscriptionIdOf } from './subscriptions.js';
 
 /* ---------------------------------------------------------------------------------------------
- * Money math: integers of cents, BigInt where a product could leave the safe-integer range, no
- * binary floating point. Rounding is half-up on the magnitude (half away from zero), to the cent.
+ * Invoice math: integers of the currency's minor unit, in the exact decimal arithmetic of
+ * `decimal.ts` (BigInt; no binary floating point). Rounding is half-up on the magnitude (half away
+ * from zero), to the minor unit, once per line; tax per rate on the summed net.
  * ------------------------------------------------------------------------------------------- */
 
-/** The largest amount in cents an invoice line or total may reach (9,999,999,999.99 major units). */
+/** The largest amount in minor units an invoice line or total may reach (9,999,999,999.99 EUR, 999,999,999,999 JPY). */
 export const MAX_AMOUNT_CENTS = 999_999_999_999;
 
-/** Tax rates are integers of 1/10,000 percent (19 % = 190000), as in tax groups. */
-export const RATE_SCALE = 10_000;
-
-/** n / d rounded to the nearest integer, halves away from zero: 2.5 → 3, -2.5 → -3, 2.4 → 2. */
-export function divideRounded(n: bigint, d: bigint): bigint {
-  if (d === 0n) throw new RangeError('division by zero');
-  const negative = n < 0n !== d < 0n;
-  const an = n < 0n ? -n : n;
-  const ad = d < 0n ? -d : d;
-  const q = (2n * an + ad) / (2n * ad);
-  return negative ? -q : q;
-}
-
-const QUANTITY = /^(\d+)(?:\.(\d{1,6}))?$/;
-const QUANTITY_SCALE = 1_000_000n;
-
-/** quantity x unitAmount in cents as an exact BigInt, rounded half-up to the cent. */
-function lineNetCents(quantity: string, unitAmount: number): bigint {
-  const m = QUANTITY.exec(quantity);
-  if (!m) throw new RangeError(`not a quantity: ${quantity}`);
-  const units = BigInt(`${m[1]}${(m[2] ?? '').padEnd(6, '0')}`);
-  return divideRounded(units * BigInt(unitAmount), QUANTITY_SCALE);
+/** quantity (a decimal string, at most 6 fractional digits) x unitAmount in minor units, exactly, rounded half-up to the minor unit. */
+function lineNetUnits(quantity: string, unitAmount: number): bigint {
+  const q = parseDecimal(quantity);
+  if (!q || q.units < 0n || q.scale > QUANTITY_DIGITS) throw new RangeError(`not a quantity: ${quantity}`);
+  return roundedUnits(multiply(q, decimal(unitAmount)), 0);
 }
 
 /**
- * Net amount of a line in cents: quantity (a decimal string with at most 6 fractional digits, so that
- * billing runs can bill usage) times the unit amount in cents, rounded half-up to the cent.
+ * Net amount of a line in minor units: quantity (a decimal string with at most 6 fractional digits, so
+ * that billing runs can bill usage) times the unit amount in minor units, rounded half-up to the minor unit.
  */
 export function lineNetAmount(quantity: string, unitAmount: number): number {
-  const net = lineNetCents(quantity, unitAmount);
+  const net = lineNetUnits(quantity, unitAmount);
   if (net > BigInt(MAX_AMOUNT_CENTS) || net < -BigInt(MAX_AMOUNT_CENTS)) {
     throw new RangeError(`line amount out of range: ${quantity} x ${unitAmount}`);
   }
   return Number(net);
-}
-
-const RATE_FORM = /^(\d+)(?:\.(\d{1,4}))?$/;
-
-/** A percentage (19, 8.1, 5.5) as integer 1/10,000 percent; undefined beyond 4 fractional digits. */
-export function rateToE4(rate: number): number | undefined {
-  const m = RATE_FORM.exec(String(rate));
-  if (!m) return undefined;
-  return Number(`${m[1]}${(m[2] ?? '').padEnd(4, '0')}`);
 }
 
 export interface TaxableLine {
@@ -80,7 +58,7 @@ export function invoiceTotals(lines: readonly TaxableLine[]): Totals {
   const taxes = [...byRate].map(([rateE4, netAmount]) => ({
     rateE4,
     netAmount,
-    taxAmount: Number(divideRounded(BigInt(netAmount) * BigInt(rateE4), 100n * BigInt(RATE_SCALE))),
+    taxAmount: percentOf(netAmount, rateE4),
   }));
   const netAmount = taxes.reduce((sum, t) => sum + t.netAmount, 0);
   const taxAmount = taxes.reduce((sum, t) => sum + t.taxAmount, 0);
@@ -141,7 +119,7 @@ function lineViolations(lines: InvoiceLineInput[]): Violation[] {
         code: 'rate_precision',
       });
     }
-    const net = lineNetCents(String(l.quantity), l.unitAmount);
+    const net = lineNetUnits(String(l.quantity), l.unitAmount);
     if (net > BigInt(MAX_AMOUNT_CENTS) || net < -BigInt(MAX_AMOUNT_CENTS)) {
       violations.push({
         propertyPath: `lines[${i}]`,
@@ -200,7 +178,7 @@ export async function createInvoice(tx: Tx, org: string, input: InvoiceInput, no
   if (totals.grossAmount < 0) {
     throw invalid(
       'lines',
-      `The invoice would total ${totals.grossAmount} cents; an invoice cannot be negative. Discount lines (negative unitAmount) may reduce it to 0 at most`,
+      `The invoice would total ${totals.grossAmount} cents (${formatMoney(totals.grossAmount, customer.currencyCode)}); an invoice cannot be negative. Discount lines (negative unitAmount) may reduce it to 0 at most`,
       'negative_total',
     );
   }
@@ -216,7 +194,7 @@ export async function createInvoice(tx: Tx, org: string, input: InvoiceInput, no
     status: 'draft',
     currencyCode: customer.currencyCode,
     lines,
-    taxes: totals.taxes.map((t): InvoiceTax => ({ rate: t.rateE4 / RATE_SCALE, netAmount: t.netAmount, taxAmount: t.taxAmount })),
+    taxes: totals.taxes.map((t): InvoiceTax => ({ rate: rateOfE4(t.rateE4), netAmount: t.netAmount, taxAmount: t.taxAmount })),
     netAmount: totals.netAmount,
     taxAmount: totals.taxAmount,
     grossAmount: totals.grossAmount,
@@ -345,7 +323,7 @@ export async function recordInvoicePayment(
   if (input.amount > invoice.amountDue) {
     throw invalid(
       'amount',
-      `amount ${input.amount} exceeds the ${invoice.amountDue} cents still due on invoice ${invoice.number}; overpayments are not accepted`,
+      `amount ${input.amount} exceeds the ${invoice.amountDue} cents still due on invoice ${invoice.number} (${formatMoney(invoice.amountDue, invoice.currencyCode)}); overpayments are not accepted`,
       'overpayment',
     );
   }

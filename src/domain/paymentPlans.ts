@@ -8,6 +8,7 @@ import type { PaymentPlanFilter } from '../store/repos/paymentPlans.js';
 import type { Tx } from '../store/store.js';
 import { emitEvent } from './events.js';
 import { applyInvoicePayment, findInvoice, getInvoice, invoiceIdOf, makeDueNow, paymentTime } from './invoices.js';
+import { formatMoney } from './money.js';
 
 /* ---------------------------------------------------------------------------------------------
  * Schedules: pure functions.
@@ -17,10 +18,19 @@ import { applyInvoicePayment, findInvoice, getInvoice, invoiceIdOf, makeDueNow, 
 export const INTERVAL_PATTERN = /^([1-9]\d{0,2})([DWMY])$/;
 const UNITS = { D: 'days', W: 'weeks', M: 'months', Y: 'years' } as const;
 
-/** `count` amounts > 0 that sum to `total`: equal shares, the remainder cent(s) on the last. */
+/**
+ * `count` amounts of minor units (count <= total) that sum to `total`: equal shares, and when `total`
+ * does not divide evenly the remainder goes to the end of the schedule, one minor unit to each of the
+ * last installments (11 in 4: 2, 3, 3, 3), so no two installments differ by more than one unit and the
+ * last is never smaller than an earlier one. Integer arithmetic only.
+ */
 export function splitAmount(total: number, count: number): number[] {
-  const share = Math.floor(total / count);
-  return Array.from({ length: count }, (_, i) => (i === count - 1 ? total - share * (count - 1) : share));
+  if (!Number.isSafeInteger(total) || !Number.isSafeInteger(count) || count < 1 || total < count) {
+    throw new RangeError(`cannot split ${total} minor units into ${count} installments of at least 1`);
+  }
+  const remainder = total % count;
+  const share = (total - remainder) / count;
+  return Array.from({ length: count }, (_, i) => (i >= count - remainder ? share + 1 : share));
 }
 
 /**
@@ -101,8 +111,8 @@ export interface ScheduleInput {
 const GENERATED = ['installmentCount', 'firstDueAt', 'interval'] as const;
 const EITHER = 'give either installments [{ dueAt, amount }], or installmentCount + firstDueAt + interval';
 
-/** The due dates and amounts of a schedule that must cover `total` cents, starting no earlier than `today`. */
-function buildSchedule(input: ScheduleInput, total: number, today: string): Array<{ dueAt: string; amount: number }> {
+/** The due dates and amounts of a schedule that must cover `total` minor units of `currency`, starting no earlier than `today`. */
+function buildSchedule(input: ScheduleInput, total: number, currency: string, today: string): Array<{ dueAt: string; amount: number }> {
   const given = GENERATED.filter((k) => input[k] !== undefined);
   if (input.installments !== undefined) {
     if (given.length) {
@@ -131,7 +141,7 @@ function buildSchedule(input: ScheduleInput, total: number, today: string): Arra
     if (sum !== total) {
       violations.push({
         propertyPath: 'installments',
-        message: `the installment amounts sum to ${sum} cents but must sum to exactly ${total} cents, the amount due on the invoice`,
+        message: `the installment amounts sum to ${sum} cents but must sum to exactly ${total} cents (${formatMoney(total, currency)}), the amount due on the invoice; amounts are integers of the minor unit of ${currency}`,
         code: 'sum_mismatch',
       });
     }
@@ -157,7 +167,7 @@ function buildSchedule(input: ScheduleInput, total: number, today: string): Arra
   if (total < count) {
     throw invalid(
       'installmentCount',
-      `${count} installments cannot split ${total} cents: every installment needs at least 1 cent; use at most ${total} installments`,
+      `${count} installments cannot split ${total} cents (${formatMoney(total, currency)}): every installment needs at least 1 minor unit; use at most ${total} installments`,
       'too_many',
     );
   }
@@ -226,7 +236,7 @@ export async function createPaymentPlan(tx: Tx, org: string, input: PaymentPlanI
       `Invoice ${invoice.number} already has the ${existing.status} payment plan ${existing.id}; ${existing.status === 'broken' ? 'extend it (extend_payment_plan)' : 'cancel it (cancel_payment_plan) first, or extend it'} instead of creating another`,
     );
   }
-  const schedule = buildSchedule(input, invoice.amountDue, dateOf(now));
+  const schedule = buildSchedule(input, invoice.amountDue, invoice.currencyCode, dateOf(now));
   const at = now.toISOString();
   const plan = withTotal({
     id: newId(),
@@ -285,7 +295,7 @@ export async function recordPaymentPlanPayment(
   if (input.amount > open) {
     throw invalid(
       'amount',
-      `amount ${input.amount} exceeds the ${open} cents still open on payment plan ${plan.id}; overpayments are not accepted`,
+      `amount ${input.amount} exceeds the ${open} cents still open on payment plan ${plan.id} (${formatMoney(open, plan.currencyCode)}); overpayments are not accepted`,
       'overpayment',
     );
   }
@@ -385,7 +395,7 @@ export async function extendPaymentPlan(tx: Tx, org: string, id: string, input: 
       `Invoice ${invoice.number ?? invoice.id} of payment plan ${plan.id} is ${invoice.status}; only a plan on an open invoice can be extended`,
     );
   }
-  const schedule = buildSchedule(input, invoice.amountDue, dateOf(now));
+  const schedule = buildSchedule(input, invoice.amountDue, invoice.currencyCode, dateOf(now));
   const at = now.toISOString();
   const kept = plan.installments
     .filter((i) => i.status === 'paid' || i.amountPaid > 0)

@@ -4,11 +4,11 @@ import type { Family, Plan, PlanStatus, PricePlan, Product } from '../schemas/ca
 import type { PageRequest } from '../schemas/common.js';
 import type { PlanChargeRecord, PlanItemRecord, PlanRecord } from '../store/repos/plans.js';
 import type { Tx } from '../store/store.js';
-import { fromScaled, toScaled } from './money.js';
 import { findProduct } from './products.js';
+import { microsOfNumber, numberOfMicros, QUANTITY_DIGITS } from './quantity.js';
 
 /** Plan charge quantities: at most 6 fractional digits, kept as integers of millionths. */
-export const QUANTITY_DIGITS = 6;
+export { QUANTITY_DIGITS };
 
 export interface PlanAddonInput {
   product: string;
@@ -144,7 +144,7 @@ function itemRecords<T extends PlanItemRecord>(
 }
 
 function quantityE6(quantity: number): number {
-  const scaled = toScaled(quantity, QUANTITY_DIGITS);
+  const scaled = microsOfNumber(quantity);
   if (scaled === undefined) throw new Error(`not a quantity with at most ${QUANTITY_DIGITS} fractional digits: ${quantity}`);
   return scaled;
 }
@@ -184,7 +184,7 @@ async function resolve(tx: Tx, org: string, r: PlanRecord): Promise<Plan> {
       id: c.id,
       product: await product(c.productId),
       pricePlan: await pricePlan(c.pricePlanId),
-      quantity: fromScaled(c.quantityE6, QUANTITY_DIGITS),
+      quantity: numberOfMicros(c.quantityE6),
     });
   }
   const resolvedAddons: Plan['addons'] = [];

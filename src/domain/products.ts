@@ -5,7 +5,7 @@ import type { PageRequest } from '../schemas/common.js';
 import type { ProductRecord } from '../store/repos/products.js';
 import type { Tx } from '../store/store.js';
 import { validateCustomFields } from './customFields.js';
-import { centsOf } from './money.js';
+import { amountViolation, toMinor } from './money.js';
 
 export interface ProductInput {
   type: Product['type'];
@@ -174,15 +174,17 @@ async function insertPricePlan(
   at: string,
   path: string,
 ): Promise<PricePlan> {
+  const violations: Violation[] = [];
   if (input.type === 'per_unit' && product.measurementId === null) {
-    throw invalidMany([
-      {
-        propertyPath: `${path}type`,
-        message: `type per_unit needs a product with a measurement, and product ${product.id} has none; use flat_fee, or give the product a measurement with update_product first`,
-        code: 'measurement_required',
-      },
-    ]);
+    violations.push({
+      propertyPath: `${path}type`,
+      message: `type per_unit needs a product with a measurement, and product ${product.id} has none; use flat_fee, or give the product a measurement with update_product first`,
+      code: 'measurement_required',
+    });
   }
+  const amount = amountViolation(`${path}price.amount`, input.price.amount, input.currencyCode);
+  if (amount) violations.push(amount);
+  if (violations.length) throw invalidMany(violations);
   const pricePlan: PricePlan = {
     id: newId(),
     product: product.id,
@@ -205,7 +207,7 @@ async function insertPricePlan(
     updatedAt: at,
   };
   const { price, inUse: _inUse, ...rest } = pricePlan;
-  await tx.products.insertPricePlan(org, { ...rest, priceCents: centsOf(price.amount) });
+  await tx.products.insertPricePlan(org, { ...rest, priceCents: toMinor(price.amount, pricePlan.currencyCode) });
   return pricePlan;
 }
 

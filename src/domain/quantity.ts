@@ -6,15 +6,13 @@
  * millionth with BigInt arithmetic. No binary floating point touches a quantity.
  */
 
+import { decimal, decimalOfNumber, divideRounded, formatDecimal, parseDecimal, toNumber, unitsAt } from './decimal.js';
+
 export const QUANTITY_DIGITS = 6;
 export const MICROS = 1_000_000n;
 /** Values are below 10^12 (at most 999,999,999,999.999999): one value always fits a signed 64-bit integer of micro-units. */
 export const MAX_QUANTITY_MICROS = 10n ** 18n - 1n;
 export const MAX_QUANTITY_TEXT = '999999999999.999999';
-/** A JSON number keeps its decimal digits exactly only up to 15 significant digits. */
-const NUMBER_DIGITS = 15;
-
-const DECIMAL = /^(\d+)(?:\.(\d+))?$/;
 
 export type QuantityParse = { ok: true; micros: bigint } | { ok: false; message: string };
 
@@ -28,27 +26,27 @@ export type QuantityParse = { ok: true; micros: bigint } | { ok: false; message:
 export function parseQuantity(value: string | number): QuantityParse {
   let text: string;
   if (typeof value === 'number') {
-    if (!Number.isFinite(value)) return { ok: false, message: 'must be a finite decimal such as "12.5"; NaN and Infinity are not quantities' };
-    text = String(value);
-    if (/e/i.test(text)) {
-      return { ok: false, message: `must be written without an exponent (got ${text}); send it as a decimal string such as "0.000001" or "1000000"` };
+    const parsed = decimalOfNumber(value);
+    if (!parsed.ok) {
+      if (parsed.reason === 'not_finite') return { ok: false, message: 'must be a finite decimal such as "12.5"; NaN and Infinity are not quantities' };
+      if (parsed.reason === 'exponent') {
+        return { ok: false, message: `must be written without an exponent (got ${parsed.text}); send it as a decimal string such as "0.000001" or "1000000"` };
+      }
+      return { ok: false, message: 'has more than 15 significant digits, which a JSON number cannot carry exactly; send it as a decimal string' };
     }
-    if (text.replace(/^-/, '').replace('.', '').replace(/^0+/, '').length > NUMBER_DIGITS) {
-      return { ok: false, message: `has more than ${NUMBER_DIGITS} significant digits, which a JSON number cannot carry exactly; send it as a decimal string` };
-    }
+    text = parsed.text;
   } else {
     text = value;
   }
   if (text.startsWith('-')) return { ok: false, message: `must not be negative (got ${text}); usage quantities are 0 or more` };
-  const m = DECIMAL.exec(text);
-  if (!m) {
+  const d = parseDecimal(text);
+  if (!d) {
     return { ok: false, message: `must be a decimal number written with digits and an optional decimal point, such as "12.5" or "3" (got ${JSON.stringify(text)})` };
   }
-  const fraction = m[2] ?? '';
-  if (fraction.length > QUANTITY_DIGITS) {
+  const micros = d.scale > QUANTITY_DIGITS ? undefined : unitsAt(d, QUANTITY_DIGITS);
+  if (micros === undefined) {
     return { ok: false, message: `must have at most ${QUANTITY_DIGITS} fractional digits (got ${text}); round it to the millionth` };
   }
-  const micros = BigInt(m[1] as string) * MICROS + BigInt(fraction.padEnd(QUANTITY_DIGITS, '0'));
   if (micros > MAX_QUANTITY_MICROS) return { ok: false, message: `must be below 10^12, at most ${MAX_QUANTITY_TEXT} (got ${text})` };
   return { ok: true, micros };
 }
@@ -63,8 +61,7 @@ export function toMicros(quantity: string): bigint {
 /** Canonical decimal form: no trailing fractional zeros, no decimal point for whole numbers. */
 export function formatQuantity(micros: bigint): string {
   if (micros < 0n) throw new RangeError('quantities are never negative');
-  const fraction = (micros % MICROS).toString().padStart(QUANTITY_DIGITS, '0').replace(/0+$/, '');
-  return `${micros / MICROS}${fraction ? `.${fraction}` : ''}`;
+  return formatDecimal(decimal(micros, QUANTITY_DIGITS));
 }
 
 /** The canonical form of a wire quantity ("12.50" and 12.5 both become "12.5"). */
@@ -74,11 +71,26 @@ export function canonicalQuantity(value: string | number): string {
   return formatQuantity(parsed.micros);
 }
 
-/** numerator / denominator rounded half-up (both non-negative, denominator > 0). */
+/**
+ * A count given as a JSON number with at most 6 fractional digits (a plan charge's or an item's
+ * quantity) in micro-units; undefined for more digits, an exponent or more than 15 significant digits.
+ */
+export function microsOfNumber(value: number): number | undefined {
+  const parsed = decimalOfNumber(value);
+  const micros = parsed.ok ? unitsAt(parsed.value, QUANTITY_DIGITS) : undefined;
+  return micros === undefined ? undefined : Number(micros);
+}
+
+/** The JSON number of a count of micro-units (the inverse of `microsOfNumber`): 1500000 is 1.5. */
+export function numberOfMicros(micros: number | bigint): number {
+  return toNumber(decimal(micros, QUANTITY_DIGITS));
+}
+
+/** numerator / denominator rounded half-up (both non-negative, denominator > 0): quantities are never negative. */
 export function divideHalfUp(numerator: bigint, denominator: bigint): bigint {
   if (denominator <= 0n) throw new RangeError('denominator must be positive');
   if (numerator < 0n) throw new RangeError('numerator must not be negative');
-  return (2n * numerator + denominator) / (2n * denominator);
+  return divideRounded(numerator, denominator);
 }
 
 /** Average of `count` values summing to `sumMicros`, in micro-units rounded half-up; 0 for no values. */

@@ -24,6 +24,7 @@ import { grantActiveFeatures } from './features.js';
 import { boundary, parseInterval, termsAfter, toIso, zoned, type Alignment, type Interval } from './dates.js';
 import { findPlan, getPlan } from './plans.js';
 import { createCustomPricePlan, getPricePlan, getProduct, type CustomPricePlanInput } from './products.js';
+import { amountViolation } from './money.js';
 import { assertTransition } from './subscriptionStates.js';
 import { recentMeasurementValues } from './usage.js';
 
@@ -744,6 +745,9 @@ async function discountOf(
       message: `${at}.fixedAmount.currency must be the subscription's currency ${currency} (got ${d.fixedAmount.currency})`,
       code: 'currency_mismatch',
     });
+  } else if (d.fixedAmount) {
+    const amount = amountViolation(`${at}.fixedAmount.amount`, d.fixedAmount.amount, currency);
+    if (amount) violations.push(amount);
   }
   const frequency = d.frequency ?? 'once';
   if (frequency === 'limited' && d.frequencyInterval === undefined) {
@@ -837,6 +841,9 @@ export async function orderProducts(tx: Tx, org: string, id: string, input: Orde
         message: `${path}.customPricePlan.currencyCode must be the subscription's currency ${customer.currencyCode}`,
         code: 'currency_mismatch',
       });
+    } else if (entry.customPricePlan) {
+      const amount = amountViolation(`${path}.customPricePlan.price.amount`, entry.customPricePlan.price.amount, customer.currencyCode);
+      if (amount) violations.push(amount);
     }
     if (entry.quantity !== undefined && resolved.measurement) {
       violations.push({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isAmount, isCurrencyCode, MAX_AMOUNT } from '../domain/money.js';
+import { isCurrencyCode, isDecimalAmount, MAX_MINOR_DIGITS } from '../domain/money.js';
 import { dateTime, MAJOR, timestamps } from './common.js';
 import { measurementSchema } from './measurements.js';
 import { taxGroupSchema } from './taxGroups.js';
@@ -156,8 +156,8 @@ export const amountInput = (min: 'zero' | 'positive') =>
   (min === 'zero'
     ? z.number().min(0, { message: 'must be 0 or more', abort: true })
     : z.number().gt(0, { message: 'must be greater than 0', abort: true })
-  ).refine(isAmount, {
-    message: `must have at most 2 fractional digits (12.5 or 12.99, not 12.999) and be at most ${MAX_AMOUNT}`,
+  ).refine(isDecimalAmount, {
+    message: `must be a decimal of at most 15 significant digits with at most as many fractional digits as the currency's minor unit (EUR 2: 12.99, JPY 0: 4900, KWD 3: 1.234; never more than ${MAX_MINOR_DIGITS})`,
   });
 
 const interval = (what: string) =>
@@ -179,7 +179,7 @@ export const customPricePlanShape = {
   currencyCode: currencyCodeInput.describe('ISO 4217 code, upper case, e.g. EUR.'),
   price: z
     .strictObject({
-      amount: amountInput('zero').describe(`${MAJOR}, at most 2 fractional digits (12.5 = 12.50).`),
+      amount: amountInput('zero').describe(`${MAJOR}, at most the currency's minor-unit digits (EUR 2, JPY 0, KWD 3).`),
     })
     .describe(`The price; amount: ${MAJOR}.`),
   internalName: z

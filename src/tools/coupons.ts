@@ -40,7 +40,7 @@ export const couponOperations = [
         .describe('Percent off, more than 0 and up to 100, at most 2 fractional digits; only and required for type percentage.'),
       fixedAmount: z
         .strictObject({
-          amount: amountInput('positive').describe(`${MAJOR}, at most 2 fractional digits.`),
+          amount: amountInput('positive').describe(`${MAJOR}, at most the currency's minor-unit digits.`),
           currency: currencyCodeInput.describe('ISO 4217 code, upper case, e.g. EUR.'),
         })
         .nullable()

@@ -16,13 +16,14 @@ import { invoiceRow, listView } from '../schemas/views.js';
 const MAX_LINES = 500;
 const MAX_QUANTITY = 1_000_000;
 
-/** An amount of money received, in cents (shared with the payment-plan tools). */
+/** An amount of money received, in minor units of the invoice currency (shared with the payment-plan tools). */
 export const cents = (what: string) =>
   z
     .number()
-    .int({ message: 'must be a whole number of cents' })
-    .min(1, { message: 'must be at least 1 cent' })
-    .max(MAX_AMOUNT_CENTS, { message: `must be at most ${MAX_AMOUNT_CENTS} cents` })
+    .int({ message: 'must be a whole number of minor units (cents)' })
+    .min(1, { message: 'must be at least 1 cent (one minor unit)' })
+    .max(MAX_AMOUNT_CENTS, { message: `must be at most ${MAX_AMOUNT_CENTS} minor units (cents)` })
+    
     .describe(`${what}; ${MINOR}.`);
 
 export const paidAt = dateTimeInput
@@ -43,9 +44,10 @@ const line = z.strictObject({
     .describe('Number of units.'),
   unitAmount: z
     .number()
-    .int({ message: 'must be a whole number of cents' })
-    .min(-MAX_AMOUNT_CENTS, { message: `must be within ±${MAX_AMOUNT_CENTS} cents` })
-    .max(MAX_AMOUNT_CENTS, { message: `must be within ±${MAX_AMOUNT_CENTS} cents` })
+    .int({ message: 'must be a whole number of minor units (cents)' })
+    .min(-MAX_AMOUNT_CENTS, { message: `must be within ±${MAX_AMOUNT_CENTS} minor units (cents)` })
+    .max(MAX_AMOUNT_CENTS, { message: `must be within ±${MAX_AMOUNT_CENTS} minor units (cents)` })
+    
     .describe(`Net price of one unit; ${MINOR}: 4900 = 49.00 EUR. Negative for a discount or credit.`),
   taxRate: z
     .number()

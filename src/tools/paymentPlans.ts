@@ -41,7 +41,7 @@ const schedule = {
     .min(1, { message: `must be from 1 to ${MAX_INSTALLMENTS}` })
     .max(MAX_INSTALLMENTS, { message: `must be from 1 to ${MAX_INSTALLMENTS}` })
     .optional()
-    .describe('Generated schedule: number of equal installments.'),
+    .describe('Generated schedule: number of installments; a remainder goes one minor unit each to the last ones.'),
   firstDueAt: date
     .optional()
     .describe('Generated schedule: first due date, from today on.'),

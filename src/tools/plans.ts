@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { toScaled } from '../domain/money.js';
 import { createPlan, getPlan, listPlans, QUANTITY_DIGITS, updatePlan } from '../domain/plans.js';
+import { microsOfNumber } from '../domain/quantity.js';
 import { defineOperation } from '../registry/operation.js';
 import { CHANGE_APPLY_BEHAVIOURS, CHANGE_BEHAVIOURS, PLAN_STATUSES, planSchema } from '../schemas/catalogue.js';
 import { listOf, pageInput, pageRequest, pathId, toPage } from '../schemas/common.js';
@@ -33,7 +33,7 @@ const pricePlan = z.string().min(1).max(255).describe('Id of one of its price pl
 const quantity = z
   .number()
   .gt(0, { message: 'must be greater than 0', abort: true })
-  .refine((v) => toScaled(v, QUANTITY_DIGITS) !== undefined, {
+  .refine((v) => microsOfNumber(v) !== undefined, {
     message: `must have at most ${QUANTITY_DIGITS} fractional digits`,
   })
   .describe(`Units, at most ${QUANTITY_DIGITS} fractional digits.`);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { QUANTITY_DIGITS } from '../domain/plans.js';
-import { toScaled } from '../domain/money.js';
+import { microsOfNumber } from '../domain/quantity.js';
 import {
   activateSubscription,
   cancelSubscription,
@@ -72,7 +72,7 @@ const invoiceAddress = z
 const quantity = z
   .number()
   .gt(0, { message: 'must be greater than 0' })
-  .refine((v) => toScaled(v, QUANTITY_DIGITS) !== undefined, { message: `must have at most ${QUANTITY_DIGITS} fractional digits` });
+  .refine((v) => microsOfNumber(v) !== undefined, { message: `must have at most ${QUANTITY_DIGITS} fractional digits` });
 
 const discount = z
   .strictObject({
@@ -88,7 +88,7 @@ const discount = z
       .describe('Percent off; with type percentage.'),
     fixedAmount: z
       .strictObject({
-        amount: amountInput('positive').describe(`Amount off; ${MAJOR}, at most 2 decimals.`),
+        amount: amountInput('positive').describe(`Amount off; ${MAJOR}, at most the currency's minor-unit digits.`),
         currency: currencyCodeInput.describe("The subscription's currency code."),
       })
       .optional()
@@ -359,7 +359,7 @@ export const subscriptionOperations = [
     name: 'get_estimated_invoice',
     title: 'Get estimated invoice',
     description:
-      'Preview the invoice the next billing run would create for an active subscription, usage so far included; the structured result has the figures in cents.',
+      'Preview the invoice the next billing run would create for an active subscription, usage so far included; the structured result has the figures in minor units.',
     toolset: 'subscriptions',
     method: 'GET',
     path: '/subscriptions/{id}/estimated-invoice',

@@ -1,9 +1,10 @@
-import { fromCents, fromScaled } from '../../domain/money.js';
+import { decimal, toNumber } from '../../domain/decimal.js';
+import { toMajor } from '../../domain/money.js';
 import type { BillingGroup, Coupon, CustomField, CustomFieldEntity } from '../../schemas/catalogue.js';
 import type { PageRequest } from '../../schemas/common.js';
 import { bool, int, type Sql } from '../sql.js';
 
-/** A coupon as stored: the percentage in hundredths of a percent, the fixed amount in cents. */
+/** A coupon as stored: the percentage in hundredths of a percent, the fixed amount in minor units of its currency. */
 export interface CouponRecord extends Omit<Coupon, 'percentage' | 'fixedAmount'> {
   percentageE2: number | null;
   fixedAmount: { cents: number; currency: string } | null;
@@ -58,9 +59,11 @@ const toCoupon = (r: CouponRow): Coupon => ({
   name: r.name,
   type: r.type,
   frequency: r.frequency,
-  percentage: r.percentage_e2 === null ? null : fromScaled(r.percentage_e2, 2),
+  percentage: r.percentage_e2 === null ? null : toNumber(decimal(r.percentage_e2, 2)),
   fixedAmount:
-    r.fixed_amount_cents === null ? null : { amount: fromCents(r.fixed_amount_cents), currency: r.fixed_amount_currency as string },
+    r.fixed_amount_cents === null
+      ? null
+      : { amount: toMajor(r.fixed_amount_cents, r.fixed_amount_currency as string), currency: r.fixed_amount_currency as string },
   frequencyInterval: r.frequency_interval,
   isEnabled: bool(r.is_enabled),
   createdAt: r.created_at,

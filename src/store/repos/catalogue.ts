@@ -1,6 +1,7 @@
 import type { PageRequest } from '../../schemas/common.js';
 import type { AggregationType, Measurement, MeasurementType, Unit } from '../../schemas/measurements.js';
 import type { Tax, TaxGroup } from '../../schemas/taxGroups.js';
+import { rateOfE4, rateToE4 } from '../../domain/money.js';
 import { bool, int, type Sql } from '../sql.js';
 
 export interface CatalogueRepo {
@@ -71,8 +72,12 @@ interface TaxRow {
   valid_from: string;
 }
 
-/** Tax rates are kept as integers of 1/10,000 percent: exact for every rate with up to 4 decimals. */
-export const RATE_SCALE = 10_000;
+/** Tax rates are kept as integers of 1/10,000 percent: exact for every rate with up to 4 decimals (`rateToE4`). */
+function storedRate(rate: number): number {
+  const e4 = rateToE4(rate);
+  if (e4 === undefined) throw new RangeError(`not a tax rate with at most 4 fractional digits: ${rate}`);
+  return e4;
+}
 
 export class SqliteCatalogueRepo implements CatalogueRepo {
   constructor(private readonly sql: Sql) {}
@@ -191,7 +196,7 @@ export class SqliteCatalogueRepo implements CatalogueRepo {
         groupId,
         i,
         t.code,
-        Math.round(t.rate * RATE_SCALE),
+        storedRate(t.rate),
         t.countryCode,
         t.description,
         t.validFrom,
@@ -226,7 +231,7 @@ export class SqliteCatalogueRepo implements CatalogueRepo {
         .map((t) => ({
           id: t.id,
           code: t.code,
-          rate: t.rate_e4 / RATE_SCALE,
+          rate: rateOfE4(t.rate_e4),
           countryCode: t.country_code,
           description: t.description,
           validFrom: t.valid_from,

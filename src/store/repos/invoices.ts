@@ -1,7 +1,7 @@
 import type { PageRequest } from '../../schemas/common.js';
 import type { Invoice, InvoiceLine, InvoicePayment, InvoiceStatus, InvoiceTax } from '../../schemas/invoices.js';
 import type { Sql } from '../sql.js';
-import { RATE_SCALE } from './catalogue.js';
+import { rateOfE4, rateToE4 } from '../../domain/money.js';
 
 export interface InvoiceFilter {
   customer?: string | undefined;
@@ -69,8 +69,12 @@ interface StoredTax {
   taxAmount: number;
 }
 
-/** Exact percent (rate of 1/10,000 percent units) to the integer units the table stores. */
-const toE4 = (rate: number): number => Math.round(rate * RATE_SCALE);
+/** Exact percent to the integer 1/10,000 percent units the table stores (rates were checked on input). */
+function toE4(rate: number): number {
+  const e4 = rateToE4(rate);
+  if (e4 === undefined) throw new RangeError(`not a tax rate with at most 4 fractional digits: ${rate}`);
+  return e4;
+}
 
 const toLine = (r: LineRow): InvoiceLine => ({
   id: r.id,
@@ -79,7 +83,7 @@ const toLine = (r: LineRow): InvoiceLine => ({
   quantity: Number(r.quantity),
   unitAmount: r.unit_amount,
   netAmount: r.net_amount,
-  taxRate: r.tax_rate_e4 / RATE_SCALE,
+  taxRate: rateOfE4(r.tax_rate_e4),
   periodStart: r.period_start,
   periodEnd: r.period_end,
 });
@@ -226,7 +230,7 @@ export class SqliteInvoiceRepo implements InvoiceRepo {
       currencyCode: r.currency_code,
       lines: lines.filter((l) => l.invoice_id === r.id).map(toLine),
       taxes: (JSON.parse(r.taxes) as StoredTax[]).map(
-        (t): InvoiceTax => ({ rate: t.rateE4 / RATE_SCALE, netAmount: t.netAmount, taxAmount: t.taxAmount }),
+        (t): InvoiceTax => ({ rate: rateOfE4(t.rateE4), netAmount: t.netAmount, taxAmount: t.taxAmount }),
       ),
       netAmount: r.net_amount,
       taxAmount: r.tax_amount,

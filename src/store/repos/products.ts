@@ -1,4 +1,4 @@
-import { fromCents } from '../../domain/money.js';
+import { toMajor } from '../../domain/money.js';
 import type { PricePlan, PricePlanStatus, PricePlanType, Product } from '../../schemas/catalogue.js';
 import type { PageRequest } from '../../schemas/common.js';
 import { bool, int, type Sql } from '../sql.js';
@@ -9,7 +9,7 @@ export interface ProductRecord extends Omit<Product, 'measurement' | 'taxGroup'>
   taxGroupId: string | null;
 }
 
-/** A price plan as stored: the price in cents. */
+/** A price plan as stored: the price in minor units of its currency. */
 export interface PricePlanRecord extends Omit<PricePlan, 'price' | 'inUse'> {
   priceCents: number;
 }
@@ -96,7 +96,7 @@ const toPricePlan = (r: PricePlanRow): PricePlan => ({
   product: r.product_id,
   type: r.type,
   currencyCode: r.currency_code,
-  price: { amount: fromCents(r.price_cents), createdAt: r.created_at, updatedAt: r.updated_at, tenantId: r.organisation_id },
+  price: { amount: toMajor(r.price_cents, r.currency_code), createdAt: r.created_at, updatedAt: r.updated_at, tenantId: r.organisation_id },
   internalName: r.internal_name,
   status: r.status,
   applyTrial: bool(r.apply_trial),
