@@ -48,9 +48,18 @@ describe('authenticate_customer', () => {
     expect(res.status).toBe(403);
   });
 
-  it('works with any API key of the organisation, whatever its permissions', async () => {
-    const narrow = await env.newKey(env.org, ['measurement:read']);
-    await tokensFor(f.customer.id, narrow);
+  it('needs customer:write: a narrower key can neither mint a token nor see the tool (issue 16)', async () => {
+    for (const permissions of [['coupon:read'], ['customer:read'], ['measurement:read', 'subscription:write']]) {
+      const narrow = await env.newKey(env.org, permissions);
+      const res = await env.http('POST', `/customers/${f.customer.id}/authenticate`, { token: narrow });
+      expect(res.status, permissions.join()).toBe(403);
+      expect(res.body.detail).toMatch(/customer:write/);
+      const client = await env.mcpFor(narrow);
+      expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('authenticate_customer');
+      expect((await fails(client, 'authenticate_customer', { id: f.customer.id }, 403)).detail).toMatch(/customer:write/);
+    }
+    const writer = await env.newKey(env.org, ['customer:write']);
+    await tokensFor(f.customer.id, writer);
   });
 });
 

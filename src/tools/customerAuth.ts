@@ -22,11 +22,11 @@ export const customerAuthOperations = [
     name: 'authenticate_customer',
     title: 'Authenticate customer',
     description:
-      "Mint an access and a refresh token for a customer-facing app: the access token reaches only this customer's own data. Needs an organisation API key; revoking it ends these tokens.",
+      "Mint an access and a refresh token for a customer-facing app: the access token reaches only this customer's own data and adds payment methods for it. Needs an API key with customer:write; revoking the key ends these tokens.",
     toolset: 'customers',
     method: 'POST',
     path: '/customers/{id}/authenticate',
-    permission: null,
+    permission: 'customer:write',
     kind: 'action',
     annotations: { destructiveHint: false, idempotentHint: false },
     input: z.strictObject({ id: idOrNumber('customer') }),
