@@ -136,7 +136,7 @@ function message(issue: z.core.$ZodIssue, at: string): string {
  * One violation per problem. An unknown field is named with the field it most likely meant, the
  * nested object it belongs in, or the allowed fields, read from `schema` (the operation's input).
  */
-export function violationsOf(error: z.ZodError, schema?: Schema): Violation[] {
+export function violationsOf(error: { issues: readonly z.core.$ZodIssue[] }, schema?: Schema): Violation[] {
   return error.issues.flatMap((issue): Violation[] => {
     const at = propertyPath(issue.path);
     if (issue.code === 'unrecognized_keys') {
@@ -148,7 +148,13 @@ export function violationsOf(error: z.ZodError, schema?: Schema): Violation[] {
 }
 
 /** Query parameters are a 400, body fields a 422 (CONTRACT section 2). */
+/** At most this many violations in one answer: enough to fix a call, never a flood. */
+export const MAX_VIOLATIONS = 20;
+
 export function inputError(error: z.ZodError, kind: 'bad_request' | 'validation', schema?: Schema): AppError {
-  const violations = violationsOf(error, schema);
-  return new AppError(kind, violations.map((v) => v.message).join('; '), violations);
+  const shown = error.issues.slice(0, MAX_VIOLATIONS);
+  const violations = violationsOf({ issues: shown }, schema);
+  const more = error.issues.length - shown.length;
+  const detail = violations.map((v) => v.message).join('; ') + (more > 0 ? `; and ${more} more of the same kind (fix these first)` : '');
+  return new AppError(kind, detail, violations);
 }

@@ -31,6 +31,7 @@ export const customFieldOperations = [
         .describe('Value type; date: YYYY-MM-DD; select: one of options.'),
       options: z
         .array(z.string().min(1, { message: 'must be 1 to 255 characters' }).max(255, { message: 'must be 1 to 255 characters' }))
+        .max(100, { message: 'must contain at most 100 items' })
         .nullable()
         .optional()
         .describe('Allowed values, distinct, at least one; only and required for type select.'),

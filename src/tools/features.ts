@@ -64,7 +64,7 @@ export const featureOperations = [
         .describe('draft: grants nothing until activated; active: at once for new subscriptions.'),
       type: z.enum(FEATURE_TYPES).describe('switch: on/off; custom: named levels; quantity: levels of a quantity; range: a value within { min, max }.'),
       config: z
-        .union([z.array(level), range])
+        .union([z.array(level).max(100, { message: 'must contain at most 100 items' }), range])
         .nullable()
         .optional()
         .describe(CONFIG_RULES),

@@ -40,8 +40,9 @@ const quantity = z
 const charges = z
   .array(z.strictObject({ product, pricePlan, quantity: quantity.default(1) }))
   .min(1, { message: 'must contain at least 1 charge' })
+  .max(50, { message: 'must contain at most 50 items' })
   .describe('What every subscription is billed for.');
-const addons = z.array(z.strictObject({ product, pricePlan })).describe('Extras a subscription may add.');
+const addons = z.array(z.strictObject({ product, pricePlan })).max(50, { message: 'must contain at most 50 items' }).describe('Extras a subscription may add.');
 
 const ITEM_RULES =
   'Charges and addons need catalogue price plans of their product, not archived, all in one currency.';

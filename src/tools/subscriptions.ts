@@ -41,6 +41,7 @@ export const periods = z
     }),
   )
   .min(1, { message: 'must contain at least 1 item' })
+  .max(10, { message: 'must contain at most 10 items' })
   .describe('Contract terms: the first is the initial term, the last repeats as the renewal term.');
 
 const nullableText = (what: string) => text255.nullable().optional().describe(what);
@@ -127,6 +128,7 @@ export const subscriptionInputShape = {
   invoiceAddress,
   addons: z
     .array(z.strictObject({ product: ref('Product id of a plan addon.'), pricePlan: ref('Price plan id of that addon.') }))
+    .max(50, { message: 'must contain at most 50 items' })
     .optional()
     .describe("Plan addons to include, from get_plan's addons."),
 };
@@ -345,10 +347,11 @@ export const subscriptionOperations = [
         .array(
           z.strictObject({
             ...orderEntry,
-            children: z.array(z.strictObject(orderEntry)).optional().describe('Items ordered under this one (no deeper nesting).'),
+            children: z.array(z.strictObject(orderEntry)).max(20, { message: 'must contain at most 20 items' }).optional().describe('Items ordered under this one (no deeper nesting).'),
           }),
         )
         .min(1, { message: 'must contain at least 1 item' })
+        .max(50, { message: 'must contain at most 50 items' })
         .describe('Products to order.'),
     }),
     output: subscriptionSchema,

@@ -35,7 +35,7 @@ const tax = z.strictObject({
   description: text255.nullable().optional().describe('Text about the rate.'),
   validFrom: date.describe('First day the rate applies; unique per countryCode in a group.'),
 });
-const taxes = z.array(tax).describe('The rates of the group; ids are generated.');
+const taxes = z.array(tax).max(100, { message: 'must contain at most 100 items' }).describe('The rates of the group; ids are generated.');
 
 export const taxGroupOperations = [
   defineOperation({

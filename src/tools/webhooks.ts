@@ -17,7 +17,10 @@ const VERSION_RULES = 'Event schema version.';
 const ENABLED_RULES = 'false: kept, but receives nothing.';
 
 const url = z.string().max(URL_MAX_LENGTH, { message: `must be at most ${URL_MAX_LENGTH} characters` });
-const events = z.array(z.enum(EVENT_TYPES)).min(1, { message: 'must contain at least 1 event type' });
+const events = z
+  .array(z.enum(EVENT_TYPES))
+  .min(1, { message: 'must contain at least 1 event type' })
+  .max(EVENT_TYPES.length, { message: `must contain at most ${EVENT_TYPES.length} event types, each once` });
 const version = z.enum(EVENT_VERSIONS);
 const enabled = z.boolean();
 

@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_VIOLATIONS } from '../src/registry/validation.js';
+import { call, setup, type TestEnv } from './helpers.js';
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await setup();
+});
+afterAll(() => env.close());
+
+/** Paths of arrays without maxItems in a JSON Schema. */
+function unboundedArrays(schema: unknown, at: string): string[] {
+  const out: string[] = [];
+  const stack: Array<[unknown, string]> = [[schema, at]];
+  while (stack.length) {
+    const [node, where] = stack.pop()!;
+    if (!node || typeof node !== 'object') continue;
+    if (Array.isArray(node)) {
+      for (const n of node) stack.push([n, where]);
+      continue;
+    }
+    const s = node as Record<string, unknown>;
+    if (s.type === 'array' && typeof s.maxItems !== 'number') out.push(where);
+    for (const [name, property] of Object.entries((s.properties ?? {}) as Record<string, unknown>)) stack.push([property, `${where}.${name}`]);
+    if (s.items) stack.push([s.items, `${where}[]`]);
+    for (const branch of (s.anyOf ?? []) as unknown[]) stack.push([branch, where]);
+  }
+  return out;
+}
+
+describe('bounded input (issue 16, item 9)', () => {
+  it('every array of every tool input has a maximum length in its schema', async () => {
+    const { tools } = await env.mcp.listTools();
+    expect(tools.flatMap((t) => unboundedArrays(t.inputSchema, t.name))).toEqual([]);
+  });
+
+  it('100,000 periods under the body limit answer a short 422, over MCP and REST, and change nothing', async () => {
+    const products = [{ product: 'p', periods: Array(100_000).fill(1) }];
+    const body = JSON.stringify({ products });
+    expect(body.length).toBeLessThan(1024 * 1024);
+    const rest = await env.http('POST', '/subscriptions/x/products', { body });
+    expect(rest.status).toBe(422);
+    expect(JSON.stringify(rest.body).length).toBeLessThan(10_000);
+    const mcp = await call(env.mcp, 'order_subscription_products', { id: 'x', products });
+    expect(mcp.isError).toBe(true);
+    expect(mcp.body.status).toBe(422);
+    expect(mcp.text.length).toBeLessThan(10_000);
+  });
+
+  it('a call with many invalid entries names the first ones and counts the rest', async () => {
+    const products = [{ product: 'p', periods: Array(10).fill(1) }, ...Array(40).fill({ product: 7 })];
+    const problem = (await call(env.mcp, 'order_subscription_products', { id: 'x', products })).body;
+    expect(problem.status).toBe(422);
+    expect(problem.violations).toHaveLength(MAX_VIOLATIONS);
+    expect(problem.detail).toMatch(/and \d+ more of the same kind/);
+  });
+
+  it('an array over its maximum is refused naming the field and the maximum', async () => {
+    const periods = Array(11).fill({ contractPeriod: '1M', cancellationPeriod: '0D' });
+    const problem = (await call(env.mcp, 'create_subscription', { customer: 'c', plan: 'p', periods })).body;
+    expect(problem.status).toBe(422);
+    expect(problem.violations).toContainEqual(expect.objectContaining({ propertyPath: 'periods', message: 'periods must contain at most 10 items' }));
+  });
+
+  it('free objects nested deeper than the guard allows are a 422, not a stack overflow', async () => {
+    let deep: Record<string, unknown> = { leaf: 1 };
+    for (let i = 0; i < 1_000; i++) deep = { a: deep };
+    const problem = (await call(env.mcp, 'create_customer', { lastName: 'Deep', customFields: deep })).body;
+    expect(problem.status).toBe(422);
+    const rest = await env.http('POST', '/customers', { body: JSON.stringify({ lastName: 'Deep', customFields: deep }) });
+    expect(rest.status).toBe(422);
+    const deeper = `{"lastName":"Deep","customFields":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}`;
+    expect((await env.http('POST', '/customers', { body: deeper })).status).toBe(422);
+  });
+});
