@@ -1,6 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildFixture, type Fixture } from './fixtures.js';
 import { ok, setup, type TestEnv } from './helpers.js';
 
 /**
@@ -32,40 +33,13 @@ async function resultTokens(client: Client, name: string, args: Record<string, u
 }
 
 let env: TestEnv;
-let fixture: { customer: string; plan: string; meteredItem: (s: any) => string };
+let f: Fixture;
 const figures: Record<string, number> = {};
 
 beforeAll(async () => {
   env = await setup();
   env.setNow('2026-03-20T12:00:00Z');
-  const mcp = env.mcp;
-  const customer = await ok(mcp, 'create_customer', { companyName: 'Budget GmbH' });
-  await ok(mcp, 'create_unit', { name: 'call' });
-  const measurement = await ok(mcp, 'create_measurement', { unit: 'call', code: 'calls', aggregationType: 'sum', type: 'metered' });
-  const base = await ok(mcp, 'create_product', { name: 'Base licence' });
-  const metered = await ok(mcp, 'create_product', { name: 'API calls', measurement: measurement.id });
-  const basePrice = await ok(mcp, 'create_price_plan', { id: base.id, type: 'flat_fee', currencyCode: 'EUR', price: { amount: 49 }, billingInterval: '1M' });
-  const callPrice = await ok(mcp, 'create_price_plan', {
-    id: metered.id,
-    type: 'per_unit',
-    currencyCode: 'EUR',
-    price: { amount: 0.01 },
-    billingInterval: '1M',
-    payInAdvance: false,
-  });
-  const plan = await ok(mcp, 'create_plan', {
-    code: 'pro',
-    name: 'Pro',
-    charges: [
-      { product: base.id, pricePlan: basePrice.id },
-      { product: metered.id, pricePlan: callPrice.id },
-    ],
-  });
-  fixture = {
-    customer: customer.id,
-    plan: plan.id,
-    meteredItem: (s: any) => s.items.find((i: any) => i.product.id === metered.id).id,
-  };
+  f = await buildFixture(env.mcp);
 });
 afterAll(() => {
   console.info(`token budgets (o200k): ${JSON.stringify(figures)}`);
@@ -74,8 +48,8 @@ afterAll(() => {
 
 const subscribe = () =>
   ok(env.mcp, 'create_subscription', {
-    customer: fixture.customer,
-    plan: fixture.plan,
+    customer: f.customer.id,
+    plan: f.plan.id,
     periods: [{ contractPeriod: '12M', cancellationPeriod: '3M' }],
     startDate: '2026-03-01T00:00:00Z',
     activate: true,
@@ -120,7 +94,7 @@ describe('typical results fit a model context', () => {
 
   it(`a batch of 1,000 usage values answers in at most ${BUDGET.batchTokens} tokens`, async () => {
     const s = await subscribe();
-    const item = fixture.meteredItem(s);
+    const item = s.items.find((i: any) => i.product.id === f.meteredProduct.id).id;
     const values = Array.from({ length: 1000 }, (_, i) => ({
       subscriptionItem: item,
       quantity: i + 1,
