@@ -32,6 +32,7 @@ class Driver {
   private constructor(
     readonly client: Client,
     readonly listed: ReadonlySet<string>,
+    private readonly schemas: ReadonlyMap<string, Schema>,
   ) {}
 
   static async start(client: Client): Promise<Driver> {
@@ -43,7 +44,7 @@ class Driver {
       expect(tool.outputSchema, `${tool.name} has no outputSchema`).toBeDefined();
       expect(cache.getToolOutputValidator(tool.name), `no cached output validator for ${tool.name}`).toBeDefined();
     }
-    return new Driver(client, new Set(tools.map((t) => t.name)));
+    return new Driver(client, new Set(tools.map((t) => t.name)), new Map(tools.map((t) => [t.name, t.outputSchema as Schema])));
   }
 
   /** Calls a listed tool that must succeed; returns its structured content. */
@@ -59,9 +60,29 @@ class Driver {
     const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
     if (result.isError) throw new Error(`${name} failed: ${text}`);
     expect(result.structuredContent, `${name} returned no structuredContent`).toBeTruthy();
+    expect(undeclared(this.schemas.get(name), result.structuredContent, name), 'fields the outputSchema does not declare').toEqual([]);
     this.called.add(name);
     return result.structuredContent;
   }
+}
+
+type Schema = { type?: string; properties?: Record<string, Schema>; items?: Schema; anyOf?: Schema[] };
+
+/**
+ * Paths of fields a result carries that its outputSchema does not declare. Tool output schemas leave
+ * out `additionalProperties: false` (it tells a model nothing), so the SDK's validation would let an
+ * undeclared field through; this keeps results exactly to their schema.
+ */
+function undeclared(schema: Schema | undefined, value: unknown, at: string): string[] {
+  if (!schema || value === null || typeof value !== 'object') return [];
+  const kind = Array.isArray(value) ? 'array' : 'object';
+  const branch = schema.anyOf ? schema.anyOf.find((b) => b.type === kind) : schema;
+  if (!branch) return [];
+  if (Array.isArray(value)) return value.flatMap((v, i) => undeclared(branch.items, v, `${at}[${i}]`));
+  if (!branch.properties) return [];
+  return Object.entries(value).flatMap(([k, v]) =>
+    k in branch.properties! ? undeclared(branch.properties![k], v, `${at}.${k}`) : [`${at}.${k}`],
+  );
 }
 
 /** The id of a result, read defensively. */
@@ -406,6 +427,7 @@ describe('a back-office scenario through every listed tool', () => {
     await receiver.waitFor(5);
     await a.call('list_webhook_deliveries', { id: s.webhook });
     const first = receiver.received[0]!.json.event.id as string;
+    await a.call('get_webhook_delivery', { id: first });
     await a.call('retry_webhook_delivery', { id: first });
     await receiver.waitFor(6);
     await eventually(async () => (await a.call('list_webhook_deliveries', { id: s.webhook, status: 'pending' })).data?.length === 0);

@@ -47,11 +47,18 @@ async function deliveryIn(mcp: Client, webhookId: string, status: string): Promi
   return eventually(async () => (await deliveries(mcp, webhookId)).find((d) => d.status === status));
 }
 
-/** A delivery in full (with its payload and attemptLog), as REST lists it; MCP rows leave those out. */
+/**
+ * A delivery in full (with its payload and attemptLog; MCP list rows leave those out): the REST list
+ * and get_webhook_delivery over REST and MCP show the same.
+ */
 async function fullDelivery(org: Org, webhookId: string, id: string, target: TestEnv = env): Promise<any> {
   const res = await target.http('GET', `/webhooks/${webhookId}/deliveries?limit=100`, { token: org.apiKey });
   expect(res.status).toBe(200);
-  return res.body.data.find((d: { id: string }) => d.id === id);
+  const listed = res.body.data.find((d: { id: string }) => d.id === id);
+  const got = await target.http('GET', `/webhook-deliveries/${id}`, { token: org.apiKey });
+  expect(got.body).toEqual(listed);
+  expect(await ok(await target.mcpFor(org.apiKey), 'get_webhook_delivery', { id })).toEqual(listed);
+  return listed;
 }
 
 /** A delivery whose attempt failed and that now waits for its retry (not one still on its first attempt). */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { TOOLSETS, type Toolset } from '../config.js';
 import type { Catalog, ToolDescriptor } from '../registry/catalog.js';
-import { toJsonSchema } from '../registry/jsonSchema.js';
+import { toToolInputSchema, toToolOutputSchema } from '../registry/jsonSchema.js';
 
 /** What a stdio session starts with when no toolsets are named: the everyday back-office jobs. */
 export const DEFAULT_TOOLSETS: readonly Toolset[] = ['customers', 'subscriptions'];
@@ -55,8 +55,8 @@ export const DISCOVERY_TOOLS: Record<'list_toolsets' | 'enable_toolsets', ToolDe
     title: 'List toolsets',
     description:
       'List every toolset with its purpose, whether it is enabled and its tools. Use it when a job needs a tool that tools/list does not show, then enable_toolsets.',
-    inputSchema: toJsonSchema(listInput, 'input') as ToolDescriptor['inputSchema'],
-    outputSchema: toJsonSchema(listOutput, 'output') as ToolDescriptor['outputSchema'],
+    inputSchema: toToolInputSchema(listInput) as ToolDescriptor['inputSchema'],
+    outputSchema: toToolOutputSchema(listOutput) as ToolDescriptor['outputSchema'],
     annotations: annotations('List toolsets', true),
   },
   enable_toolsets: {
@@ -64,8 +64,8 @@ export const DISCOVERY_TOOLS: Record<'list_toolsets' | 'enable_toolsets', ToolDe
     title: 'Enable toolsets',
     description:
       'Add the tools of the named toolsets to tools/list for this session (the server announces the change). Enabling one that is enabled already changes nothing.',
-    inputSchema: toJsonSchema(enableInput, 'input') as ToolDescriptor['inputSchema'],
-    outputSchema: toJsonSchema(enableOutput, 'output') as ToolDescriptor['outputSchema'],
+    inputSchema: toToolInputSchema(enableInput) as ToolDescriptor['inputSchema'],
+    outputSchema: toToolOutputSchema(enableOutput) as ToolDescriptor['outputSchema'],
     annotations: annotations('Enable toolsets', false),
   },
 };

@@ -1,6 +1,6 @@
 import { can, type Principal } from '../auth/keys.js';
 import type { Toolset } from '../config.js';
-import { toJsonSchema, toToolInputSchema, type JsonSchema } from './jsonSchema.js';
+import { toToolInputSchema, toToolOutputSchema, type JsonSchema } from './jsonSchema.js';
 import { acceptsIdempotencyKey, annotationsOf, isReadOnly, type Annotations, type Operation } from './operation.js';
 
 export interface ToolDescriptor {
@@ -43,7 +43,7 @@ export class Catalog {
         title: op.title,
         description: op.description,
         inputSchema: input,
-        outputSchema: toJsonSchema(op.mcp?.output ?? op.output, 'output') as ToolDescriptor['outputSchema'],
+        outputSchema: toToolOutputSchema(op.mcp?.output ?? op.output) as ToolDescriptor['outputSchema'],
         annotations: { title: op.title, ...annotationsOf(op) },
       };
       this.byName.set(op.name, { op, tool });

@@ -128,3 +128,13 @@ function sayRepeatedObjectsOnce(root: JsonSchema): JsonSchema {
   }
   return root;
 }
+
+/**
+ * A tool's output schema: without `additionalProperties: false`, which tells a model nothing (a
+ * result carries exactly the fields its view declares; the scenario test holds results to that).
+ */
+export function toToolOutputSchema(schema: z.ZodType): JsonSchema {
+  return walk(toJsonSchema(schema, 'output'), (s) => {
+    if (s.additionalProperties === false) delete s.additionalProperties;
+  });
+}

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { listWebhookDeliveries, retryWebhookDelivery } from '../domain/events.js';
+import { getWebhookDelivery, listWebhookDeliveries, retryWebhookDelivery } from '../domain/events.js';
 import { defineOperation } from '../registry/operation.js';
 import { listOf, pageInput, pageRequest, pathId, toPage } from '../schemas/common.js';
 import { DELIVERY_STATUSES, webhookDeliverySchema } from '../schemas/webhookDeliveries.js';
@@ -10,7 +10,7 @@ export const webhookDeliveryOperations = [
     name: 'list_webhook_deliveries',
     title: 'List webhook deliveries',
     description:
-      'List the deliveries of a webhook with their status, attempts and last error, e.g. to see whether a receiver got an event and why not. Send one again with retry_webhook_delivery.',
+      'List the deliveries of a webhook with their status, attempts and last error, e.g. to see whether a receiver got an event and why not. get_webhook_delivery shows the body and every attempt; retry_webhook_delivery sends one again.',
     toolset: 'webhooks',
     method: 'GET',
     path: '/webhooks/{id}/deliveries',
@@ -31,6 +31,19 @@ export const webhookDeliveryOperations = [
       const { rows, total } = await listWebhookDeliveries(ctx.tx, ctx.org, id, { status }, page);
       return toPage(rows, total, page);
     },
+  }),
+  defineOperation({
+    name: 'get_webhook_delivery',
+    title: 'Get webhook delivery',
+    description: 'Get one delivery with the body it sends and every attempt (status code, error, duration).',
+    toolset: 'webhooks',
+    method: 'GET',
+    path: '/webhook-deliveries/{id}',
+    permission: 'webhook:read',
+    kind: 'read',
+    input: z.strictObject({ id: pathId('delivery (X-Webhook-Id)') }),
+    output: webhookDeliverySchema,
+    handler: (ctx, input) => getWebhookDelivery(ctx.tx, ctx.org, input.id),
   }),
   defineOperation({
     name: 'retry_webhook_delivery',
