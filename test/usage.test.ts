@@ -456,6 +456,24 @@ describe('create_subscription_measurements_batch', () => {
     });
     expect((await usageOf(s.id, calls)).eventCount).toBe(before + 1000);
   });
+
+  it('answers the ids of a small batch, in request order, and counts per item by measurement code', async () => {
+    const calls = itemOf(s, 'calls').id;
+    const small = await ok(env.mcp, 'create_subscription_measurements_batch', {
+      values: [
+        { subscriptionItem: calls, quantity: '1', measuredAt: '2026-03-19T10:00:00Z' },
+        { measurementCode: 'calls', subscription: s.number, quantity: '2', measuredAt: '2026-03-18T10:00:00Z' },
+      ],
+    });
+    expect(small.recorded).toBe(2);
+    expect(small.items).toEqual([
+      { subscriptionItem: calls, subscription: s.id, values: 2, firstMeasuredAt: '2026-03-18T10:00:00.000Z', lastMeasuredAt: '2026-03-19T10:00:00.000Z' },
+    ]);
+    expect(small.ids).toHaveLength(2);
+    const rest = await env.http('POST', '/subscription-measurements/batch', { body: { values: [{ subscriptionItem: calls, quantity: '3' }] } });
+    expect(rest.body.data.map((v: { id: string }) => v.id)).toHaveLength(1);
+    expect((await ok(env.mcp, 'get_subscription_measurement', { id: small.ids[1] })).quantity).toBe('2');
+  });
 });
 
 describe('reading, permissions and the REST facade', () => {

@@ -179,7 +179,7 @@ export const subscriptionEntitlementRow = subscriptionEntitlementSchema.extend({
 export const deliveryRow = webhookDeliverySchema.omit({ payload: true, attemptLog: true });
 
 /** At most this many ids in a batch answer; a larger batch answers counts only. */
-export const BATCH_IDS_SHOWN = 20;
+const BATCH_IDS_SHOWN = 20;
 
 /** A batch answers what it stored as counts per item, not the values echoed back. */
 export const measurementBatchView: McpView<{ data: MeasurementValue[] }> = {
