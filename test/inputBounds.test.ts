@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_VIOLATIONS } from '../src/registry/validation.js';
 import { call, setup, type TestEnv } from './helpers.js';
+import { eachSchema } from './schemaWalk.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -11,20 +12,9 @@ afterAll(() => env.close());
 /** Paths of arrays without maxItems in a JSON Schema. */
 function unboundedArrays(schema: unknown, at: string): string[] {
   const out: string[] = [];
-  const stack: Array<[unknown, string]> = [[schema, at]];
-  while (stack.length) {
-    const [node, where] = stack.pop()!;
-    if (!node || typeof node !== 'object') continue;
-    if (Array.isArray(node)) {
-      for (const n of node) stack.push([n, where]);
-      continue;
-    }
-    const s = node as Record<string, unknown>;
+  eachSchema(schema, at, (s, where) => {
     if (s.type === 'array' && typeof s.maxItems !== 'number') out.push(where);
-    for (const [name, property] of Object.entries((s.properties ?? {}) as Record<string, unknown>)) stack.push([property, `${where}.${name}`]);
-    if (s.items) stack.push([s.items, `${where}[]`]);
-    for (const branch of (s.anyOf ?? []) as unknown[]) stack.push([branch, where]);
-  }
+  });
   return out;
 }
 

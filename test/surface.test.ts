@@ -4,6 +4,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATIONS } from '../src/tools/index.js';
 import { ok, setup, type TestEnv } from './helpers.js';
+import { eachSchema, type SchemaNode } from './schemaWalk.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -30,25 +31,14 @@ function undocumented(schema: Schema, at = ''): string[] {
 /** Where a schema would read differently in some clients: what the MCP Inspector's portability lint flags. */
 function unportable(schema: unknown, at: string): string[] {
   const out: string[] = [];
-  const stack: Array<[unknown, string]> = [[schema, at]];
-  while (stack.length) {
-    const [node, where] = stack.pop()!;
-    if (!node || typeof node !== 'object') continue;
-    if (Array.isArray(node)) {
-      node.forEach((n, i) => stack.push([n, `${where}[${i}]`]));
-      continue;
-    }
-    const s = node as Record<string, unknown>;
+  eachSchema(schema, at, (s, where) => {
     if (Array.isArray(s.type)) out.push(`${where}: type is an array`);
     if ('$ref' in s || '$defs' in s) out.push(`${where}: $ref/$defs`);
     if (s.format && s.pattern) out.push(`${where}: pattern beside format ${String(s.format)}`);
-    for (const branch of (s.anyOf ?? s.oneOf ?? []) as Array<Record<string, unknown>>) {
+    for (const branch of (s.anyOf ?? s.oneOf ?? []) as SchemaNode[]) {
       if (!branch.type) out.push(`${where}: an anyOf/oneOf branch without type`);
     }
-    for (const [key, value] of Object.entries(s)) {
-      if (!['enum', 'const', 'default', 'examples'].includes(key)) stack.push([value, `${where}.${key}`]);
-    }
-  }
+  });
   return out;
 }
 
