@@ -94,7 +94,7 @@ describe('protocol errors and modes', () => {
     ] as const) {
       const res = await rpc('tools/call', params);
       expect(res.body.error.code, JSON.stringify(params)).toBe(-32602);
-      expect(res.body.error.message).toMatch(new RegExp(`Invalid tools/call request.*"${field}"`, 's'));
+      expect(res.body.error.message).toMatch(new RegExp(`^Invalid params: .*\\b${field}\\b`));
     }
     expect((await rpc('logging/setLevel', { level: 'info' })).body.result).toEqual({});
   });

@@ -32,6 +32,19 @@ const INSTRUCTIONS =
   'A failed call returns isError with a one-line summary and a problem JSON whose violations name each field to fix.';
 const DISCOVERY_INSTRUCTIONS = ' Only the everyday toolsets are listed at first: list_toolsets shows the others, enable_toolsets adds them.';
 
+/** What is wrong with the params of a tools/call, in a sentence that names the field, or undefined. */
+function toolsCallParamsProblem(params: unknown): string | undefined {
+  if (params === null || typeof params !== 'object' || Array.isArray(params)) {
+    return 'tools/call needs params: { "name": "<tool name>", "arguments": { ... } }';
+  }
+  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown };
+  if (typeof name !== 'string') return "params.name must be the tool's name as a string (tools/list names them)";
+  if (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args))) {
+    return "params.arguments must be an object of the tool's input fields";
+  }
+  return undefined;
+}
+
 /**
  * tools/call registered by its method only: the SDK's Server then checks the params itself and
  * answers malformed ones with -32602 (registered with CallToolRequestSchema, the parse before that
@@ -139,6 +152,8 @@ export function createMcpServer(deps: McpDeps): Server {
     const isRequest = typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number');
     const args = m.method === 'tools/call' && m.params !== null && typeof m.params === 'object' ? m.params.arguments : undefined;
     const id = m.id as string | number;
+    const malformed = isRequest && m.method === 'tools/call' ? toolsCallParamsProblem(m.params) : undefined;
+    if (malformed) return { jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${malformed}` } } as JSONRPCMessage;
     if (isRequest && args !== null && typeof args === 'object') {
       const fault = findInputFault(args);
       if (fault) {
