@@ -64,7 +64,6 @@ export async function startHttp(app: App, host = app.config.host, port = app.con
       store: app.store,
       logger: app.logger,
       clock: app.clock,
-      readOnly: config.readOnly,
       mcpAllowedOrigins: config.mcpAllowedOrigins,
       bodyRate: { minBytesPerSecond: config.httpMinBodyBytesPerSecond, windowMs: config.httpBodyRateWindowMs },
       maxConcurrentPerKey: config.maxConcurrentPerKey,

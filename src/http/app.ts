@@ -9,9 +9,8 @@ import { principalFromExtra, StatelessMcpEndpoint, toolsetsFromExtra } from '../
 import { parseToolsets, TOOLSETS } from '../config.js';
 import type { ToolsetSelection } from '../registry/catalog.js';
 import type { Catalog } from '../registry/catalog.js';
-import { toJsonSchema } from '../registry/jsonSchema.js';
 import type { Executor } from '../registry/executor.js';
-import { isReadOnly, pathParams, successStatus, type HttpMethod, type Operation } from '../registry/operation.js';
+import { pathParams, successStatus, type HttpMethod, type Operation } from '../registry/operation.js';
 import type { Store } from '../store/store.js';
 import { closesConnection, mediaType, NO_BODY_RATE, readBody, readJsonObject, type BodyRate } from './body.js';
 import { KeyConcurrency, RETRY_AFTER_SECONDS } from './limits.js';
@@ -27,7 +26,6 @@ export interface HttpDeps {
   store: Store;
   logger: Logger;
   clock: () => Date;
-  readOnly: boolean;
   /** Browser origins besides the server's own that may call `/mcp` (`BILLING_MCP_ALLOWED_ORIGINS`). */
   mcpAllowedOrigins?: readonly string[];
   /** The slowest a request body may arrive (`BILLING_HTTP_MIN_BODY_BYTES_PER_SECOND` over `BILLING_HTTP_BODY_RATE_WINDOW_MS`); none when absent. */
@@ -97,7 +95,7 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
   const router = FindMyWay<HTTPVersion.V1>({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true });
   const noop = () => undefined;
   for (const op of deps.catalog.operations) {
-    const schema = (toJsonSchema(op.input, 'input').properties ?? {}) as JsonSchemaProperties;
+    const schema = (deps.catalog.restInputSchema(op.name).properties ?? {}) as JsonSchemaProperties;
     const route: Route = { op, queryProperties: schema, params: pathParams(op) };
     router.on(op.method, op.path.replace(/\{(\w+)\}/g, ':$1'), noop, route);
   }
@@ -117,9 +115,8 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
     try {
       const principal = op.authentication === 'none' && !req.headers.authorization ? ANONYMOUS : await principalOf(req);
       release = concurrency.acquire(KeyConcurrency.keyOf(principal));
-      if (deps.readOnly && !isReadOnly(op)) {
-        throw new AppError('forbidden', `The server runs in read-only mode; ${op.name} changes data and is disabled`);
-      }
+      const refusal = deps.catalog.readOnlyRefusal(op);
+      if (refusal) throw refusal;
       const input =
         op.method === 'GET' || op.method === 'DELETE'
           ? queryToInput(search, route.queryProperties)

@@ -21,7 +21,7 @@ const ERROR_STATUSES: Record<string, string> = {
 export function buildOpenApi(catalog: Catalog): Json {
   const paths: Record<string, Json> = {};
   for (const op of catalog.operations) {
-    const input = toJsonSchema(op.input, 'input') as { properties?: Record<string, Json>; required?: string[] };
+    const input = catalog.restInputSchema(op.name) as { properties?: Record<string, Json>; required?: string[] };
     const props = input.properties ?? {};
     const required = new Set(input.required ?? []);
     const inPath = pathParams(op);

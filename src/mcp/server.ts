@@ -120,9 +120,7 @@ export function createMcpServer(deps: McpDeps): Server {
       const principal = await deps.principal(extra);
       if (!op) return await discoveryCall(name, args, principal);
       const hidden = deps.catalog.hidden(op, shown(extra));
-      if (hidden === 'read_only') {
-        throw new AppError('forbidden', `The server runs in read-only mode; ${name} changes data and is disabled`);
-      }
+      if (hidden === 'read_only') throw deps.catalog.readOnlyRefusal(op)!;
       if (hidden === 'toolset') {
         const how = session ? `call enable_toolsets { "toolsets": ["${op.toolset}"] } first` : `this server was started without it`;
         throw new AppError('forbidden', `${name} belongs to the toolset '${op.toolset}', which is not enabled: ${how}`);

@@ -1,6 +1,7 @@
 import { can, type Principal } from '../auth/keys.js';
+import { AppError } from '../errors.js';
 import type { Toolset } from '../config.js';
-import { toToolInputSchema, toToolOutputSchema, type JsonSchema } from './jsonSchema.js';
+import { toJsonSchema, toToolInputSchema, toToolOutputSchema, type JsonSchema } from './jsonSchema.js';
 import { acceptsIdempotencyKey, annotationsOf, isReadOnly, type Annotations, type Operation } from './operation.js';
 
 export interface ToolDescriptor {
@@ -28,12 +29,13 @@ const IDEMPOTENCY_PROPERTY = {
  */
 export class Catalog {
   readonly operations: readonly Operation[];
-  private readonly byName = new Map<string, { op: Operation; tool: ToolDescriptor }>();
+  private readonly byName = new Map<string, { op: Operation; tool: ToolDescriptor; input: JsonSchema }>();
   private readonly listCache = new Map<string, ToolDescriptor[]>();
 
   constructor(operations: readonly Operation[], private readonly options: { readOnly: boolean }) {
     this.operations = operations;
     for (const op of operations) {
+      const full = toJsonSchema(op.input, 'input');
       const input = toToolInputSchema(op.input) as ToolDescriptor['inputSchema'];
       if (acceptsIdempotencyKey(op)) {
         input.properties = { ...(input.properties as JsonSchema), idempotencyKey: IDEMPOTENCY_PROPERTY };
@@ -46,7 +48,7 @@ export class Catalog {
         outputSchema: toToolOutputSchema(op.mcp?.output ?? op.output) as ToolDescriptor['outputSchema'],
         annotations: { title: op.title, ...annotationsOf(op) },
       };
-      this.byName.set(op.name, { op, tool });
+      this.byName.set(op.name, { op, tool, input: full });
     }
   }
 
@@ -58,6 +60,12 @@ export class Catalog {
     if (this.options.readOnly && !isReadOnly(op)) return 'read_only';
     if (toolsets !== 'all' && !toolsets.has(op.toolset)) return 'toolset';
     return undefined;
+  }
+
+  /** The 403 of a write in read-only mode, the same on every surface; undefined when the operation may run. */
+  readOnlyRefusal(op: Operation): AppError | undefined {
+    if (!this.options.readOnly || isReadOnly(op)) return undefined;
+    return new AppError('forbidden', `The server runs in read-only mode; ${op.name} changes data and is disabled`);
   }
 
   /** Whether this principal may ever call the operation (tools it never can are not listed). */
@@ -88,5 +96,10 @@ export class Catalog {
 
   descriptor(name: string): ToolDescriptor | undefined {
     return this.byName.get(name)?.tool;
+  }
+
+  /** The whole input JSON Schema of an operation, REST-only aliases included (query coercion, OpenAPI). */
+  restInputSchema(name: string): JsonSchema {
+    return this.byName.get(name)!.input;
   }
 }
