@@ -40,34 +40,36 @@ const enableOutput = z.object({
   added: z.array(z.string()).describe('Tool names added to tools/list.'),
 });
 
-const annotations = (title: string, readOnlyHint: boolean) => ({
-  title,
-  readOnlyHint,
-  destructiveHint: false,
-  idempotentHint: true,
-  openWorldHint: false,
-});
+/** A discovery tool in the same form as the catalog's tools. */
+function discoveryTool(name: string, title: string, readOnlyHint: boolean, description: string, input: z.ZodType, output: z.ZodType): ToolDescriptor {
+  return {
+    name,
+    title,
+    description,
+    inputSchema: toToolInputSchema(input) as ToolDescriptor['inputSchema'],
+    outputSchema: toToolOutputSchema(output) as ToolDescriptor['outputSchema'],
+    annotations: { title, readOnlyHint, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  };
+}
 
-/** The two tools of discovery on demand, in the same form as the catalog's. */
+/** The two tools of discovery on demand. */
 export const DISCOVERY_TOOLS: Record<'list_toolsets' | 'enable_toolsets', ToolDescriptor> = {
-  list_toolsets: {
-    name: 'list_toolsets',
-    title: 'List toolsets',
-    description:
-      'List every toolset with its purpose, whether it is enabled and its tools. Use it when a job needs a tool that tools/list does not show, then enable_toolsets.',
-    inputSchema: toToolInputSchema(listInput) as ToolDescriptor['inputSchema'],
-    outputSchema: toToolOutputSchema(listOutput) as ToolDescriptor['outputSchema'],
-    annotations: annotations('List toolsets', true),
-  },
-  enable_toolsets: {
-    name: 'enable_toolsets',
-    title: 'Enable toolsets',
-    description:
-      'Add the tools of the named toolsets to tools/list for this session (the server announces the change). Enabling one that is enabled already changes nothing.',
-    inputSchema: toToolInputSchema(enableInput) as ToolDescriptor['inputSchema'],
-    outputSchema: toToolOutputSchema(enableOutput) as ToolDescriptor['outputSchema'],
-    annotations: annotations('Enable toolsets', false),
-  },
+  list_toolsets: discoveryTool(
+    'list_toolsets',
+    'List toolsets',
+    true,
+    'List every toolset with its purpose, whether it is enabled and its tools. Use it when a job needs a tool that tools/list does not show, then enable_toolsets.',
+    listInput,
+    listOutput,
+  ),
+  enable_toolsets: discoveryTool(
+    'enable_toolsets',
+    'Enable toolsets',
+    false,
+    'Add the tools of the named toolsets to tools/list for this session (the server announces the change). Enabling one that is enabled already changes nothing.',
+    enableInput,
+    enableOutput,
+  ),
 };
 
 /** The toolsets of one stdio session: a default set that the model extends with enable_toolsets. */
