@@ -152,7 +152,7 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'jobs run': {
-      print(await runDueJobs(app, new Date(dateTimeFlag(values.now, 'now') ?? Date.now())));
+      print(await runDueJobs(app, new Date(dateTimeFlag(values.now, 'now') ?? Date.now()), 'cli'));
       return app.store.close();
     }
     default:

@@ -63,7 +63,7 @@ describe('get_estimated_invoice', () => {
         periodStart: '2026-01-15T10:00:00.000Z',
         periodEnd: '2026-02-15T10:00:00.000Z',
         quantity: '1',
-        unitAmount: 4990,
+        unitAmountDecimal: '4990',
         netAmount: 4990,
         taxRate: 19,
       },
@@ -110,10 +110,10 @@ describe('get_estimated_invoice', () => {
     const e = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
     expect(e.billingDate).toBe('2026-02-15T10:00:00.000Z');
     expect(e.lines.map((l: any) => [l.description, l.quantity, l.netAmount, l.taxRate])).toEqual([
-      ['API (calls: 1234 so far, 100 free)', '1134', 1134, 0],
+      ['API (calls: 1234, 100 free)', '1134', 1134, 0],
       ['Support', '1', 1000, 19],
       ['Extra support', '1', 1000, 19],
-      ['  Discount coupon TENOFF (10%)', null, -100, 19],
+      ['Discount coupon TENOFF (10%)', '1', -100, 19],
     ]);
     // 19 % on 19.00 = 3.61; 0 % on 11.34
     expect(e).toMatchObject({ netAmount: 3034, taxAmount: 361, grossAmount: 3395 });

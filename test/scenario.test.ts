@@ -335,6 +335,9 @@ describe('a back-office scenario through every listed tool', () => {
     await a.call('update_subscription_item', baseItem ? { id: item, quantity: 3, description: 'Three seats' } : { id: item, name: 'API usage' });
 
     await a.call('get_estimated_invoice', { id: s.subscription });
+    const run = await a.call('run_billing', { subscription: s.subscription });
+    await a.call('list_billing_runs', {});
+    if (run.id) await a.call('get_billing_run', { id: run.id });
     await a.call('list_subscription_entitlements', { id: s.subscription });
   });
 

@@ -171,14 +171,14 @@ describe('state machine', () => {
     env.setNow('2026-01-15T10:00:00Z');
   });
 
-  it('resume with nextBillingDate makes it every item next billing date; a date before the pause is rejected', async () => {
+  it('resume with nextBillingDate restarts billing from it (the next billing date; arrears items bill their first period at its end); a date before the pause is rejected', async () => {
     const s = await subscribe({ activate: true });
     env.setNow('2026-02-01T00:00:00Z');
     await ok(env.mcp, 'pause_subscription', { id: s.id });
     env.setNow('2026-04-01T00:00:00Z');
     expect(paths(await fails(env.mcp, 'resume_subscription', { id: s.id, nextBillingDate: '2026-01-20T00:00:00Z' }, 422))).toEqual(['nextBillingDate']);
     const resumed = await ok(env.mcp, 'resume_subscription', { id: s.id, nextBillingDate: '2026-04-10T00:00:00+02:00' });
-    expect(resumed.items.map((i: any) => i.billing.nextBillingAt)).toEqual(['2026-04-09T22:00:00.000Z', '2026-04-09T22:00:00.000Z']);
+    expect(resumed.items.map((i: any) => i.billing.nextBillingAt)).toEqual(['2026-04-09T22:00:00.000Z', '2026-05-09T22:00:00.000Z']);
     expect(resumed.nextBillingDate).toBe('2026-04-09T22:00:00.000Z');
     env.setNow('2026-01-15T10:00:00Z');
   });

@@ -45,18 +45,23 @@ export function subtractInterval(anchor: DateTime, interval: Interval): DateTime
 export type Alignment =
   | { type: 'anniversary' }
   | { type: 'end_of_month' }
-  | { type: 'custom_day'; customDay: number };
+  | { type: 'custom_day'; customDay: number; customMonth?: number | null };
 
 /**
  * The first boundary after the start of an item's billing: the start plus one interval
  * (anniversary), the start of the next calendar month (end_of_month: the first period runs to the
- * month's end), or the next `customDay` of a month at midnight. Aligned first periods may be short.
+ * month's end), or the next `customDay` of a month at midnight (of `customMonth` for yearly intervals
+ * when given). Aligned first periods may be short.
  */
 export function firstBoundary(start: DateTime, interval: Interval, alignment: Alignment): DateTime {
   if (interval.unit === 'D' || interval.unit === 'W' || alignment.type === 'anniversary') {
     return addInterval(start, interval);
   }
   if (alignment.type === 'end_of_month') return start.startOf('month').plus({ months: 1 });
+  if (interval.unit === 'Y' && alignment.customMonth) {
+    const sameYear = start.startOf('year').set({ month: alignment.customMonth, day: alignment.customDay });
+    return sameYear > start ? sameYear : sameYear.plus({ years: 1 });
+  }
   const sameMonth = start.startOf('month').set({ day: alignment.customDay });
   return sameMonth > start ? sameMonth : sameMonth.plus({ months: 1 });
 }

@@ -15,7 +15,7 @@ import {
 } from '../schemas/features.js';
 import type { FeatureFilter } from '../store/repos/features.js';
 import type { Tx } from '../store/store.js';
-import { loadSubscription } from './subscriptions.js';
+import { loadSubscription } from './subscriptions/records.js';
 
 export const FEATURE_ID_RE = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 const FEATURE_ID_MAX = 64;

@@ -8,7 +8,7 @@ import { customerIdOf, findCustomer } from './customers.js';
 import { decimal, multiply, parseDecimal, roundedUnits } from './decimal.js';
 import { formatMoney, percentOf, rateOfE4, rateToE4 } from './money.js';
 import { QUANTITY_DIGITS } from './quantity.js';
-import { findSubscription, subscriptionIdOf } from './subscriptions.js';
+import { findSubscription, subscriptionIdOf } from './subscriptions/records.js';
 
 /* ---------------------------------------------------------------------------------------------
  * Invoice math: integers of the currency's minor unit, in the exact decimal arithmetic of
@@ -335,4 +335,61 @@ export async function makeDueNow(tx: Tx, org: string, invoiceId: string, now: Da
   const invoice = await getInvoice(tx, org, invoiceId);
   const at = now.toISOString();
   await tx.invoices.update(org, { ...invoice, dueAt: at, updatedAt: at });
+}
+
+export interface BilledLineInput {
+  description: string;
+  quantity: string;
+  unitAmountDecimal: string;
+  netAmount: number;
+  taxRateE4: number;
+  periodStart: string | null;
+  periodEnd: string | null;
+}
+
+export async function issueBilledInvoice(
+  tx: Tx,
+  org: string,
+  input: { customerId: string; subscriptionId: string | null; currencyCode: string; issuedAt: string; lines: BilledLineInput[]; paymentTermDays: number },
+  now: Date,
+): Promise<Invoice> {
+  const totals = invoiceTotals(input.lines);
+  const at = now.toISOString();
+  const issued = new Date(input.issuedAt);
+  const settled = totals.grossAmount === 0;
+  const invoice: Invoice = {
+    id: newId(),
+    number: await nextInvoiceNumber(tx, org, issued),
+    customer: input.customerId,
+    subscription: input.subscriptionId,
+    status: settled ? 'paid' : 'open',
+    currencyCode: input.currencyCode,
+    lines: input.lines.map((l, i) => ({
+      id: newId(),
+      position: i + 1,
+      description: l.description,
+      quantity: Number(l.quantity),
+      unitAmount: Math.round(Number(l.unitAmountDecimal)),
+      netAmount: l.netAmount,
+      taxRate: rateOfE4(l.taxRateE4),
+      periodStart: l.periodStart,
+      periodEnd: l.periodEnd,
+    })),
+    taxes: totals.taxes.map((t): InvoiceTax => ({ rate: rateOfE4(t.rateE4), netAmount: t.netAmount, taxAmount: t.taxAmount })),
+    netAmount: totals.netAmount,
+    taxAmount: totals.taxAmount,
+    grossAmount: totals.grossAmount,
+    amountPaid: settled ? 0 : 0,
+    amountDue: settled ? 0 : totals.grossAmount,
+    issuedAt: issued.toISOString(),
+    dueAt: new Date(issued.getTime() + input.paymentTermDays * 86_400_000).toISOString(),
+    paidAt: settled ? issued.toISOString() : null,
+    voidedAt: null,
+    dunningPaused: false,
+    payments: [],
+    createdAt: at,
+    updatedAt: at,
+  };
+  await tx.invoices.insert(org, invoice);
+  return invoice;
 }

@@ -8,7 +8,7 @@
  */
 import isoCurrencies from 'currency-codes';
 import type { Violation } from '../errors.js';
-import { decimal, decimalOfNumber, divideRounded, formatFixed, fractionDigits, toNumber, unitsAt } from './decimal.js';
+import { decimal, decimalOfNumber, divideRounded, formatFixed, fractionDigits, parseDecimal, toNumber, unitsAt } from './decimal.js';
 
 const ISO = new Map(isoCurrencies.data.map((c) => [c.code, c.digits]));
 const RUNTIME = new Set(Intl.supportedValuesOf('currency'));
@@ -127,6 +127,20 @@ function symbolOf(currency: string): string {
 export function formatMoney(minor: number | bigint, currency: string): string {
   const digits = minorDigits(currency);
   const text = formatFixed(decimal(minor, digits), digits, ',');
+  return text.startsWith('-') ? `-${symbolOf(currency)}${text.slice(1)}` : `${symbolOf(currency)}${text}`;
+}
+
+/**
+ * A unit price given as a decimal string of minor units (an invoice line's `unitAmountDecimal`) as
+ * text for people: whole minor units as `formatMoney` shows them ("4990" EUR → "€49.90"), finer prices
+ * with the digits they need ("0.2" EUR → "€0.002", "0.015" USD → "$0.00015").
+ */
+export function formatUnitAmount(minor: string, currency: string): string {
+  const d = parseDecimal(minor);
+  if (!d) throw new RangeError(`not a decimal amount of minor units: ${minor}`);
+  const digits = minorDigits(currency);
+  const major = { units: d.units, scale: d.scale + digits };
+  const text = formatFixed(major, Math.max(digits, fractionDigits(major)), ',');
   return text.startsWith('-') ? `-${symbolOf(currency)}${text.slice(1)}` : `${symbolOf(currency)}${text}`;
 }
 

@@ -19,7 +19,7 @@ import type { OfferFilter, OfferRecord, RecipientRecord } from '../store/repos/o
 import type { Tx } from '../store/store.js';
 import { createInvoiceAddress, defaultInvoiceAddress, type InvoiceAddressInput } from './billingDetails.js';
 import { customerIdOf, findCustomer } from './customers.js';
-import { createSubscription, settleOfferSubscription, type CreateSubscriptionInput } from './subscriptions.js';
+import { createSubscription, settleOfferSubscription, type CreateSubscriptionInput } from './subscriptions/lifecycle.js';
 
 /*
  * The offer state machine (CONTRACT section 5, "Offers"; every other transition is a 409 naming the

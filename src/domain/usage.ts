@@ -2,16 +2,18 @@ import { conflict, invalidMany, notFound, type Violation } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Product } from '../schemas/catalogue.js';
 import type { Customer } from '../schemas/customers.js';
-import type { AggregationType, Measurement } from '../schemas/measurements.js';
+import type { Measurement } from '../schemas/measurements.js';
 import type { MeasurementValue, UsageEntry } from '../schemas/usage.js';
 import type { ItemRecord, SubscriptionRecord } from '../store/repos/subscriptions.js';
-import type { MeasurementValueRecord, UsageScope, UsageTarget } from '../store/repos/usage.js';
+import type { MeasurementValueRecord, UsageTarget } from '../store/repos/usage.js';
 import type { Tx } from '../store/store.js';
 import { findBillingGroup } from './billingGroups.js';
 import { parseInterval, periodContaining, toIso, zoned } from './dates.js';
 import { getPricePlan, getProduct } from './products.js';
-import { averageMicros, formatQuantity, MICROS, timeWeightedMicros, toMicros } from './quantity.js';
-import { alignmentOf, findSubscription, itemBillingStart, loadSubscription } from './subscriptions.js';
+import { formatQuantity, MICROS, toMicros } from './quantity.js';
+import { intervalValue, timeWeightedValue, type ItemInterval } from './aggregation.js';
+import { alignmentOf, itemBillingStart, itemEnd } from './billing/schedule.js';
+import { findSubscription, loadSubscription } from './subscriptions/records.js';
 
 /** A value may be measured at most this far ahead of the clock (clock skew), never later. */
 const FUTURE_TOLERANCE_MS = 5 * 60 * 1000;
@@ -326,73 +328,6 @@ export async function recentMeasurementValues(
   return rows.map((r) => render(r, item.subscriptionId, measurement));
 }
 
-// ---------------------------------------------------------------------------------------------
-// Aggregation.
-
-/** One aggregate of the values in a scope, in micro-units (counts too: 3 values are 3,000,000). */
-export async function aggregate(tx: Tx, org: string, scope: UsageScope, aggregation: AggregationType): Promise<bigint> {
-  switch (aggregation) {
-    case 'count':
-      return BigInt(await tx.usage.count(org, scope)) * MICROS;
-    case 'count_unique':
-      return BigInt(await tx.usage.countUnique(org, scope)) * MICROS;
-    case 'max':
-      return (await tx.usage.max(org, scope)) ?? 0n;
-    case 'sum':
-      return (await tx.usage.sumAndCount(org, scope)).sum;
-    case 'average': {
-      const { sum, count } = await tx.usage.sumAndCount(org, scope);
-      return averageMicros(sum, BigInt(count));
-    }
-    case 'last_value':
-      return (await tx.usage.last(org, scope)) ?? 0n;
-  }
-}
-
-/** An item's billing interval [from, to) and the span of time it was active in. */
-export interface ItemInterval {
-  itemId: string;
-  /** When the item's billing started: the latest of the subscription's, the item's start and billingStart. */
-  itemStart: string;
-  from: string;
-  to: string;
-  /** When the item stopped (cancellation, termination, billingEnd), or null while it runs. */
-  end: string | null;
-}
-
-/**
- * The value of a measurement on an item in one billing interval: `metered` aggregates the values
- * measured in the interval ("0" without any); `recurring` is the last value measured from the item's
- * start up to the interval's end, carried forward; `instant_metered` keeps no running value (each
- * push is billed on its own) and is 0. Values measured before the item started never count.
- */
-export async function intervalValue(tx: Tx, org: string, interval: ItemInterval, measurement: Measurement): Promise<bigint> {
-  const scope = { itemId: interval.itemId, measurementId: measurement.id, from: interval.from, to: interval.to };
-  if (measurement.type === 'instant_metered') return 0n;
-  if (measurement.type === 'recurring') return (await tx.usage.last(org, { ...scope, from: interval.itemStart })) ?? 0n;
-  return aggregate(tx, org, scope, measurement.aggregationType);
-}
-
-/** Fair billing of a recurring measurement (see `timeWeightedMicros`): levels carried into and changed within the interval. */
-export async function timeWeightedValue(tx: Tx, org: string, interval: ItemInterval, measurement: Measurement): Promise<bigint> {
-  const scope = { itemId: interval.itemId, measurementId: measurement.id, from: interval.from, to: interval.to };
-  const carried = await tx.usage.last(org, { ...scope, from: interval.itemStart, to: interval.from });
-  const changes = (function* () {
-    for (const l of tx.usage.levels(org, scope)) yield { at: Date.parse(l.measuredAt), micros: l.quantityMicros };
-  })();
-  return timeWeightedMicros(
-    { from: Date.parse(interval.from), to: Date.parse(interval.to) },
-    { from: Date.parse(interval.itemStart), to: interval.end ? Date.parse(interval.end) : Number.POSITIVE_INFINITY },
-    carried,
-    changes,
-  );
-}
-
-function earliest(dates: Array<string | null>): string | null {
-  const present = dates.filter((d): d is string => d !== null).sort((a, b) => Date.parse(a) - Date.parse(b));
-  return present[0] ?? null;
-}
-
 /**
  * The billing interval of an item as of `now` (interface: the current interval): the item's period
  * (its price plan's billing interval, aligned by the subscription's billing group in the customer's
@@ -409,7 +344,7 @@ export async function currentInterval(
   const pricePlan = await getPricePlan(tx, org, item.pricePlanId);
   const group = subscription.billingGroupId ? await findBillingGroup(tx, org, subscription.billingGroupId) : undefined;
   const itemStart = itemBillingStart(subscription, item, now);
-  const end = earliest([subscription.cancelledAt, subscription.terminatedAt, subscription.cancellationDate, item.billingEnd]);
+  const end = itemEnd(subscription, item);
   const reference = end && Date.parse(end) <= now.getTime() ? new Date(Date.parse(end) - 1) : now;
   const period = periodContaining(zoned(itemStart, timeZone), parseInterval(pricePlan.billingInterval), alignmentOf(group), zoned(reference, timeZone));
   return { itemId: item.id, itemStart, from: toIso(period.start), to: toIso(period.end), end };

@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
+import { runBilling } from '../domain/billing/run.js';
 import { breakIfOverdue, overdueCutoff } from '../domain/paymentPlans.js';
-import { cancelDueSubscriptions } from '../domain/subscriptions.js';
+import { cancelDueSubscriptions } from '../domain/subscriptions/lifecycle.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';
 import type { DeliveryWorker } from '../webhooks/delivery.js';
@@ -36,13 +37,15 @@ async function breakOverduePaymentPlans(deps: JobsDeps, now: Date): Promise<numb
 /**
  * Runs every job that is due as of `now`, each in its own unit of work; no job holds a transaction
  * across network I/O. Webhook deliveries run last, so events the other jobs wrote go out in the same
- * run. Later issues add billing runs and dunning here.
+ * run. Billing runs come after due cancellations, so a subscription cancelled now has its final
+ * period billed in the same run. Later issues add dunning here.
  */
-export async function runDueJobs(deps: JobsDeps, now: Date): Promise<JobsSummary> {
+export async function runDueJobs(deps: JobsDeps, now: Date, trigger: 'schedule' | 'cli' = 'schedule'): Promise<JobsSummary> {
   const purged = await deps.store.transaction((tx) =>
     tx.system.purgeIdempotency(new Date(now.getTime() - DAY_MS).toISOString()),
   );
   const cancelled = await deps.store.transaction((tx) => cancelDueSubscriptions(tx, now));
+  const runs = await runBilling({ store: deps.store, settings: { paymentTermDays: deps.config.paymentTermDays } }, { trigger, asOf: now, now });
   const plansBroken = await breakOverduePaymentPlans(deps, now);
   const webhookDeliveries = await deps.deliveries.runDue(now);
   const summary: JobsSummary = {
@@ -50,6 +53,11 @@ export async function runDueJobs(deps: JobsDeps, now: Date): Promise<JobsSummary
     jobs: {
       idempotencyKeys: { purged },
       dueCancellations: { cancelled },
+      billing: {
+        subscriptionsBilled: runs.reduce((n, r) => n + r.subscriptionsBilled, 0),
+        invoicesCreated: runs.reduce((n, r) => n + r.invoicesCreated, 0),
+        subscriptionsFailed: runs.reduce((n, r) => n + r.subscriptionsFailed, 0),
+      },
       overdueInstallments: { plansBroken },
       webhookDeliveries: { ...webhookDeliveries },
     },

@@ -72,6 +72,13 @@ function confineToCustomer(op: Operation, principal: Principal, input: Record<st
   input[field] = principal.customerId;
 }
 
+/** The `tx` of an operation that opens its own units of work: any use is a programming error. */
+const NO_UNIT = new Proxy({} as Tx, {
+  get(_target, repo) {
+    throw new Error(`this operation opens its own units of work through ctx.store; it has no ctx.tx (used ctx.tx.${String(repo)})`);
+  },
+});
+
 /**
  * Runs one operation for one principal: permission, input validation, idempotency, the unit of work
  * (a transaction for writes), after-commit effects. Every surface (MCP, REST) calls this.
@@ -123,6 +130,7 @@ export class Executor {
         logger: this.deps.logger,
         afterCommit: (fn) => effects.push(fn),
         deliveries: this.deps.deliveries,
+        store: this.deps.store,
       };
       const result = await op.handler(ctx, input);
       const owner = op.customerAccess?.resultCustomer;
@@ -132,7 +140,11 @@ export class Executor {
       return { status: successStatus(op), body: result, replayed: false };
     };
     const unit = (tx: Tx) => (around ? around(tx, () => body(tx)) : body(tx));
-    const outcome = isReadOnly(op) ? await this.deps.store.read(unit) : await this.deps.store.transaction(unit);
+    const outcome = op.ownUnitsOfWork
+      ? await unit(NO_UNIT)
+      : isReadOnly(op)
+        ? await this.deps.store.read(unit)
+        : await this.deps.store.transaction(unit);
     for (const fn of effects) {
       try {
         fn();

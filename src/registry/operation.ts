@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { CustomerPermission, Principal } from '../auth/keys.js';
 import type { Config, Toolset } from '../config.js';
 import type { Logger } from '../logger.js';
-import type { Tx } from '../store/store.js';
+import type { Store, Tx } from '../store/store.js';
 import type { McpView } from './view.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -33,6 +33,8 @@ export interface OperationContext {
   afterCommit(fn: () => void): void;
   /** Webhook deliveries: `kick()` attempts the due ones soon; call it after a commit that wrote some. */
   deliveries: DeliveryKicker;
+  /** The store itself: only for operations with `ownUnitsOfWork`, which open their units one by one. */
+  store: Store;
 }
 
 export interface DeliveryKicker {
@@ -77,6 +79,12 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodT
   restBody?: (result: z.output<O>) => unknown;
   /** The MCP result when it is more compact than the REST body (required for lists: summary rows). */
   mcp?: McpView<z.output<O>>;
+  /**
+   * true: a long-running operation (a billing run) that opens its own units of work through
+   * `ctx.store`, one per item of work, instead of running in one; `ctx.tx` refuses every use. Such an
+   * operation must be safe to repeat (it takes no idempotency key).
+   */
+  ownUnitsOfWork?: boolean;
   /** Text content of the MCP result instead of its summary line and JSON. */
   text?: (result: z.output<O>) => string;
   handler(ctx: OperationContext, input: z.output<I>): Promise<z.output<O>>;
@@ -106,7 +114,7 @@ export function isReadOnly(op: Operation): boolean {
 
 /** Creates and actions accept an idempotency key (header `Idempotency-Key`, MCP `idempotencyKey`). */
 export function acceptsIdempotencyKey(op: Operation): boolean {
-  return op.authentication !== 'none' && (op.kind === 'create' || op.kind === 'action');
+  return op.authentication !== 'none' && !op.ownUnitsOfWork && (op.kind === 'create' || op.kind === 'action');
 }
 
 export function successStatus(op: Operation): number {

@@ -5,8 +5,8 @@ export const estimateLineSchema = z.object({
   description: z.string(),
   periodStart: dateTime.nullable(),
   periodEnd: dateTime.nullable(),
-  quantity: z.string().nullable().describe('Decimal string; null on discount lines.'),
-  unitAmount: z.number().int().nullable().describe(`${MINOR}; null on discount lines.`),
+  quantity: z.string().describe('Decimal string.'),
+  unitAmountDecimal: z.string().describe('Unit price: decimal string of minor units (cents), e.g. "0.2" = 0.002 EUR.'),
   netAmount: z.number().int().describe(`${MINOR}; negative for a discount.`),
   taxRate: z.number().describe('Percent.'),
 });

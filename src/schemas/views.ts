@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { billingRunSchema } from './billingRuns.js';
 import { reference, type McpView } from '../registry/view.js';
 import { paymentMethodSchema, invoiceAddressSchema } from './billingDetails.js';
 import { billingGroupSchema, couponSchema, planAddonSchema, planSchema, pricePlanSchema, productSchema } from './catalogue.js';
@@ -149,6 +150,18 @@ export const measurementValueView = measurementValueSchema.extend({ measurement:
 const usageEvent = measurementValueSchema.pick({ id: true, quantity: true, measuredAt: true, valueId: true });
 export const usageView = z.object({
   data: z.array(usageEntrySchema.extend({ measurement: measurementRef, events: z.array(usageEvent) })),
+});
+
+export const billingRunRow = billingRunSchema.pick({
+  id: true,
+  trigger: true,
+  status: true,
+  asOf: true,
+  finishedAt: true,
+  subscriptionsBilled: true,
+  subscriptionsSkipped: true,
+  subscriptionsFailed: true,
+  invoicesCreated: true,
 });
 
 export const invoiceRow = invoiceSchema.pick({

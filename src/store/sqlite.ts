@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { AppError } from '../errors.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { SqliteBillingSetupRepo } from './repos/billing.js';
+import { SqliteBillingRunRepo } from './repos/billingRuns.js';
 import { SqliteBillingDetailsRepo } from './repos/billingDetails.js';
 import { SqliteSubscriptionRepo } from './repos/subscriptions.js';
 import { SqliteCatalogueRepo } from './repos/catalogue.js';
@@ -97,6 +98,7 @@ function repositories(sql: Sql): Tx {
     products: new SqliteProductRepo(sql),
     plans: new SqlitePlanRepo(sql),
     billingSetup: new SqliteBillingSetupRepo(sql),
+    billing: new SqliteBillingRunRepo(sql),
     customers: new SqliteCustomerRepo(sql),
     customerTokens: new SqliteCustomerTokenRepo(sql),
     billingDetails: new SqliteBillingDetailsRepo(sql),

@@ -1,4 +1,5 @@
 import type { BillingSetupRepo } from './repos/billing.js';
+import type { BillingRunRepo } from './repos/billingRuns.js';
 import type { BillingDetailsRepo } from './repos/billingDetails.js';
 import type { CatalogueRepo } from './repos/catalogue.js';
 import type { CustomerRepo } from './repos/customers.js';
@@ -22,6 +23,7 @@ export interface Tx {
   products: ProductRepo;
   plans: PlanRepo;
   billingSetup: BillingSetupRepo;
+  billing: BillingRunRepo;
   customers: CustomerRepo;
   customerTokens: CustomerTokenRepo;
   billingDetails: BillingDetailsRepo;

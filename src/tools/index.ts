@@ -1,4 +1,5 @@
 import type { Operation } from '../registry/operation.js';
+import { billingOperations } from './billing.js';
 import { billingDetailOperations } from './billingDetails.js';
 import { billingGroupOperations } from './billingGroups.js';
 import { couponOperations } from './coupons.js';
@@ -34,6 +35,7 @@ export const OPERATIONS: Operation[] = [
   ...taxGroupOperations,
   ...webhookOperations,
   ...invoiceOperations,
+  ...billingOperations,
   ...paymentPlanOperations,
   ...webhookDeliveryOperations,
   ...offerOperations,

@@ -1,21 +1,18 @@
 import { z } from 'zod';
 import { QUANTITY_DIGITS } from '../domain/plans.js';
 import { microsOfNumber } from '../domain/quantity.js';
+import { orderProducts, updateSubscriptionItem } from '../domain/subscriptions/items.js';
 import {
   activateSubscription,
   cancelSubscription,
   createSubscription,
-  getSubscription,
-  getSubscriptionItem,
-  listSubscriptions,
-  orderProducts,
   pauseSubscription,
   resumeSubscription,
   revokeCancellation,
   terminateSubscription,
   updateSubscription,
-  updateSubscriptionItem,
-} from '../domain/subscriptions.js';
+} from '../domain/subscriptions/lifecycle.js';
+import { getSubscription, getSubscriptionItem, listSubscriptions } from '../domain/subscriptions/readModel.js';
 import { estimateInvoice } from '../domain/estimate.js';
 import { defineOperation } from '../registry/operation.js';
 import { estimateSchema } from '../schemas/estimate.js';

@@ -112,6 +112,8 @@ export interface SubscriptionRepo {
 
   insertDiscount(org: string, d: AppliedDiscountRecord): Promise<void>;
   discounts(org: string, itemIds: readonly string[]): Promise<AppliedDiscountRecord[]>;
+  /** Status and appliedIntervals of a discount a billing run consumed. */
+  updateDiscount(org: string, d: AppliedDiscountRecord): Promise<void>;
 }
 
 interface SubscriptionRow {
@@ -351,6 +353,10 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
       d.appliedIntervals,
       d.createdAt,
     );
+  }
+
+  async updateDiscount(org: string, d: AppliedDiscountRecord): Promise<void> {
+    this.sql.update('applied_discounts', org, d.id, { status: d.status, applied_intervals: d.appliedIntervals });
   }
 
   async discounts(org: string, itemIds: readonly string[]): Promise<AppliedDiscountRecord[]> {

@@ -1,0 +1,69 @@
+/**
+ * Aggregation of measurement values over a billing interval (CONTRACT section 5, "Measurements and
+ * usage"): the six aggregations of metered measurements, the carried value of recurring ones, and
+ * time-weighted fair billing. Shared by the usage read model and the billing engine.
+ */
+import type { AggregationType, Measurement } from '../schemas/measurements.js';
+import type { UsageScope } from '../store/repos/usage.js';
+import type { Tx } from '../store/store.js';
+import { averageMicros, MICROS, timeWeightedMicros } from './quantity.js';
+
+/** One aggregate of the values in a scope, in micro-units (counts too: 3 values are 3,000,000). */
+export async function aggregate(tx: Tx, org: string, scope: UsageScope, aggregation: AggregationType): Promise<bigint> {
+  switch (aggregation) {
+    case 'count':
+      return BigInt(await tx.usage.count(org, scope)) * MICROS;
+    case 'count_unique':
+      return BigInt(await tx.usage.countUnique(org, scope)) * MICROS;
+    case 'max':
+      return (await tx.usage.max(org, scope)) ?? 0n;
+    case 'sum':
+      return (await tx.usage.sumAndCount(org, scope)).sum;
+    case 'average': {
+      const { sum, count } = await tx.usage.sumAndCount(org, scope);
+      return averageMicros(sum, BigInt(count));
+    }
+    case 'last_value':
+      return (await tx.usage.last(org, scope)) ?? 0n;
+  }
+}
+
+/** An item's billing interval [from, to) and the span of time it was active in. */
+export interface ItemInterval {
+  itemId: string;
+  /** When the item's billing started: the latest of the subscription's, the item's start and billingStart. */
+  itemStart: string;
+  from: string;
+  to: string;
+  /** When the item stopped (cancellation, termination, billingEnd), or null while it runs. */
+  end: string | null;
+}
+
+/**
+ * The value of a measurement on an item in one billing interval: `metered` aggregates the values
+ * measured in the interval ("0" without any); `recurring` is the last value measured from the item's
+ * start up to the interval's end, carried forward; `instant_metered` keeps no running value (each
+ * push is billed on its own) and is 0. Values measured before the item started never count.
+ */
+export async function intervalValue(tx: Tx, org: string, interval: ItemInterval, measurement: Measurement): Promise<bigint> {
+  const scope = { itemId: interval.itemId, measurementId: measurement.id, from: interval.from, to: interval.to };
+  if (measurement.type === 'instant_metered') return 0n;
+  if (measurement.type === 'recurring') return (await tx.usage.last(org, { ...scope, from: interval.itemStart })) ?? 0n;
+  return aggregate(tx, org, scope, measurement.aggregationType);
+}
+
+/** Fair billing of a recurring measurement (see `timeWeightedMicros`): levels carried into and changed within the interval. */
+export async function timeWeightedValue(tx: Tx, org: string, interval: ItemInterval, measurement: Measurement): Promise<bigint> {
+  const scope = { itemId: interval.itemId, measurementId: measurement.id, from: interval.from, to: interval.to };
+  const carried = await tx.usage.last(org, { ...scope, from: interval.itemStart, to: interval.from });
+  const changes = (function* () {
+    for (const l of tx.usage.levels(org, scope)) yield { at: Date.parse(l.measuredAt), micros: l.quantityMicros };
+  })();
+  return timeWeightedMicros(
+    { from: Date.parse(interval.from), to: Date.parse(interval.to) },
+    { from: Date.parse(interval.itemStart), to: interval.end ? Date.parse(interval.end) : Number.POSITIVE_INFINITY },
+    carried,
+    changes,
+  );
+}
+

@@ -1,0 +1,306 @@
+/**
+ * The billing computation (ARCHITECTURE principle 11): from a subscription, its items' price plans,
+ * their usage aggregates and the dates, the invoices that are due as of an instant, with nothing
+ * written. The billing run writes what it returns; the estimated invoice shows its first invoice. For
+ * a subscription unchanged between the two, the next invoice therefore equals the estimate line for
+ * line and cent for cent.
+ */
+import type { DateTime } from 'luxon';
+import type { BillingGroup, PricePlan, Product } from '../../schemas/catalogue.js';
+import type { Customer } from '../../schemas/customers.js';
+import type { InvoiceAddress } from '../../schemas/billingDetails.js';
+import type { AppliedDiscountRecord, ItemRecord, SubscriptionRecord } from '../../store/repos/subscriptions.js';
+import type { BilledChargeKey } from '../../store/repos/billingRuns.js';
+import type { Tx } from '../../store/store.js';
+import { intervalValue, timeWeightedValue, type ItemInterval } from '../aggregation.js';
+import { defaultInvoiceAddress, getInvoiceAddress } from '../billingDetails.js';
+import { findBillingGroup } from '../billingGroups.js';
+import { findCoupon, percentageE2 } from '../coupons.js';
+import { toIso, zoned } from '../dates.js';
+import type { BilledLineInput } from '../invoices.js';
+import { percentOf, rateToE4, toMinor } from '../money.js';
+import { priceCharge } from '../pricing.js';
+import { getPricePlan, getProduct } from '../products.js';
+import { formatQuantity, toMicros } from '../quantity.js';
+import {
+  alignmentOf,
+  chargeKindOf,
+  cursorOf,
+  itemTerms,
+  nextBillingDate,
+  periodFrom,
+  proRataShare,
+  type BillingPeriod,
+  type ChargeKind,
+  type ItemTerms,
+} from './schedule.js';
+
+/**
+ * Catalogue entries a billing run reads again and again (products with their tax groups, price
+ * plans, billing groups), loaded once per run. Never shared between runs.
+ */
+export class CatalogueCache {
+  private readonly products = new Map<string, Promise<Product>>();
+  private readonly plans = new Map<string, Promise<PricePlan>>();
+  private readonly groups = new Map<string, Promise<BillingGroup | undefined>>();
+
+  product(tx: Tx, org: string, id: string): Promise<Product> {
+    return this.memo(this.products, `${org} ${id}`, () => getProduct(tx, org, id));
+  }
+
+  pricePlan(tx: Tx, org: string, id: string): Promise<PricePlan> {
+    return this.memo(this.plans, `${org} ${id}`, () => getPricePlan(tx, org, id));
+  }
+
+  billingGroup(tx: Tx, org: string, id: string): Promise<BillingGroup | undefined> {
+    return this.memo(this.groups, `${org} ${id}`, () => findBillingGroup(tx, org, id));
+  }
+
+  private memo<T>(map: Map<string, Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
+    let hit = map.get(key);
+    if (!hit) {
+      hit = load();
+      map.set(key, hit);
+    }
+    return hit;
+  }
+}
+
+/** A line of a due invoice: the invoice line, and the item it bills (null for none). */
+export interface DraftLine extends BilledLineInput {
+  itemId: string | null;
+}
+
+/** Where an item's billing stands after an invoice: what the run writes back to the item. */
+export interface ItemProgress {
+  lastBilledFrom: string;
+  lastBilledTo: string;
+  nextBillingAt: string | null;
+}
+
+export interface DraftInvoice {
+  billingDate: string;
+  lines: DraftLine[];
+  keys: BilledChargeKey[];
+  /** The items this invoice bills, as they stand after it. */
+  progress: Map<string, ItemProgress>;
+  /** The discounts this invoice consumed, as they stand after it. */
+  discounts: AppliedDiscountRecord[];
+}
+
+export interface DueBilling {
+  record: SubscriptionRecord;
+  customer: Customer;
+  address: InvoiceAddress | undefined;
+  drafts: DraftInvoice[];
+  /** The billing date of the first invoice due after `asOf` (of the next one when nothing is due), or null. */
+  nextBillingAt: string | null;
+}
+
+/** The rate of a product's tax group for a country at a date: the latest `validFrom` not after it; reverse charge and no address are 0. */
+export function taxRateE4(product: Product, countryCode: string | undefined, onDate: string): number {
+  const group = product.taxGroup;
+  if (!group || !countryCode || group.reverseChargeType !== 'REVERSE_CHARGE_DEACTIVATED') return 0;
+  let best: { validFrom: string; rate: number } | undefined;
+  for (const t of group.taxes) {
+    if (t.countryCode === countryCode && t.validFrom <= onDate && (!best || t.validFrom > best.validFrom)) best = t;
+  }
+  return best ? (rateToE4(best.rate) ?? 0) : 0;
+}
+
+interface ItemState {
+  item: ItemRecord;
+  product: Product;
+  plan: PricePlan;
+  kind: ChargeKind;
+  terms: ItemTerms;
+}
+
+/** At most this many periods of one item are billed in one go (a daily item after years of downtime bills in several runs). */
+const MAX_PERIODS_PER_ITEM = 1000;
+
+/** The periods of an item billable by `asOf` (only its first unbilled one when `asOf` is null), oldest first. */
+function duePeriods(state: ItemState, asOf: DateTime | null): BillingPeriod[] {
+  const out: BillingPeriod[] = [];
+  let cursor = cursorOf(state.terms, state.item);
+  for (let p = periodFrom(state.terms, cursor); p && out.length < MAX_PERIODS_PER_ITEM; p = periodFrom(state.terms, cursor)) {
+    if (asOf && p.billDate > asOf) break;
+    out.push(p);
+    if (!asOf) break;
+    cursor = p.end;
+  }
+  return out;
+}
+
+async function usageMicros(tx: Tx, org: string, state: ItemState, p: BillingPeriod): Promise<bigint> {
+  const m = state.product.measurement!;
+  const interval: ItemInterval = {
+    itemId: state.item.id,
+    itemStart: toIso(state.terms.anchor),
+    from: toIso(p.start),
+    to: toIso(p.end),
+    end: state.terms.end ? toIso(state.terms.end) : null,
+  };
+  if (m.type === 'recurring' && m.fairBilling) {
+    return timeWeightedValue(tx, org, { ...interval, from: toIso(p.fullStart), to: toIso(p.fullEnd) }, m);
+  }
+  return intervalValue(tx, org, interval, m);
+}
+
+function chargeDescription(state: ItemState, quantityMicros: bigint, share: ReturnType<typeof proRataShare>, label: string | null): string {
+  const name = state.item.name ?? state.product.name;
+  const parts: string[] = [];
+  if (state.kind === 'usage') {
+    const m = state.product.measurement!;
+    parts.push(`${m.code}: ${formatQuantity(quantityMicros)}`);
+  }
+  if (state.plan.freeUnits > 0) parts.push(`${state.plan.freeUnits} free`);
+  if (share) parts.push(`pro rata ${share.days}/${share.of} days`);
+  if (label) parts.push(label);
+  return parts.length ? `${name} (${parts.join(', ')})` : name;
+}
+
+/** The discount lines of one item on one invoice, before tax: percentage of its net, or a fixed amount capped at what is left of it. */
+async function discountLines(
+  tx: Tx,
+  org: string,
+  discounts: AppliedDiscountRecord[],
+  itemNet: number,
+  taxRate: number,
+  currency: string,
+): Promise<{ lines: Array<Omit<DraftLine, 'itemId'>>; consumed: AppliedDiscountRecord[] }> {
+  const lines: Array<Omit<DraftLine, 'itemId'>> = [];
+  const consumed: AppliedDiscountRecord[] = [];
+  let left = itemNet;
+  for (const d of discounts) {
+    if (d.status !== 'active' || left <= 0) continue;
+    const coupon = d.couponId ? await findCoupon(tx, org, d.couponId) : undefined;
+    const spec = coupon ?? d.discount;
+    if (!spec) continue;
+    const label = coupon ? `coupon ${coupon.code}` : (d.discount?.name ?? 'discount');
+    let off = 0;
+    let what = `Discount ${label}`;
+    if (spec.type === 'percentage' && spec.percentage !== null) {
+      off = Math.min(left, percentOf(left, percentageE2(spec.percentage) ?? 0, 2));
+      what = `Discount ${label} (${spec.percentage}%)`;
+    } else if (spec.fixedAmount) {
+      off = Math.min(toMinor(spec.fixedAmount.amount, currency), left);
+    }
+    left -= off;
+    lines.push({ description: what, quantity: '1', unitAmountDecimal: String(-off), netAmount: -off, taxRateE4: taxRate, periodStart: null, periodEnd: null });
+    const applied = d.appliedIntervals + 1;
+    const limit = spec.frequency === 'once' ? 1 : (spec.frequencyInterval ?? 1);
+    consumed.push({ ...d, appliedIntervals: applied, status: applied >= limit ? 'expired' : 'active' });
+  }
+  return { lines, consumed };
+}
+
+/**
+ * The invoices due for a subscription as of `asOf`, oldest billing date first: every period of every
+ * item whose billing date has come, one invoice per billing date, one line per charge and period, then
+ * each item's discount lines. With `asOf` null only the next invoice is computed, whenever it falls
+ * due (the estimate). Usage counts as measured so far.
+ */
+export async function computeDue(
+  tx: Tx,
+  org: string,
+  record: SubscriptionRecord,
+  options: { asOf: Date | null; now: Date; cache: CatalogueCache },
+): Promise<DueBilling> {
+  const { cache, now } = options;
+  const customer = (await tx.customers.get(org, record.customerId)) as Customer;
+  const timeZone = customer.timeZone;
+  const group = record.billingGroupId ? await cache.billingGroup(tx, org, record.billingGroupId) : undefined;
+  const alignment = alignmentOf(group);
+  const items = await tx.subscriptions.items(org, [record.id]);
+
+  const states: ItemState[] = [];
+  for (const item of items) {
+    if (item.nextBillingAt === null) continue;
+    const product = await cache.product(tx, org, item.productId);
+    const plan = await cache.pricePlan(tx, org, item.pricePlanId);
+    const kind = chargeKindOf(product.measurement, plan.type);
+    if (kind === 'instant') continue;
+    states.push({ item, product, plan, kind, terms: itemTerms(record, item, plan, kind, alignment, timeZone, now) });
+  }
+
+  const asOf = options.asOf ? zoned(options.asOf, timeZone) : null;
+  const byDate = new Map<string, Array<{ state: ItemState; period: BillingPeriod }>>();
+  let next: string | null = null;
+  for (const state of states) {
+    for (const period of duePeriods(state, asOf)) {
+      const date = toIso(period.billDate);
+      let group = byDate.get(date);
+      if (!group) byDate.set(date, (group = []));
+      group.push({ state, period });
+    }
+  }
+  let dates = [...byDate.keys()].sort();
+  if (!asOf) dates = dates.slice(0, 1);
+
+  const address = record.invoiceAddressId
+    ? await getInvoiceAddress(tx, org, record.customerId, record.invoiceAddressId)
+    : await defaultInvoiceAddress(tx, org, record.customerId);
+  const discounts = new Map<string, AppliedDiscountRecord[]>();
+  for (const d of await tx.subscriptions.discounts(org, items.map((i) => i.id))) {
+    discounts.set(d.itemId, [...(discounts.get(d.itemId) ?? []), d]);
+  }
+
+  const drafts: DraftInvoice[] = [];
+  for (const date of dates) {
+    const localDate = zoned(date, timeZone).toISODate() as string;
+    const draft: DraftInvoice = { billingDate: date, lines: [], keys: [], progress: new Map(), discounts: [] };
+    const entries = byDate.get(date)!;
+    for (const state of states) {
+      const own = entries.filter((e) => e.state === state);
+      if (!own.length) continue;
+      const rate = taxRateE4(state.product, address?.countryCode, localDate);
+      let itemNet = 0;
+      for (const { period } of own) {
+        const q = state.kind === 'flat' ? toMicros(state.item.quantity) : await usageMicros(tx, org, state, period);
+        const share = state.kind === 'flat' && state.plan.proRata ? proRataShare(period) : undefined;
+        const periodStart = toIso(period.start);
+        const periodEnd = toIso(period.end);
+        for (const priced of priceCharge(state.plan, q, share)) {
+          draft.lines.push({
+            itemId: state.item.id,
+            description: chargeDescription(state, q, share, priced.label),
+            quantity: priced.quantity,
+            unitAmountDecimal: priced.unitAmountDecimal,
+            netAmount: priced.netAmount,
+            taxRateE4: rate,
+            periodStart,
+            periodEnd,
+          });
+          itemNet += priced.netAmount;
+        }
+        draft.keys.push({ itemId: state.item.id, periodKey: periodStart, kind: state.kind });
+        draft.progress.set(state.item.id, {
+          lastBilledFrom: periodStart,
+          lastBilledTo: periodEnd,
+          nextBillingAt: nextBillingDate(state.terms, period.end),
+        });
+        state.item = { ...state.item, lastBilledFrom: periodStart, lastBilledTo: periodEnd };
+      }
+      const own_discounts = discounts.get(state.item.id) ?? [];
+      const { lines, consumed } = await discountLines(tx, org, own_discounts, itemNet, rate, customer.currencyCode);
+      for (const l of lines) draft.lines.push({ ...l, itemId: state.item.id });
+      for (const c of consumed) {
+        draft.discounts.push(c);
+        own_discounts[own_discounts.findIndex((d) => d.id === c.id)] = c;
+      }
+    }
+    drafts.push(draft);
+  }
+
+  if (!asOf) {
+    next = dates[0] ?? null;
+  } else {
+    const upcoming = states
+      .map((s) => nextBillingDate(s.terms, cursorOf(s.terms, s.item)))
+      .filter((d): d is string => d !== null)
+      .sort();
+    next = upcoming[0] ?? null;
+  }
+  return { record, customer, address, drafts, nextBillingAt: next };
+}

@@ -1,0 +1,209 @@
+/**
+ * Billing runs (CONTRACT section 8, "Billing runs"): every subscription with an item due is billed in
+ * its own unit of work, exactly once however often or concurrently runs happen. Each run is recorded.
+ */
+import { invalid, notFound } from '../../errors.js';
+import { newId } from '../../ids.js';
+import type { BillingRun, BillingRunTrigger } from '../../schemas/billingRuns.js';
+import { RUN_LIST_LIMIT } from '../../schemas/billingRuns.js';
+import type { PageRequest } from '../../schemas/common.js';
+import type { Invoice } from '../../schemas/invoices.js';
+import type { Store, Tx } from '../../store/store.js';
+import { issueBilledInvoice } from '../invoices.js';
+import { findSubscription } from '../subscriptions/records.js';
+import { CatalogueCache, computeDue } from './compute.js';
+
+/** Thrown inside a unit of work whose charge another run billed first: the unit rolls back, the subscription counts as skipped. */
+class AlreadyBilled extends Error {}
+
+export type BillingOutcome = { invoices: Invoice[] } | { skipped: string };
+
+export interface BillingSettings {
+  /** BILLING_PAYMENT_TERM_DAYS: days from issue to due date when the customer has no terms of their own. */
+  paymentTermDays: number;
+}
+
+/**
+ * Bills one subscription as of `asOf`, in the caller's unit of work: one invoice per billing date
+ * that has come, its charges claimed by their unique keys, then the items' and discounts' progress
+ * and the subscription's `lastBillingAt`. Draft, offer and paused subscriptions are skipped with the
+ * reason; so is one with nothing due (another run billed it).
+ */
+export async function billSubscription(
+  tx: Tx,
+  org: string,
+  subscriptionId: string,
+  asOf: Date,
+  now: Date,
+  settings: BillingSettings,
+  cache: CatalogueCache,
+): Promise<BillingOutcome> {
+  const record = await tx.subscriptions.get(org, subscriptionId);
+  if (!record) return { skipped: 'the subscription no longer exists' };
+  if (record.status === 'draft' || record.status === 'offer') return { skipped: `status ${record.status}: billing starts when it is activated` };
+  if (record.status === 'paused') {
+    return { skipped: `paused since ${record.pausedAt}: nothing is billed while paused; resume_subscription bills the periods that came due` };
+  }
+  const due = await computeDue(tx, org, record, { asOf, now, cache });
+  if (!due.drafts.length) {
+    return { skipped: due.nextBillingAt ? `nothing due by ${asOf.toISOString()}; next billing date ${due.nextBillingAt}` : 'nothing left to bill' };
+  }
+  const invoices: Invoice[] = [];
+  for (const draft of due.drafts) {
+    const invoice = await issueBilledInvoice(
+      tx,
+      org,
+      {
+        customerId: record.customerId,
+        subscriptionId: record.id,
+        currencyCode: due.customer.currencyCode,
+        issuedAt: draft.billingDate,
+        lines: draft.lines.map(({ itemId: _item, ...line }) => line),
+        paymentTermDays: settings.paymentTermDays,
+      },
+      now,
+    );
+    if ((await tx.billing.claim(org, draft.keys, invoice.id)) < draft.keys.length) throw new AlreadyBilled();
+    invoices.push(invoice);
+    for (const d of draft.discounts) await tx.subscriptions.updateDiscount(org, d);
+  }
+  const at = now.toISOString();
+  const last = due.drafts[due.drafts.length - 1]!;
+  const progress = new Map(due.drafts.flatMap((d) => [...d.progress].map(([id, p]) => [id, { ...p, billedAt: d.billingDate }] as const)));
+  for (const item of await tx.subscriptions.items(org, [record.id])) {
+    const p = progress.get(item.id);
+    if (!p) continue;
+    await tx.subscriptions.updateItem(org, {
+      ...item,
+      lastBilledAt: p.billedAt,
+      lastBilledFrom: p.lastBilledFrom,
+      lastBilledTo: p.lastBilledTo,
+      nextBillingAt: p.nextBillingAt,
+      updatedAt: at,
+    });
+  }
+  await tx.subscriptions.update(org, { ...record, lastBillingAt: last.billingDate, updatedAt: at });
+  return { invoices };
+}
+
+export interface RunRequest {
+  trigger: BillingRunTrigger;
+  asOf: Date;
+  now: Date;
+  /** One organisation (an API run); every organisation when absent (the job loop, `jobs run`). */
+  org?: string;
+  /** One subscription (id or number) of `org`; every due one when absent. */
+  subscription?: string;
+  /** A scheduled run is recorded only when it billed or failed something; api and cli runs always. */
+  recordEmpty?: boolean;
+}
+
+export interface RunDeps {
+  store: Store;
+  settings: BillingSettings;
+  /** Called after each unit of work that issued invoices commits (kicks the webhook delivery). */
+  afterInvoices?: () => void;
+}
+
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+function emptyRun(request: RunRequest, subscription: string | null): BillingRun {
+  const at = request.now.toISOString();
+  return {
+    id: newId(),
+    trigger: request.trigger,
+    status: 'completed',
+    subscription,
+    asOf: request.asOf.toISOString(),
+    startedAt: at,
+    finishedAt: at,
+    subscriptionsBilled: 0,
+    subscriptionsSkipped: 0,
+    subscriptionsFailed: 0,
+    invoicesCreated: 0,
+    invoices: [],
+    skipped: [],
+    failed: [],
+  };
+}
+
+/**
+ * One billing run: each due subscription (or the one asked for) billed in its own unit of work,
+ * yielding to the event loop between them so that the server stays responsive; one recorded run per
+ * organisation. A subscription that fails is listed with its error and the run goes on.
+ */
+export async function runBilling(deps: RunDeps, request: RunRequest): Promise<BillingRun[]> {
+  const { store } = deps;
+  const started = Date.now();
+  let targets: Array<{ org: string; subscriptionId: string }>;
+  let only: string | null = null;
+  if (request.subscription !== undefined) {
+    const org = request.org as string;
+    const ref = request.subscription;
+    const record = await store.read((tx) => findSubscription(tx, org, ref));
+    if (!record) throw notFound('Subscription', ref);
+    only = record.id;
+    targets = [{ org, subscriptionId: record.id }];
+  } else {
+    targets = await store.read((tx) => tx.billing.dueSubscriptions(request.asOf.toISOString(), request.org));
+  }
+  const runs = new Map<string, BillingRun>();
+  if (request.org) runs.set(request.org, emptyRun(request, only));
+  const cache = new CatalogueCache();
+  for (const { org, subscriptionId } of targets) {
+    let run = runs.get(org);
+    if (!run) runs.set(org, (run = emptyRun(request, only)));
+    try {
+      const outcome = await store.transaction((tx) => billSubscription(tx, org, subscriptionId, request.asOf, request.now, deps.settings, cache));
+      if ('skipped' in outcome) {
+        run.subscriptionsSkipped += 1;
+        if (run.skipped.length < RUN_LIST_LIMIT) run.skipped.push({ subscription: subscriptionId, reason: outcome.skipped });
+      } else {
+        run.subscriptionsBilled += 1;
+        run.invoicesCreated += outcome.invoices.length;
+        for (const i of outcome.invoices) if (run.invoices.length < RUN_LIST_LIMIT) run.invoices.push(i.id);
+        deps.afterInvoices?.();
+      }
+    } catch (err) {
+      if (err instanceof AlreadyBilled) {
+        run.subscriptionsSkipped += 1;
+        if (run.skipped.length < RUN_LIST_LIMIT) run.skipped.push({ subscription: subscriptionId, reason: 'billed by a concurrent run' });
+      } else {
+        run.subscriptionsFailed += 1;
+        run.status = 'failed';
+        if (run.failed.length < RUN_LIST_LIMIT) run.failed.push({ subscription: subscriptionId, error: err instanceof Error ? err.message : String(err) });
+      }
+    }
+    await yieldToLoop();
+  }
+  const finishedAt = new Date(request.now.getTime() + (Date.now() - started)).toISOString();
+  const recorded: BillingRun[] = [];
+  for (const [org, run] of runs) {
+    if (!request.recordEmpty && run.subscriptionsBilled === 0 && run.subscriptionsFailed === 0) continue;
+    const final = { ...run, finishedAt };
+    await store.transaction((tx) => tx.billing.insertRun(org, final));
+    recorded.push(final);
+  }
+  return recorded;
+}
+
+/** `asOf` of an API run: now when absent, never in the future (only `jobs run --now` simulates the future). */
+export function apiAsOf(asOf: string | undefined, now: Date): Date {
+  if (asOf === undefined) return now;
+  const at = new Date(asOf);
+  if (at.getTime() > now.getTime()) {
+    throw invalid('asOf', `asOf ${asOf} lies in the future; a billing run bills what is due up to now (omit asOf for now)`, 'in_the_future');
+  }
+  return at;
+}
+
+export async function getBillingRun(tx: Tx, org: string, id: string): Promise<BillingRun> {
+  const run = await tx.billing.getRun(org, id);
+  if (!run) throw notFound('Billing run', id);
+  return run;
+}
+
+export async function listBillingRuns(tx: Tx, org: string, filter: { trigger?: BillingRunTrigger | undefined }, page: PageRequest) {
+  return tx.billing.listRuns(org, filter, page);
+}
+

@@ -1,0 +1,123 @@
+/**
+ * When an item is billed (CONTRACT section 8, "Billing runs"): its periods follow the price plan's
+ * billing interval from the item's billing start, aligned by the subscription's billing group, on the
+ * wall clock of the customer's time zone. A period is billed on its billing date: its start for a flat
+ * fee paid in advance, its end otherwise (usage is always billed in arrears). The item's stop (billing
+ * end, cancellation, termination) cuts its last period short. Everything here is pure.
+ */
+import type { DateTime } from 'luxon';
+import type { Measurement } from '../../schemas/measurements.js';
+import type { ItemRecord, SubscriptionRecord } from '../../store/repos/subscriptions.js';
+import { parseInterval, periodContaining, subtractInterval, toIso, zoned, type Alignment, type Interval } from '../dates.js';
+
+export function alignmentOf(group: { type: string; customDay: number | null; customMonth?: number | null } | undefined): Alignment {
+  if (group?.type === 'end_of_month') return { type: 'end_of_month' };
+  if (group?.type === 'custom_day' && group.customDay) return { type: 'custom_day', customDay: group.customDay, customMonth: group.customMonth ?? null };
+  return { type: 'anniversary' };
+}
+
+/** When an item's billing starts: the latest of the subscription start (now when unset), the item start and its billing start. */
+export function itemBillingStart(record: SubscriptionRecord, item: ItemRecord, now: Date): string {
+  const starts = [record.startDate ?? now.toISOString(), item.startDate, item.billingStart].filter((d): d is string => d !== null);
+  return new Date(Math.max(...starts.map((d) => Date.parse(d)))).toISOString();
+}
+
+/** When an item stops being billed: the earliest of its billing end, the subscription's cancellation (pending or done) and termination. */
+export function itemEnd(record: SubscriptionRecord, item: ItemRecord): string | null {
+  const ends = [item.billingEnd, record.cancellationDate, record.cancelledAt, record.terminatedAt].filter((d): d is string => d !== null);
+  return ends.length ? new Date(Math.min(...ends.map((d) => Date.parse(d)))).toISOString() : null;
+}
+
+/**
+ * How a charge is measured: `flat` by the item's quantity (in advance or in arrears as the price plan
+ * says), `usage` by its product's measurement over the period (always in arrears), `instant` each
+ * value of an `instant_metered` measurement on its own, as it is recorded. A flat fee ignores usage.
+ */
+export type ChargeKind = 'flat' | 'usage' | 'instant';
+
+export function chargeKindOf(measurement: Measurement | null, priceType: string): ChargeKind {
+  if (!measurement || priceType === 'flat_fee') return 'flat';
+  return measurement.type === 'instant_metered' ? 'instant' : 'usage';
+}
+
+export interface ItemTerms {
+  /** The item's billing start (periods count from it). */
+  anchor: DateTime;
+  interval: Interval;
+  alignment: Alignment;
+  /** When the item stops, or null while it runs. */
+  end: DateTime | null;
+  /** A flat fee paid in advance is billed at its period's start; everything else at the end. */
+  inAdvance: boolean;
+}
+
+export function itemTerms(
+  record: SubscriptionRecord,
+  item: ItemRecord,
+  plan: { billingInterval: string; payInAdvance: boolean },
+  kind: ChargeKind,
+  alignment: Alignment,
+  timeZone: string,
+  now: Date,
+): ItemTerms {
+  const end = itemEnd(record, item);
+  return {
+    anchor: zoned(itemBillingStart(record, item, now), timeZone),
+    interval: parseInterval(plan.billingInterval),
+    alignment,
+    end: end ? zoned(end, timeZone) : null,
+    inAdvance: kind === 'flat' && plan.payInAdvance,
+  };
+}
+
+/**
+ * A billing period [start, end) of an item and the aligned period it belongs to [fullStart, fullEnd):
+ * they differ for a first period that runs up to the alignment, and for a period the item's stop cut short.
+ */
+export interface BillingPeriod {
+  start: DateTime;
+  end: DateTime;
+  billDate: DateTime;
+  fullStart: DateTime;
+  fullEnd: DateTime;
+}
+
+/** Where unbilled time begins: the end of the last billed period, never before the billing start. */
+export function cursorOf(terms: ItemTerms, item: Pick<ItemRecord, 'lastBilledTo'>): DateTime {
+  if (item.lastBilledTo === null) return terms.anchor;
+  const last = zoned(item.lastBilledTo, terms.anchor.zoneName as string);
+  return last > terms.anchor ? last : terms.anchor;
+}
+
+/** The period that unbilled time starting at `cursor` falls in; undefined when the item has stopped by then. */
+export function periodFrom(terms: ItemTerms, cursor: DateTime): BillingPeriod | undefined {
+  if (terms.end && cursor >= terms.end) return undefined;
+  const p = periodContaining(terms.anchor, terms.interval, terms.alignment, cursor);
+  const aligned = p.index === 0 && terms.alignment.type !== 'anniversary' && (terms.interval.unit === 'M' || terms.interval.unit === 'Y');
+  const fullStart = aligned ? subtractInterval(p.end, terms.interval) : p.start;
+  const start = cursor > p.start ? cursor : p.start;
+  const end = terms.end && terms.end < p.end ? terms.end : p.end;
+  return { start, end, billDate: terms.inAdvance ? start : end, fullStart, fullEnd: p.end };
+}
+
+/** The next billing date of an item: the billing date of its first unbilled period, or null when nothing is left to bill. */
+export function nextBillingDate(terms: ItemTerms, cursor: DateTime): string | null {
+  const p = periodFrom(terms, cursor);
+  return p ? toIso(p.billDate) : null;
+}
+
+/** Whole calendar days between two instants on the wall clock (the first day counted, the last not). */
+export function calendarDays(from: DateTime, to: DateTime): number {
+  return Math.round(to.startOf('day').diff(from.startOf('day'), 'days').days);
+}
+
+/**
+ * The share of its aligned period a partial period is (`proRata`): days used / days of the aligned
+ * period; undefined for a whole period.
+ */
+export function proRataShare(p: BillingPeriod): { num: bigint; den: bigint; days: number; of: number } | undefined {
+  const days = calendarDays(p.start, p.end);
+  const of = calendarDays(p.fullStart, p.fullEnd);
+  if (days >= of || of <= 0) return undefined;
+  return { num: BigInt(days), den: BigInt(of), days, of };
+}

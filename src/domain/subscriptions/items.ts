@@ -1,0 +1,289 @@
+/** Items of a subscription: ordering products (addons, custom prices, discounts) and changing an item. */
+import { conflict, invalid, invalidMany, notFound, type Violation } from '../../errors.js';
+import { newId } from '../../ids.js';
+import type { PricePlan, Product } from '../../schemas/catalogue.js';
+import type { Customer } from '../../schemas/customers.js';
+import type { Subscription, SubscriptionItem } from '../../schemas/subscriptions.js';
+import type { AppliedDiscountRecord, InlineDiscount, ItemRecord, SubscriptionStatus } from '../../store/repos/subscriptions.js';
+import type { Tx } from '../../store/store.js';
+import { findCoupon } from '../coupons.js';
+import { amountViolation } from '../money.js';
+import { createCustomPricePlan, getProduct, type CustomPricePlanInput } from '../products.js';
+import { FINAL, scheduleItem } from './lifecycle.js';
+import { getSubscriptionItem, toResource } from './readModel.js';
+import { blankItem, loadSubscription } from './records.js';
+import { newPeriods, type PeriodInput } from './terms.js';
+
+
+export interface DiscountInput {
+  name?: string | null | undefined;
+  coupon?: string | undefined;
+  type?: 'percentage' | 'fixed_amount' | undefined;
+  frequency?: 'once' | 'limited' | undefined;
+  percentage?: number | undefined;
+  fixedAmount?: { amount: number; currency: string } | undefined;
+  frequencyInterval?: number | undefined;
+}
+
+export interface OrderEntry {
+  product: string;
+  quantity?: number | undefined;
+  pricePlan?: string | undefined;
+  customPricePlan?: CustomPricePlanInput | undefined;
+  periods?: PeriodInput[] | undefined;
+  customName?: string | undefined;
+  customDescription?: string | undefined;
+  discount?: DiscountInput | undefined;
+  autoAssignProductGroup?: boolean | undefined;
+}
+
+export interface OrderInput {
+  billingStart?: string | undefined;
+  startDate?: string | undefined;
+  endDate?: string | undefined;
+  products: Array<OrderEntry & { children?: OrderEntry[] | undefined }>;
+}
+
+const ORDERABLE: readonly SubscriptionStatus[] = ['draft', 'active', 'paused', 'offer'];
+
+async function discountOf(
+  tx: Tx,
+  org: string,
+  path: string,
+  d: DiscountInput,
+  currency: string,
+  violations: Violation[],
+): Promise<Pick<AppliedDiscountRecord, 'couponId' | 'discount'> | undefined> {
+  const at = `${path}.discount`;
+  if (d.coupon !== undefined) {
+    const inline = (['type', 'frequency', 'percentage', 'fixedAmount', 'frequencyInterval'] as const).filter((k) => d[k] !== undefined);
+    if (inline.length) {
+      violations.push({ propertyPath: at, message: `${at} takes either a coupon or inline fields (${inline.join(', ')}), not both`, code: 'ambiguous' });
+      return undefined;
+    }
+    const coupon = await findCoupon(tx, org, d.coupon);
+    if (!coupon) {
+      violations.push({ propertyPath: `${at}.coupon`, message: `${at}.coupon '${d.coupon}' does not exist; pick one from list_coupons`, code: 'not_found' });
+      return undefined;
+    }
+    if (!coupon.isEnabled) {
+      violations.push({ propertyPath: `${at}.coupon`, message: `coupon ${coupon.code} is disabled and cannot be applied`, code: 'disabled' });
+      return undefined;
+    }
+    if (coupon.fixedAmount && coupon.fixedAmount.currency !== currency) {
+      violations.push({
+        propertyPath: `${at}.coupon`,
+        message: `coupon ${coupon.code} takes off ${coupon.fixedAmount.currency} but the subscription is billed in ${currency}`,
+        code: 'currency_mismatch',
+      });
+      return undefined;
+    }
+    return { couponId: coupon.id, discount: null };
+  }
+  const before = violations.length;
+  if (!d.type) violations.push({ propertyPath: `${at}.type`, message: `${at}.type is required for an inline discount: percentage or fixed_amount (or give a coupon)`, code: 'required' });
+  if (d.type === 'percentage' && d.percentage === undefined) {
+    violations.push({ propertyPath: `${at}.percentage`, message: `${at}.percentage is required when type is percentage (more than 0, at most 100)`, code: 'required' });
+  }
+  if (d.type !== 'percentage' && d.percentage !== undefined) {
+    violations.push({ propertyPath: `${at}.percentage`, message: `${at}.percentage is only for type percentage`, code: 'forbidden' });
+  }
+  if (d.type === 'fixed_amount' && d.fixedAmount === undefined) {
+    violations.push({ propertyPath: `${at}.fixedAmount`, message: `${at}.fixedAmount { amount, currency } is required when type is fixed_amount`, code: 'required' });
+  }
+  if (d.type !== 'fixed_amount' && d.fixedAmount !== undefined) {
+    violations.push({ propertyPath: `${at}.fixedAmount`, message: `${at}.fixedAmount is only for type fixed_amount`, code: 'forbidden' });
+  }
+  if (d.fixedAmount && d.fixedAmount.currency !== currency) {
+    violations.push({
+      propertyPath: `${at}.fixedAmount.currency`,
+      message: `${at}.fixedAmount.currency must be the subscription's currency ${currency} (got ${d.fixedAmount.currency})`,
+      code: 'currency_mismatch',
+    });
+  } else if (d.fixedAmount) {
+    const amount = amountViolation(`${at}.fixedAmount.amount`, d.fixedAmount.amount, currency);
+    if (amount) violations.push(amount);
+  }
+  const frequency = d.frequency ?? 'once';
+  if (frequency === 'limited' && d.frequencyInterval === undefined) {
+    violations.push({ propertyPath: `${at}.frequencyInterval`, message: `${at}.frequencyInterval (invoices to discount, >= 1) is required when frequency is limited`, code: 'required' });
+  }
+  if (frequency === 'once' && d.frequencyInterval !== undefined) {
+    violations.push({ propertyPath: `${at}.frequencyInterval`, message: `${at}.frequencyInterval is only for frequency limited`, code: 'forbidden' });
+  }
+  if (violations.length > before) return undefined;
+  const discount: InlineDiscount = {
+    name: d.name ?? null,
+    type: d.type!,
+    frequency,
+    percentage: d.percentage ?? null,
+    fixedAmount: d.fixedAmount ?? null,
+    frequencyInterval: d.frequencyInterval ?? null,
+  };
+  return { couponId: null, discount };
+}
+
+/**
+ * Order products (interface: POST /subscriptions/{id}/products): each entry becomes an addon item
+ * (its children items with `parent` set), priced by a price plan of its product or by a custom price
+ * plan, optionally discounted. Everything is checked before anything is written.
+ */
+export async function orderProducts(tx: Tx, org: string, id: string, input: OrderInput, now: Date): Promise<Subscription> {
+  const record = await loadSubscription(tx, org, id);
+  if (!ORDERABLE.includes(record.status)) {
+    throw conflict(`Cannot order products for subscription ${record.number}: its status is ${record.status}; ordering is allowed while ${ORDERABLE.join(', ')}`);
+  }
+  const customer = (await tx.customers.get(org, record.customerId)) as Customer;
+  const violations: Violation[] = [];
+  if (input.startDate && input.endDate && input.endDate <= input.startDate) {
+    violations.push({ propertyPath: 'endDate', message: 'endDate must be after startDate', code: 'before_start' });
+  }
+  if (input.startDate && input.billingStart && Date.parse(input.billingStart) < Date.parse(input.startDate)) {
+    violations.push({ propertyPath: 'billingStart', message: 'billingStart must not be before startDate', code: 'before_start' });
+  }
+  if (input.endDate && Date.parse(input.endDate) <= now.getTime()) {
+    violations.push({ propertyPath: 'endDate', message: 'endDate must lie in the future', code: 'in_the_past' });
+  }
+
+  interface Planned {
+    path: string;
+    entry: OrderEntry;
+    product: Product;
+    pricePlan?: PricePlan;
+    discount?: Pick<AppliedDiscountRecord, 'couponId' | 'discount'>;
+    children: Planned[];
+  }
+
+  const check = async (entry: OrderEntry, path: string): Promise<Planned | undefined> => {
+    const product = await tx.products.get(org, entry.product);
+    if (!product) {
+      violations.push({ propertyPath: `${path}.product`, message: `${path}.product '${entry.product}' does not exist; pick one from list_products`, code: 'not_found' });
+      return undefined;
+    }
+    const resolved = await getProduct(tx, org, product.id);
+    if ((entry.pricePlan === undefined) === (entry.customPricePlan === undefined)) {
+      violations.push({
+        propertyPath: path,
+        message: `${path} needs exactly one of pricePlan (an id from list_price_plans of the product) or customPricePlan (a price just for this item)`,
+        code: 'price_plan_choice',
+      });
+    }
+    let pricePlan: PricePlan | undefined;
+    if (entry.pricePlan !== undefined) {
+      pricePlan = await tx.products.getPricePlan(org, entry.pricePlan);
+      if (!pricePlan || pricePlan.product !== product.id) {
+        violations.push({
+          propertyPath: `${path}.pricePlan`,
+          message: pricePlan
+            ? `${path}.pricePlan ${pricePlan.id} belongs to another product; use a price plan of product ${product.id} (list_price_plans)`
+            : `${path}.pricePlan '${entry.pricePlan}' does not exist; pick one from list_price_plans of the product`,
+          code: pricePlan ? 'wrong_product' : 'not_found',
+        });
+        pricePlan = undefined;
+      } else if (pricePlan.status === 'archived') {
+        violations.push({ propertyPath: `${path}.pricePlan`, message: `${path}.pricePlan ${pricePlan.id} is archived`, code: 'archived' });
+      } else if (pricePlan.currencyCode !== customer.currencyCode) {
+        violations.push({
+          propertyPath: `${path}.pricePlan`,
+          message: `${path}.pricePlan is priced in ${pricePlan.currencyCode} but the subscription is billed in ${customer.currencyCode}`,
+          code: 'currency_mismatch',
+        });
+      }
+    }
+    if (entry.customPricePlan && entry.customPricePlan.currencyCode !== customer.currencyCode) {
+      violations.push({
+        propertyPath: `${path}.customPricePlan.currencyCode`,
+        message: `${path}.customPricePlan.currencyCode must be the subscription's currency ${customer.currencyCode}`,
+        code: 'currency_mismatch',
+      });
+    } else if (entry.customPricePlan) {
+      const amount = amountViolation(`${path}.customPricePlan.price.amount`, entry.customPricePlan.price.amount, customer.currencyCode);
+      if (amount) violations.push(amount);
+    }
+    if (entry.quantity !== undefined && resolved.measurement) {
+      violations.push({
+        propertyPath: `${path}.quantity`,
+        message: `${path}.quantity cannot be set: product ${resolved.name} is metered by ${resolved.measurement.code}, so its quantity comes from usage; omit quantity`,
+        code: 'metered_quantity',
+      });
+    }
+    const discount = entry.discount ? await discountOf(tx, org, path, entry.discount, customer.currencyCode, violations) : undefined;
+    return { path, entry, product: resolved, ...(pricePlan ? { pricePlan } : {}), ...(discount ? { discount } : {}), children: [] };
+  };
+
+  const planned: Planned[] = [];
+  for (const [i, entry] of input.products.entries()) {
+    const p = await check(entry, `products[${i}]`);
+    for (const [j, child] of (entry.children ?? []).entries()) {
+      const c = await check(child, `products[${i}].children[${j}]`);
+      if (p && c) p.children.push(c);
+    }
+    if (p) planned.push(p);
+  }
+  if (violations.length) throw invalidMany(violations);
+
+  const at = now.toISOString();
+  const timeZone = customer.timeZone;
+  const write = async (p: Planned, parentId: string | null) => {
+    const pricePlan =
+      p.pricePlan ?? (await createCustomPricePlan(tx, org, p.product.id, p.entry.customPricePlan!, now, `${p.path}.customPricePlan.`));
+    let item: ItemRecord = {
+      ...blankItem(record.id, p.product.id, pricePlan.id, 'addon', String(p.entry.quantity ?? 1), at),
+      parentId,
+      name: p.entry.customName ?? null,
+      description: p.entry.customDescription ?? null,
+      periods: p.entry.periods ? newPeriods(p.entry.periods, at) : null,
+      startDate: input.startDate ? new Date(input.startDate).toISOString() : null,
+      billingStart: input.billingStart ? new Date(input.billingStart).toISOString() : null,
+      billingEnd: input.endDate ? new Date(input.endDate).toISOString() : null,
+    };
+    if (record.status === 'active' || record.status === 'paused') item = await scheduleItem(tx, org, record, item, timeZone, now);
+    await tx.subscriptions.insertItem(org, item);
+    if (p.discount) {
+      await tx.subscriptions.insertDiscount(org, { id: newId(), itemId: item.id, ...p.discount, status: 'active', appliedIntervals: 0, createdAt: at });
+    }
+    for (const c of p.children) await write(c, item.id);
+  };
+  for (const p of planned) await write(p, null);
+  const updated = { ...record, updatedAt: at };
+  await tx.subscriptions.update(org, updated);
+  return toResource(tx, org, updated, now);
+}
+
+/**
+ * Merge patch of an item: quantity, name, description. A quantity change on an item whose product
+ * has a measurement is a 422 (interface sections 7 and 9: usage drives such quantities).
+ */
+export async function updateSubscriptionItem(
+  tx: Tx,
+  org: string,
+  id: string,
+  patch: { quantity?: number | undefined; name?: string | null | undefined; description?: string | null | undefined },
+  now: Date,
+): Promise<SubscriptionItem> {
+  const item = await tx.subscriptions.getItem(org, id);
+  if (!item) throw notFound('Subscription item', id);
+  const subscription = await loadSubscription(tx, org, item.subscriptionId);
+  if (FINAL.includes(subscription.status)) {
+    throw conflict(`Subscription ${subscription.number} is ${subscription.status}, which is final; its items can no longer change`);
+  }
+  if (patch.quantity !== undefined) {
+    const product = await getProduct(tx, org, item.productId);
+    if (product.measurement) {
+      throw invalid(
+        'quantity',
+        `quantity of this item cannot be changed by hand: its product ${product.name} is metered by measurement ${product.measurement.code}, so usage drives the quantity; record usage with create_subscription_measurement instead`,
+        'metered_quantity',
+      );
+    }
+  }
+  await tx.subscriptions.updateItem(org, {
+    ...item,
+    quantity: patch.quantity === undefined ? item.quantity : String(patch.quantity),
+    name: patch.name === undefined ? item.name : patch.name,
+    description: patch.description === undefined ? item.description : patch.description,
+    updatedAt: now.toISOString(),
+  });
+  return getSubscriptionItem(tx, org, id, now);
+}
+

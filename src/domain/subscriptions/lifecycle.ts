@@ -1,0 +1,428 @@
+/** Creating and updating subscriptions, and their state machine (CONTRACT section 5, "Subscriptions"). */
+import { conflict, invalid, invalidMany, type Violation } from '../../errors.js';
+import { newId } from '../../ids.js';
+import type { Customer } from '../../schemas/customers.js';
+import type { Subscription } from '../../schemas/subscriptions.js';
+import type { CancellationReason, ItemRecord, SubscriptionRecord, SubscriptionStatus } from '../../store/repos/subscriptions.js';
+import type { Tx } from '../../store/store.js';
+import { alignmentOf, chargeKindOf, cursorOf, itemTerms, nextBillingDate } from '../billing/schedule.js';
+import { findBillingGroup } from '../billingGroups.js';
+import { getInvoiceAddress, getPaymentMethod } from '../billingDetails.js';
+import { findCustomer } from '../customers.js';
+import { validateCustomFields } from '../customFields.js';
+import { toIso, zoned } from '../dates.js';
+import { grantActiveFeatures } from '../features.js';
+import { findPlan } from '../plans.js';
+import { getPricePlan, getProduct } from '../products.js';
+import { assertTransition } from '../subscriptionStates.js';
+import { toResource } from './readModel.js';
+import { blankItem, loadSubscription } from './records.js';
+import { newPeriods, reachableTermEnds, type PeriodInput } from './terms.js';
+
+
+/** Subscriptions that can no longer change (CONTRACT section 5: cancelled and terminated are final). */
+export const FINAL: readonly SubscriptionStatus[] = ['cancelled', 'terminated'];
+
+async function nextNumber(tx: Tx, org: string): Promise<string> {
+  for (;;) {
+    const candidate = `SUB-${String(await tx.system.nextCounter(org, 'subscription')).padStart(6, '0')}`;
+    if (!(await tx.subscriptions.numberTaken(org, candidate))) return candidate;
+  }
+}
+
+async function numberViolation(tx: Tx, org: string, number: string, exceptId?: string): Promise<Violation | undefined> {
+  if (await tx.subscriptions.numberTaken(org, number, exceptId)) {
+    return { propertyPath: 'number', message: `number must be unique: a subscription numbered '${number}' already exists`, code: 'unique' };
+  }
+  return undefined;
+}
+
+async function billingGroupViolation(tx: Tx, org: string, ref: string | null | undefined): Promise<[string | null | undefined, Violation?]> {
+  if (ref === undefined || ref === null) return [ref];
+  const group = await findBillingGroup(tx, org, ref);
+  if (!group) {
+    return [
+      undefined,
+      {
+        propertyPath: 'billingGroup',
+        message: `billingGroup '${ref}' does not exist; pass the ULID (or its UUID form) of a billing group from list_billing_groups, or null`,
+        code: 'not_found',
+      },
+    ];
+  }
+  return [group.id];
+}
+
+async function billingDetailViolations(
+  tx: Tx,
+  org: string,
+  customerId: string,
+  input: { paymentMethod?: string | null | undefined; invoiceAddress?: string | null | undefined },
+): Promise<Violation[]> {
+  const out: Violation[] = [];
+  if (input.paymentMethod && !(await getPaymentMethod(tx, org, customerId, input.paymentMethod))) {
+    out.push({
+      propertyPath: 'paymentMethod',
+      message: `paymentMethod '${input.paymentMethod}' is not a payment method of the customer; use list_payment_methods, or null for the customer's default`,
+      code: 'not_found',
+    });
+  }
+  if (input.invoiceAddress && !(await getInvoiceAddress(tx, org, customerId, input.invoiceAddress))) {
+    out.push({
+      propertyPath: 'invoiceAddress',
+      message: `invoiceAddress '${input.invoiceAddress}' is not an invoice address of the customer; use list_invoice_addresses, or null for the customer's default`,
+      code: 'not_found',
+    });
+  }
+  return out;
+}
+
+function throwIf(violations: Array<Violation | undefined>): void {
+  const present = violations.filter((v): v is Violation => v !== undefined);
+  if (present.length) throw invalidMany(present);
+}
+
+
+/**
+ * An item's next billing date from where its billing stands: as the subscription becomes (or is)
+ * active, and whenever its end moves (cancellation, its revocation, termination) or billing restarts
+ * (resume with a date). Items of `instant_metered` usage have none: each value is billed as recorded.
+ */
+export async function scheduleItem(tx: Tx, org: string, record: SubscriptionRecord, item: ItemRecord, timeZone: string, now: Date): Promise<ItemRecord> {
+  const pricePlan = await getPricePlan(tx, org, item.pricePlanId);
+  const product = await getProduct(tx, org, item.productId);
+  const group = record.billingGroupId ? await findBillingGroup(tx, org, record.billingGroupId) : undefined;
+  const kind = chargeKindOf(product.measurement, pricePlan.type);
+  const at = now.toISOString();
+  const activatedAt = item.activatedAt ?? at;
+  if (kind === 'instant') return { ...item, activatedAt, nextBillingAt: null, updatedAt: at };
+  const terms = itemTerms(record, item, pricePlan, kind, alignmentOf(group), timeZone, now);
+  return { ...item, activatedAt, nextBillingAt: nextBillingDate(terms, cursorOf(terms, item)), updatedAt: at };
+}
+
+/** Every started item of the subscription scheduled anew (see `scheduleItem`), after `change` when given. */
+async function rescheduleItems(
+  tx: Tx,
+  org: string,
+  record: SubscriptionRecord,
+  now: Date,
+  change: (item: ItemRecord) => ItemRecord = (i) => i,
+): Promise<void> {
+  const timeZone = await timeZoneOf(tx, org, record);
+  for (const item of await tx.subscriptions.items(org, [record.id])) {
+    if (item.activatedAt === null) continue;
+    await tx.subscriptions.updateItem(org, await scheduleItem(tx, org, record, change(item), timeZone, now));
+  }
+}
+
+export interface CreateSubscriptionInput {
+  customer: string;
+  plan: string;
+  periods: PeriodInput[];
+  billingGroup?: string | null | undefined;
+  startDate?: string | undefined;
+  name?: string | null | undefined;
+  number?: string | undefined;
+  externalId?: string | null | undefined;
+  poNumber?: string | null | undefined;
+  customFields?: Record<string, unknown> | undefined;
+  paymentMethod?: string | null | undefined;
+  invoiceAddress?: string | null | undefined;
+  addons?: Array<{ product: string; pricePlan: string }> | undefined;
+  activate?: boolean | undefined;
+}
+
+/**
+ * A subscription from a plan: items from its charges, addons only when asked for, in status draft
+ * (or active with `activate`, or `offer` when an offer proposes it).
+ */
+export async function createSubscription(
+  tx: Tx,
+  org: string,
+  input: CreateSubscriptionInput,
+  now: Date,
+  status: 'draft' | 'offer' = 'draft',
+): Promise<Subscription> {
+  const customer = await findCustomer(tx, org, input.customer);
+  if (!customer) throw invalid('customer', `customer '${input.customer}' does not exist; create it with create_customer or pick one from list_customers`, 'not_found');
+  const plan = await findPlan(tx, org, input.plan);
+  if (!plan) throw invalid('plan', `plan '${input.plan}' does not exist; pick one from list_plans`, 'not_found');
+  const violations: Array<Violation | undefined> = [];
+  if (plan.status === 'archived') {
+    violations.push({ propertyPath: 'plan', message: `plan ${plan.code} is archived; subscribe to a draft or active plan`, code: 'archived' });
+  }
+  const currencies = new Set(plan.charges.map((c) => c.pricePlan.currencyCode));
+  if ([...currencies].some((c) => c !== customer.currencyCode)) {
+    violations.push({
+      propertyPath: 'plan',
+      message: `plan ${plan.code} is priced in ${[...currencies].join(', ')} but the customer is billed in ${customer.currencyCode}; pick a plan in ${customer.currencyCode}`,
+      code: 'currency_mismatch',
+    });
+  }
+  const [billingGroupId, groupViolation] = await billingGroupViolation(tx, org, input.billingGroup);
+  violations.push(groupViolation);
+  violations.push(...(await billingDetailViolations(tx, org, customer.id, input)));
+  if (input.number !== undefined) violations.push(await numberViolation(tx, org, input.number));
+  violations.push(...(await validateCustomFields(tx, org, 'subscription', input.customFields ?? {})));
+  const addons = (input.addons ?? []).map((a, i) => {
+    const match = plan.addons.find((x) => x.product.id === a.product && x.pricePlan.id === a.pricePlan);
+    if (!match) {
+      const offered = plan.addons.map((x) => `{ product: ${x.product.id}, pricePlan: ${x.pricePlan.id} }`).join(', ') || 'none';
+      violations.push({
+        propertyPath: `addons[${i}]`,
+        message: `addons[${i}] is not an addon of plan ${plan.code}; its addons are: ${offered}`,
+        code: 'not_an_addon',
+      });
+    }
+    return match;
+  });
+  throwIf(violations);
+
+  const at = now.toISOString();
+  const record: SubscriptionRecord = {
+    id: newId(),
+    customerId: customer.id,
+    planId: plan.id,
+    number: input.number ?? (await nextNumber(tx, org)),
+    name: input.name === undefined ? plan.name : input.name,
+    externalId: input.externalId ?? null,
+    poNumber: input.poNumber ?? null,
+    status,
+    billingGroupId: billingGroupId ?? null,
+    paymentMethodId: input.paymentMethod ?? null,
+    invoiceAddressId: input.invoiceAddress ?? null,
+    startDate: input.startDate ? new Date(input.startDate).toISOString() : null,
+    activatedAt: null,
+    trialEndsOn: null,
+    customFields: input.customFields ?? {},
+    periods: newPeriods(input.periods, at),
+    cancellationDate: null,
+    cancelledAt: null,
+    cancellationReason: null,
+    pausedAt: null,
+    terminatedAt: null,
+    lastBillingAt: null,
+    createdAt: at,
+    updatedAt: at,
+  };
+  await tx.subscriptions.insert(org, record);
+  const sources = [
+    ...plan.charges.map((c) => ({ product: c.product, pricePlan: c.pricePlan, quantity: c.quantity, type: 'charge' as const })),
+    ...addons.map((a) => ({ product: a!.product, pricePlan: a!.pricePlan, quantity: 1, type: 'addon' as const })),
+  ];
+  for (const s of sources) await tx.subscriptions.insertItem(org, blankItem(record.id, s.product.id, s.pricePlan.id, s.type, String(s.quantity), at));
+  await grantActiveFeatures(tx, org, record.id, now);
+  if (input.activate) return activateSubscription(tx, org, record.id, now);
+  return toResource(tx, org, record, now);
+}
+
+export interface UpdateSubscriptionInput {
+  periods: PeriodInput[];
+  billingGroup?: string | null | undefined;
+  startDate?: string | null | undefined;
+  poNumber?: string | null | undefined;
+  name?: string | null | undefined;
+  number?: string | undefined;
+  externalId?: string | null | undefined;
+  customFields?: Record<string, unknown> | undefined;
+  paymentMethod?: string | null | undefined;
+  invoiceAddress?: string | null | undefined;
+}
+
+/** PUT: `periods` required; omitted fields stay, null clears; startDate only while draft. */
+export async function updateSubscription(tx: Tx, org: string, id: string, input: UpdateSubscriptionInput, now: Date): Promise<Subscription> {
+  const current = await loadSubscription(tx, org, id);
+  if (FINAL.includes(current.status)) {
+    throw conflict(`Subscription ${current.number} is ${current.status}, which is final; it can no longer be updated`);
+  }
+  const wantedStart = input.startDate === undefined ? undefined : input.startDate && new Date(input.startDate).toISOString();
+  if (wantedStart !== undefined && wantedStart !== current.startDate && current.status !== 'draft' && current.status !== 'offer') {
+    throw conflict(`startDate of subscription ${current.number} is frozen: it may change only while the subscription is draft, and it is ${current.status}`);
+  }
+  const violations: Array<Violation | undefined> = [];
+  const [billingGroupId, groupViolation] = await billingGroupViolation(tx, org, input.billingGroup);
+  violations.push(groupViolation);
+  violations.push(...(await billingDetailViolations(tx, org, current.customerId, input)));
+  if (input.number !== undefined && input.number !== current.number) violations.push(await numberViolation(tx, org, input.number, current.id));
+  if (input.customFields !== undefined) violations.push(...(await validateCustomFields(tx, org, 'subscription', input.customFields)));
+  throwIf(violations);
+  const at = now.toISOString();
+  const next: SubscriptionRecord = {
+    ...current,
+    periods: newPeriods(input.periods, at, current.periods),
+    billingGroupId: billingGroupId === undefined ? current.billingGroupId : billingGroupId,
+    startDate: wantedStart === undefined ? current.startDate : wantedStart,
+    poNumber: input.poNumber === undefined ? current.poNumber : input.poNumber,
+    name: input.name === undefined ? current.name : input.name,
+    number: input.number ?? current.number,
+    externalId: input.externalId === undefined ? current.externalId : input.externalId,
+    customFields: input.customFields ?? current.customFields,
+    paymentMethodId: input.paymentMethod === undefined ? current.paymentMethodId : input.paymentMethod,
+    invoiceAddressId: input.invoiceAddress === undefined ? current.invoiceAddressId : input.invoiceAddress,
+    updatedAt: at,
+  };
+  await tx.subscriptions.update(org, next);
+  return toResource(tx, org, next, now);
+}
+
+async function timeZoneOf(tx: Tx, org: string, record: SubscriptionRecord): Promise<string> {
+  return ((await tx.customers.get(org, record.customerId)) as Customer).timeZone;
+}
+
+/**
+ * Activation (draft → active, and offer → active when a signed offer activates it): the contract
+ * starts at startDate (now when unset) and every item's billing starts.
+ */
+export async function activateRecord(tx: Tx, org: string, current: SubscriptionRecord, now: Date): Promise<SubscriptionRecord> {
+  const at = now.toISOString();
+  const record: SubscriptionRecord = { ...current, status: 'active', activatedAt: at, startDate: current.startDate ?? at, updatedAt: at };
+  await tx.subscriptions.update(org, record);
+  const timeZone = await timeZoneOf(tx, org, record);
+  for (const item of await tx.subscriptions.items(org, [record.id])) {
+    await tx.subscriptions.updateItem(org, await scheduleItem(tx, org, record, item, timeZone, now));
+  }
+  return record;
+}
+
+export async function activateSubscription(tx: Tx, org: string, id: string, now: Date): Promise<Subscription> {
+  const current = await loadSubscription(tx, org, id);
+  assertTransition('activate', current);
+  return toResource(tx, org, await activateRecord(tx, org, current, now), now);
+}
+
+export async function pauseSubscription(tx: Tx, org: string, id: string, now: Date): Promise<Subscription> {
+  const current = await loadSubscription(tx, org, id);
+  assertTransition('pause', current);
+  const at = now.toISOString();
+  const record: SubscriptionRecord = { ...current, status: 'paused', pausedAt: at, updatedAt: at };
+  await tx.subscriptions.update(org, record);
+  return toResource(tx, org, record, now);
+}
+
+/**
+ * paused → active. With `nextBillingDate` it becomes every item's next billing date (billing starts
+ * from it, periods before it are never billed); without it the items keep their next billing dates,
+ * so every period missed while paused is billed.
+ */
+export async function resumeSubscription(
+  tx: Tx,
+  org: string,
+  id: string,
+  input: { nextBillingDate?: string | null | undefined },
+  now: Date,
+): Promise<Subscription> {
+  const current = await loadSubscription(tx, org, id);
+  assertTransition('resume', current);
+  const at = now.toISOString();
+  if (input.nextBillingDate) {
+    if (current.pausedAt && new Date(input.nextBillingDate).toISOString() < current.pausedAt) {
+      throw invalid(
+        'nextBillingDate',
+        `nextBillingDate must not be before the pause began (${current.pausedAt}); send a later date, or null to bill every missed period`,
+        'too_early',
+      );
+    }
+  }
+  const record: SubscriptionRecord = { ...current, status: 'active', pausedAt: null, updatedAt: at };
+  await tx.subscriptions.update(org, record);
+  if (input.nextBillingDate) {
+    const restart = new Date(input.nextBillingDate).toISOString();
+    await rescheduleItems(tx, org, record, now, (item) => ({ ...item, billingStart: restart }));
+  }
+  return toResource(tx, org, record, now);
+}
+
+/**
+ * Schedules the cancellation at a term end the cancellation period still allows (the next possible
+ * one when no date is given). Until then the cancellation is pending and can be revoked.
+ */
+export async function cancelSubscription(
+  tx: Tx,
+  org: string,
+  id: string,
+  input: { cancellationDate?: string | undefined; reason?: { code: string; name?: string | undefined } | undefined },
+  now: Date,
+): Promise<Subscription> {
+  const current = await loadSubscription(tx, org, id);
+  assertTransition('cancel', current);
+  if (current.cancellationDate) {
+    throw conflict(
+      `Subscription ${current.number} is already scheduled to cancel at ${current.cancellationDate}; revoke_subscription_cancellation first to choose another date`,
+    );
+  }
+  const timeZone = await timeZoneOf(tx, org, current);
+  const start = zoned(current.startDate ?? now.toISOString(), timeZone);
+  const nowZoned = zoned(now, timeZone);
+  let date: string;
+  if (input.cancellationDate) {
+    const wanted = zoned(input.cancellationDate, timeZone);
+    const reachable = reachableTermEnds(start, current.periods, nowZoned, wanted);
+    if (!reachable.some((end) => end.toMillis() === wanted.toMillis())) {
+      const options = reachableTermEnds(start, current.periods, nowZoned).map(toIso).join(', ');
+      throw invalid(
+        'cancellationDate',
+        `cancellationDate must be a contract term end that the cancellation period still allows; the next possible dates are ${options} (or omit cancellationDate for the first of them)`,
+        'not_possible',
+      );
+    }
+    date = toIso(wanted);
+  } else {
+    date = toIso(reachableTermEnds(start, current.periods, nowZoned)[0]!);
+  }
+  const at = now.toISOString();
+  const reason: CancellationReason | null = input.reason
+    ? { id: newId(), code: input.reason.code, name: input.reason.name ?? input.reason.code, createdAt: at, updatedAt: at }
+    : null;
+  const record: SubscriptionRecord = { ...current, cancellationDate: date, cancellationReason: reason, updatedAt: at };
+  await tx.subscriptions.update(org, record);
+  await rescheduleItems(tx, org, record, now);
+  return toResource(tx, org, record, now);
+}
+
+export async function revokeCancellation(tx: Tx, org: string, id: string, now: Date): Promise<Subscription> {
+  const current = await loadSubscription(tx, org, id);
+  assertTransition('revoke_cancellation', current);
+  if (!current.cancellationDate) {
+    throw conflict(`Subscription ${current.number} has no pending cancellation to revoke`);
+  }
+  const record: SubscriptionRecord = { ...current, cancellationDate: null, cancellationReason: null, updatedAt: now.toISOString() };
+  await tx.subscriptions.update(org, record);
+  await rescheduleItems(tx, org, record, now);
+  return toResource(tx, org, record, now);
+}
+
+export async function terminateSubscription(tx: Tx, org: string, id: string, now: Date): Promise<Subscription> {
+  const current = await loadSubscription(tx, org, id);
+  assertTransition('terminate', current);
+  const at = now.toISOString();
+  const record: SubscriptionRecord = { ...current, status: 'terminated', terminatedAt: at, updatedAt: at };
+  await tx.subscriptions.update(org, record);
+  await rescheduleItems(tx, org, record, now);
+  return toResource(tx, org, record, now);
+}
+
+/** Jobs: pending cancellations whose date has come become `cancelled`. */
+export async function cancelDueSubscriptions(tx: Tx, now: Date): Promise<number> {
+  const due = await tx.subscriptions.dueCancellations(now.toISOString());
+  for (const { org, id } of due) {
+    const current = (await tx.subscriptions.get(org, id)) as SubscriptionRecord;
+    await tx.subscriptions.update(org, {
+      ...current,
+      status: 'cancelled',
+      cancelledAt: current.cancellationDate,
+      updatedAt: now.toISOString(),
+    });
+  }
+  return due.length;
+}
+
+/** A signed offer settles the subscription it proposes: offer → active (activate) or offer → draft. */
+export async function settleOfferSubscription(tx: Tx, org: string, subscriptionId: string, activate: boolean, now: Date): Promise<void> {
+  const current = await loadSubscription(tx, org, subscriptionId);
+  if (current.status !== 'offer') {
+    throw conflict(`Subscription ${current.number} is ${current.status}; only a subscription in status offer is settled by signing its offer`);
+  }
+  if (activate) await activateRecord(tx, org, current, now);
+  else await tx.subscriptions.update(org, { ...current, status: 'draft', updatedAt: now.toISOString() });
+}
+

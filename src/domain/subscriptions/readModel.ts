@@ -1,0 +1,193 @@
+/** The read model: a subscription record becomes the resource of interface 2.1, every derived field computed as of `now`. */
+import { notFound } from '../../errors.js';
+import type { Plan, PricePlan, Product } from '../../schemas/catalogue.js';
+import type { PageRequest } from '../../schemas/common.js';
+import type { Customer } from '../../schemas/customers.js';
+import type { Subscription, SubscriptionItem } from '../../schemas/subscriptions.js';
+import type { ItemRecord, SubscriptionRecord } from '../../store/repos/subscriptions.js';
+import type { Tx } from '../../store/store.js';
+import { findBillingGroup } from '../billingGroups.js';
+import { getInvoiceAddress, getPaymentMethod } from '../billingDetails.js';
+import { findCoupon } from '../coupons.js';
+import { customerIdOf } from '../customers.js';
+import { termsAfter, toIso, zoned } from '../dates.js';
+import { getPlan } from '../plans.js';
+import { getPricePlan, getProduct } from '../products.js';
+import { recentMeasurementValues } from '../usage.js';
+import { loadSubscription } from './records.js';
+import { intervalsOf, reachableTermEnds, toPeriods } from './terms.js';
+
+
+interface Lookups {
+  products: Map<string, Promise<Product>>;
+  pricePlans: Map<string, Promise<PricePlan>>;
+  plans: Map<string, Promise<Plan>>;
+  customers: Map<string, Promise<Customer>>;
+}
+
+const newLookups = (): Lookups => ({ products: new Map(), pricePlans: new Map(), plans: new Map(), customers: new Map() });
+
+function cached<T>(map: Map<string, Promise<T>>, id: string, load: () => Promise<T>): Promise<T> {
+  let hit = map.get(id);
+  if (!hit) {
+    hit = load();
+    map.set(id, hit);
+  }
+  return hit;
+}
+
+function itemStatus(record: SubscriptionRecord, item: ItemRecord, now: Date): SubscriptionItem['status'] {
+  if (item.billingEnd && Date.parse(item.billingEnd) <= now.getTime()) return 'ended';
+  return record.status;
+}
+
+export async function toResource(tx: Tx, org: string, record: SubscriptionRecord, now: Date, lookups?: Lookups): Promise<Subscription> {
+  const cache = lookups ?? newLookups();
+  const customer = await cached(cache.customers, record.customerId, async () => (await tx.customers.get(org, record.customerId)) as Customer);
+  const plan = await cached(cache.plans, record.planId, () => getPlan(tx, org, record.planId));
+  const items = await tx.subscriptions.items(org, [record.id]);
+  const discounts = await tx.subscriptions.discounts(
+    org,
+    items.map((i) => i.id),
+  );
+  const billingGroup = record.billingGroupId ? await findBillingGroup(tx, org, record.billingGroupId) : undefined;
+  const paymentMethod = record.paymentMethodId ? await getPaymentMethod(tx, org, record.customerId, record.paymentMethodId) : undefined;
+  const invoiceAddress = record.invoiceAddressId
+    ? await getInvoiceAddress(tx, org, record.customerId, record.invoiceAddressId)
+    : undefined;
+  const subscriptionPeriods = toPeriods(record.periods);
+
+  const itemResources: SubscriptionItem[] = [];
+  for (const item of items) {
+    const product = await cached(cache.products, item.productId, () => getProduct(tx, org, item.productId));
+    const pricePlan = await cached(cache.pricePlans, item.pricePlanId, () => getPricePlan(tx, org, item.pricePlanId));
+    const applied = [];
+    for (const d of discounts.filter((x) => x.itemId === item.id)) {
+      applied.push({
+        id: d.id,
+        coupon: d.couponId ? ((await findCoupon(tx, org, d.couponId)) ?? null) : null,
+        status: d.status,
+        discount: d.discount,
+        appliedIntervals: d.appliedIntervals,
+      });
+    }
+    const measurementValues = await recentMeasurementValues(tx, org, item, product.measurement);
+    itemResources.push({
+      id: item.id,
+      subscription: record.id,
+      parent: item.parentId,
+      plan: { id: plan.id, code: plan.code, name: plan.name },
+      measurementValues,
+      billing: {
+        lastBilledAt: item.lastBilledAt,
+        lastBilledTo: item.lastBilledTo,
+        lastBilledFrom: item.lastBilledFrom,
+        nextBillingAt: item.nextBillingAt,
+        billingInterval: pricePlan.billingInterval,
+      },
+      name: item.name ?? product.name,
+      description: item.description,
+      furtherInformation: item.furtherInformation,
+      quantity: Number(item.quantity),
+      pricePlan,
+      status: itemStatus(record, item, now),
+      product,
+      appliedDiscounts: applied,
+      periods: item.periods ? toPeriods(item.periods) : subscriptionPeriods,
+      activatedAt: item.activatedAt,
+      type: item.type,
+      currentMeasurementValue: measurementValues[0] ?? null,
+      inheritedPeriod: item.periods === null,
+      startDate: item.startDate,
+      billingStart: item.billingStart,
+      billingEnd: item.billingEnd,
+      createdAt: item.createdAt,
+      updatedAt: item.updatedAt,
+    });
+  }
+
+  const live = record.status === 'active' || record.status === 'paused';
+  const nowZoned = zoned(now, customer.timeZone);
+  let contractEnd: string | null = null;
+  let nextPossible: string[] | null = null;
+  if (record.startDate && live) {
+    const start = zoned(record.startDate, customer.timeZone);
+    const current = termsAfter(start, intervalsOf(record.periods), nowZoned, 1)[0]!;
+    contractEnd = record.cancellationDate ?? toIso(current.end);
+    if (!record.cancellationDate) nextPossible = reachableTermEnds(start, record.periods, nowZoned).map(toIso);
+  } else if (record.status === 'cancelled') {
+    contractEnd = record.cancelledAt;
+  } else if (record.status === 'terminated') {
+    contractEnd = record.terminatedAt;
+  }
+  const nextBillingDate =
+    record.status === 'active'
+      ? (items
+          .filter((i) => i.nextBillingAt && !(i.billingEnd && Date.parse(i.billingEnd) <= now.getTime()))
+          .map((i) => i.nextBillingAt as string)
+          .sort()[0] ?? null)
+      : null;
+
+  return {
+    id: record.id,
+    externalId: record.externalId,
+    paymentMethod: paymentMethod ?? null,
+    invoiceAddress: invoiceAddress ?? null,
+    number: record.number,
+    customer,
+    plan,
+    name: record.name,
+    items: itemResources,
+    billingGroup: billingGroup ?? null,
+    periods: subscriptionPeriods,
+    status: record.status,
+    activatedAt: record.activatedAt,
+    poNumber: record.poNumber,
+    contractDetails: { contractStart: record.startDate, contractEnd },
+    trialEndsOn: record.trialEndsOn,
+    customFields: record.customFields,
+    defaultPaymentMethod: record.paymentMethodId === null,
+    defaultInvoiceAddress: record.invoiceAddressId === null,
+    nextBillingDate,
+    lastBillingAt: record.lastBillingAt,
+    cancellationDate: record.cancellationDate,
+    cancelledAt: record.cancelledAt,
+    cancellationReason: record.cancellationReason,
+    isCancellationPending: live && record.cancellationDate !== null && Date.parse(record.cancellationDate) > now.getTime(),
+    nextPossibleCancellationDate: nextPossible,
+    partner: null,
+    startDate: record.startDate,
+    pausedAt: record.pausedAt,
+    terminatedAt: record.terminatedAt,
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+  };
+}
+
+
+export async function getSubscription(tx: Tx, org: string, id: string, now: Date): Promise<Subscription> {
+  return toResource(tx, org, await loadSubscription(tx, org, id), now);
+}
+
+export async function listSubscriptions(
+  tx: Tx,
+  org: string,
+  filter: { customer?: string | undefined; status?: string | undefined },
+  page: PageRequest,
+  now: Date,
+): Promise<{ rows: Subscription[]; total: number }> {
+  const customer = filter.customer === undefined ? undefined : await customerIdOf(tx, org, filter.customer);
+  const { rows, total } = await tx.subscriptions.list(org, { ...filter, customer }, page);
+  const lookups = newLookups();
+  const resources: Subscription[] = [];
+  for (const r of rows) resources.push(await toResource(tx, org, r, now, lookups));
+  return { rows: resources, total };
+}
+
+export async function getSubscriptionItem(tx: Tx, org: string, id: string, now: Date): Promise<SubscriptionItem> {
+  const item = await tx.subscriptions.getItem(org, id);
+  if (!item) throw notFound('Subscription item', id);
+  const subscription = await getSubscription(tx, org, item.subscriptionId, now);
+  return subscription.items.find((i) => i.id === id) as SubscriptionItem;
+}
+

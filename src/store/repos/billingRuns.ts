@@ -1,0 +1,124 @@
+import type { BillingRun, BillingRunTrigger } from '../../schemas/billingRuns.js';
+import type { PageRequest } from '../../schemas/common.js';
+import type { Sql } from '../sql.js';
+
+/** A charge billed once: its item, its period start (or the measurement value of an instant charge), its kind, and the invoice. */
+export interface BilledChargeKey {
+  itemId: string;
+  periodKey: string;
+  kind: 'flat' | 'usage' | 'instant';
+}
+
+export interface DueSubscription {
+  org: string;
+  subscriptionId: string;
+}
+
+export interface BillingRunRepo {
+  /** Subscriptions with an item whose next billing date is not after `asOf`, oldest due first; of one organisation when given. */
+  dueSubscriptions(asOf: string, org?: string): Promise<DueSubscription[]>;
+  /** Claims the keys for the invoice; returns how many were free (a taken key is left as it is). */
+  claim(org: string, keys: readonly BilledChargeKey[], invoiceId: string): Promise<number>;
+  insertRun(org: string, run: BillingRun): Promise<void>;
+  getRun(org: string, id: string): Promise<BillingRun | undefined>;
+  listRuns(org: string, filter: { trigger?: BillingRunTrigger | undefined }, page: PageRequest): Promise<{ rows: BillingRun[]; total: number }>;
+}
+
+interface Row {
+  id: string;
+  trigger: BillingRunTrigger;
+  status: 'completed' | 'failed';
+  subscription_id: string | null;
+  as_of: string;
+  started_at: string;
+  finished_at: string;
+  subscriptions_billed: number;
+  subscriptions_skipped: number;
+  subscriptions_failed: number;
+  invoices_created: number;
+  invoices: string;
+  skipped: string;
+  failed: string;
+}
+
+const toRun = (r: Row): BillingRun => ({
+  id: r.id,
+  trigger: r.trigger,
+  status: r.status,
+  subscription: r.subscription_id,
+  asOf: r.as_of,
+  startedAt: r.started_at,
+  finishedAt: r.finished_at,
+  subscriptionsBilled: r.subscriptions_billed,
+  subscriptionsSkipped: r.subscriptions_skipped,
+  subscriptionsFailed: r.subscriptions_failed,
+  invoicesCreated: r.invoices_created,
+  invoices: JSON.parse(r.invoices) as string[],
+  skipped: JSON.parse(r.skipped) as BillingRun['skipped'],
+  failed: JSON.parse(r.failed) as BillingRun['failed'],
+});
+
+export class SqliteBillingRunRepo implements BillingRunRepo {
+  constructor(private readonly sql: Sql) {}
+
+  async dueSubscriptions(asOf: string, org?: string): Promise<DueSubscription[]> {
+    const rows = this.sql.all<{ org: string; id: string }>(
+      `SELECT organisation_id AS org, subscription_id AS id FROM subscription_items
+        WHERE next_billing_at IS NOT NULL AND next_billing_at <= ? AND (? IS NULL OR organisation_id = ?)
+        GROUP BY organisation_id, subscription_id ORDER BY min(next_billing_at), subscription_id`,
+      asOf,
+      org ?? null,
+      org ?? null,
+    );
+    return rows.map((r) => ({ org: r.org, subscriptionId: r.id }));
+  }
+
+  async claim(org: string, keys: readonly BilledChargeKey[], invoiceId: string): Promise<number> {
+    let claimed = 0;
+    for (const k of keys) {
+      claimed += this.sql.run(
+        `INSERT INTO billed_charges (organisation_id, item_id, period_key, kind, invoice_id) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT DO NOTHING`,
+        org,
+        k.itemId,
+        k.periodKey,
+        k.kind,
+        invoiceId,
+      ).changes;
+    }
+    return claimed;
+  }
+
+  async insertRun(org: string, run: BillingRun): Promise<void> {
+    this.sql.insert('billing_runs', {
+      id: run.id,
+      organisation_id: org,
+      trigger: run.trigger,
+      status: run.status,
+      subscription_id: run.subscription,
+      as_of: run.asOf,
+      started_at: run.startedAt,
+      finished_at: run.finishedAt,
+      subscriptions_billed: run.subscriptionsBilled,
+      subscriptions_skipped: run.subscriptionsSkipped,
+      subscriptions_failed: run.subscriptionsFailed,
+      invoices_created: run.invoicesCreated,
+      invoices: JSON.stringify(run.invoices),
+      skipped: JSON.stringify(run.skipped),
+      failed: JSON.stringify(run.failed),
+      created_at: run.startedAt,
+    });
+  }
+
+  async getRun(org: string, id: string): Promise<BillingRun | undefined> {
+    const row = this.sql.get<Row>('SELECT * FROM billing_runs WHERE organisation_id = ? AND id = ?', org, id);
+    return row && toRun(row);
+  }
+
+  async listRuns(org: string, filter: { trigger?: BillingRunTrigger | undefined }, page: PageRequest) {
+    const where = filter.trigger ? 'FROM billing_runs WHERE organisation_id = ? AND trigger = ?' : 'FROM billing_runs WHERE organisation_id = ?';
+    const params = filter.trigger ? [org, filter.trigger] : [org];
+    const { rows, total } = this.sql.page<Row>(where, params, page);
+    return { rows: rows.map(toRun), total };
+  }
+}
