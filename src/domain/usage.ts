@@ -12,6 +12,8 @@ import { parseInterval, periodContaining, toIso, zoned } from './dates.js';
 import { getPricePlan, getProduct } from './products.js';
 import { formatQuantity, MICROS, toMicros } from './quantity.js';
 import { intervalValue, timeWeightedValue, type ItemInterval } from './aggregation.js';
+import { billInstantValues } from './billing/instant.js';
+import type { BillingSettings } from './billing/run.js';
 import { alignmentOf, itemBillingStart, itemEnd } from './billing/schedule.js';
 import { findSubscription, loadSubscription } from './subscriptions/records.js';
 
@@ -258,7 +260,14 @@ async function plan(
   return { targets: accepted, measurement, measuredAt, quantityMicros: toMicros(input.quantity), valueId: input.id ?? null };
 }
 
-async function record(tx: Tx, org: string, inputs: readonly MeasurementValueInput[], now: Date, batch: boolean): Promise<MeasurementValue[]> {
+async function record(
+  tx: Tx,
+  org: string,
+  inputs: readonly MeasurementValueInput[],
+  now: Date,
+  batch: boolean,
+  settings: BillingSettings,
+): Promise<MeasurementValue[]> {
   const lookups = new Lookups(tx, org);
   const clock: Clock = { ms: now.getTime(), iso: now.toISOString() };
   const violations: Violation[] = [];
@@ -291,6 +300,7 @@ async function record(tx: Tx, org: string, inputs: readonly MeasurementValueInpu
     }
   }
   await tx.usage.insert(org, records);
+  await billInstantValues(tx, org, records, now, settings);
   return out;
 }
 
@@ -299,14 +309,26 @@ async function record(tx: Tx, org: string, inputs: readonly MeasurementValueInpu
  * on every item of the subscription measuring it (items that have ended are passed over); the first
  * is returned.
  */
-export async function recordMeasurement(tx: Tx, org: string, input: MeasurementValueInput, now: Date): Promise<MeasurementValue> {
-  const [first] = await record(tx, org, [input], now, false);
+export async function recordMeasurement(
+  tx: Tx,
+  org: string,
+  input: MeasurementValueInput,
+  now: Date,
+  settings: BillingSettings,
+): Promise<MeasurementValue> {
+  const [first] = await record(tx, org, [input], now, false, settings);
   return first as MeasurementValue;
 }
 
 /** Records every value of a batch or none: all violations come back at once as `values[i].field`. */
-export async function recordMeasurementBatch(tx: Tx, org: string, inputs: readonly MeasurementValueInput[], now: Date): Promise<MeasurementValue[]> {
-  return record(tx, org, inputs, now, true);
+export async function recordMeasurementBatch(
+  tx: Tx,
+  org: string,
+  inputs: readonly MeasurementValueInput[],
+  now: Date,
+  settings: BillingSettings,
+): Promise<MeasurementValue[]> {
+  return record(tx, org, inputs, now, true, settings);
 }
 
 export async function getMeasurementValue(tx: Tx, org: string, id: string): Promise<MeasurementValue> {

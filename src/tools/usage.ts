@@ -75,7 +75,10 @@ export const usageOperations = [
     input: z.strictObject(value),
     output: measurementValueSchema,
     mcp: { output: measurementValueView },
-    handler: (ctx, input) => recordMeasurement(ctx.tx, ctx.org, input, ctx.now),
+    handler: (ctx, input) => {
+      ctx.afterCommit(() => ctx.deliveries.kick());
+      return recordMeasurement(ctx.tx, ctx.org, input, ctx.now, { paymentTermDays: ctx.config.paymentTermDays });
+    },
   }),
   defineOperation({
     name: 'create_subscription_measurements_batch',
@@ -97,7 +100,10 @@ export const usageOperations = [
     output: measurementValueBatchSchema,
     mcp: measurementBatchView,
     location: (result) => `/subscription-measurements/${result.data[0]?.id}`,
-    handler: async (ctx, input) => ({ data: await recordMeasurementBatch(ctx.tx, ctx.org, input.values, ctx.now) }),
+    handler: async (ctx, input) => {
+      ctx.afterCommit(() => ctx.deliveries.kick());
+      return { data: await recordMeasurementBatch(ctx.tx, ctx.org, input.values, ctx.now, { paymentTermDays: ctx.config.paymentTermDays }) };
+    },
   }),
   defineOperation({
     name: 'get_subscription_measurement',

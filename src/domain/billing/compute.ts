@@ -161,7 +161,7 @@ function chargeDescription(state: ItemState, quantityMicros: bigint, share: Retu
 }
 
 /** The discount lines of one item on one invoice, before tax: percentage of its net, or a fixed amount capped at what is left of it. */
-async function discountLines(
+export async function discountLines(
   tx: Tx,
   org: string,
   discounts: AppliedDiscountRecord[],
@@ -282,12 +282,12 @@ export async function computeDue(
         });
         state.item = { ...state.item, lastBilledFrom: periodStart, lastBilledTo: periodEnd };
       }
-      const own_discounts = discounts.get(state.item.id) ?? [];
-      const { lines, consumed } = await discountLines(tx, org, own_discounts, itemNet, rate, customer.currencyCode);
+      const itemDiscounts = discounts.get(state.item.id) ?? [];
+      const { lines, consumed } = await discountLines(tx, org, itemDiscounts, itemNet, rate, customer.currencyCode);
       for (const l of lines) draft.lines.push({ ...l, itemId: state.item.id });
       for (const c of consumed) {
         draft.discounts.push(c);
-        own_discounts[own_discounts.findIndex((d) => d.id === c.id)] = c;
+        itemDiscounts[itemDiscounts.findIndex((d) => d.id === c.id)] = c;
       }
     }
     drafts.push(draft);

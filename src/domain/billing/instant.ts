@@ -1,0 +1,63 @@
+/**
+ * `instant_metered` usage (interface 2.7): every value pushed is billed at once, on an invoice of its
+ * own issued in the unit of work that records it, exactly once (its key is the value's id). The
+ * subscription's state does not hold the charge back: the usage happened and was accepted.
+ */
+import type { Customer } from '../../schemas/customers.js';
+import type { MeasurementValueRecord } from '../../store/repos/usage.js';
+import type { Tx } from '../../store/store.js';
+import { defaultInvoiceAddress, getInvoiceAddress } from '../billingDetails.js';
+import { zoned } from '../dates.js';
+import { issueBilledInvoice, type BilledLineInput } from '../invoices.js';
+import { priceCharge } from '../pricing.js';
+import { getPricePlan, getProduct } from '../products.js';
+import { formatQuantity } from '../quantity.js';
+import { discountLines, taxRateE4 } from './compute.js';
+import type { BillingSettings } from './run.js';
+
+export async function billInstantValues(tx: Tx, org: string, values: readonly MeasurementValueRecord[], now: Date, settings: BillingSettings): Promise<number> {
+  let invoices = 0;
+  for (const value of values) {
+    if (!value.instant) continue;
+    const item = (await tx.subscriptions.getItem(org, value.itemId))!;
+    const record = (await tx.subscriptions.get(org, item.subscriptionId))!;
+    const customer = (await tx.customers.get(org, record.customerId)) as Customer;
+    const product = await getProduct(tx, org, item.productId);
+    const plan = await getPricePlan(tx, org, item.pricePlanId);
+    const address = record.invoiceAddressId
+      ? await getInvoiceAddress(tx, org, record.customerId, record.invoiceAddressId)
+      : await defaultInvoiceAddress(tx, org, record.customerId);
+    const rate = taxRateE4(product, address?.countryCode, zoned(value.measuredAt, customer.timeZone).toISODate() as string);
+    const name = item.name ?? product.name;
+    const lines: BilledLineInput[] = priceCharge(plan, value.quantityMicros).map((p) => ({
+      description: `${name} (${product.measurement?.code}: ${formatQuantity(value.quantityMicros)}${p.label ? `, ${p.label}` : ''})`,
+      quantity: p.quantity,
+      unitAmountDecimal: p.unitAmountDecimal,
+      netAmount: p.netAmount,
+      taxRateE4: rate,
+      periodStart: value.measuredAt,
+      periodEnd: value.measuredAt,
+    }));
+    const net = lines.reduce((sum, l) => sum + l.netAmount, 0);
+    const { lines: off, consumed } = await discountLines(tx, org, await tx.subscriptions.discounts(org, [item.id]), net, rate, customer.currencyCode);
+    const invoice = await issueBilledInvoice(
+      tx,
+      org,
+      {
+        customerId: record.customerId,
+        subscriptionId: record.id,
+        currencyCode: customer.currencyCode,
+        issuedAt: value.measuredAt,
+        lines: [...lines, ...off],
+        paymentTermDays: settings.paymentTermDays,
+      },
+      now,
+    );
+    await tx.billing.claim(org, [{ itemId: item.id, periodKey: value.id, kind: 'instant' }], invoice.id);
+    for (const d of consumed) await tx.subscriptions.updateDiscount(org, d);
+    await tx.subscriptions.updateItem(org, { ...item, lastBilledAt: value.measuredAt, lastBilledFrom: value.measuredAt, lastBilledTo: value.measuredAt, updatedAt: now.toISOString() });
+    await tx.subscriptions.update(org, { ...record, lastBillingAt: value.measuredAt, updatedAt: now.toISOString() });
+    invoices += 1;
+  }
+  return invoices;
+}

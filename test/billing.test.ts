@@ -1,0 +1,384 @@
+/**
+ * The billing engine through the real server (MCP client, a real SQLite store): what is billed when,
+ * and what each line costs, against hand-computed figures. Customers are in Europe/Berlin; the tax
+ * group charges 19 % in DE.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runBilling } from '../src/domain/billing/run.js';
+import { runDueJobs } from '../src/jobs/runner.js';
+import { fails, ok, paths, setup, type TestEnv } from './helpers.js';
+
+let env: TestEnv;
+let customer: any;
+let tax: any;
+let n = 0;
+
+beforeAll(async () => {
+  env = await setup();
+  env.setNow('2026-01-15T10:00:00Z');
+  tax = await ok(env.mcp, 'create_tax_group', { internalDescription: 'Standard', taxes: [{ code: 'DE', rate: 19, countryCode: 'DE', validFrom: '2021-01-01' }] });
+  customer = await ok(env.mcp, 'create_customer', { lastName: 'Billing', companyName: 'Billed GmbH' });
+  await ok(env.mcp, 'create_invoice_address', { id: customer.id, street: 'Friedrichstraße', houseNumber: '1', zip: '10117', city: 'Berlin', countryCode: 'DE' });
+});
+afterAll(() => env.close());
+
+interface Charge {
+  price?: Record<string, unknown>;
+  measurement?: Record<string, unknown>;
+  quantity?: number;
+}
+
+/** A product with one price plan (and a measurement when asked for). */
+async function charge(c: Charge): Promise<{ product: string; pricePlan: string }> {
+  n += 1;
+  let measurement: string | undefined;
+  if (c.measurement) {
+    await ok(env.mcp, 'create_unit', { name: `unit ${n}` });
+    measurement = (await ok(env.mcp, 'create_measurement', { unit: `unit ${n}`, code: `m${n}`, ...c.measurement })).id;
+  }
+  const product = await ok(env.mcp, 'create_product', { name: `Product ${n}`, taxGroup: tax.id, ...(measurement ? { measurement } : {}) });
+  const pricePlan = await ok(env.mcp, 'create_price_plan', {
+    id: product.id,
+    type: 'flat_fee',
+    currencyCode: 'EUR',
+    price: { amount: 49.9 },
+    billingInterval: '1M',
+    ...c.price,
+  });
+  return { product: product.id, pricePlan: pricePlan.id };
+}
+
+/** An active subscription of one plan made of the charges, started now. */
+async function subscribe(charges: Charge[], extra: Record<string, unknown> = {}): Promise<any> {
+  const made = [];
+  for (const c of charges) made.push({ ...(await charge(c)), quantity: c.quantity ?? 1 });
+  const plan = await ok(env.mcp, 'create_plan', { code: `plan-${n}`, name: `Plan ${n}`, charges: made });
+  return ok(env.mcp, 'create_subscription', {
+    customer: customer.id,
+    plan: plan.id,
+    periods: [{ contractPeriod: '12M', cancellationPeriod: '1M' }],
+    activate: true,
+    ...extra,
+  });
+}
+
+async function bill(subscription: string): Promise<any[]> {
+  const run = await ok(env.mcp, 'run_billing', { subscription });
+  const invoices = [];
+  for (const id of run.invoices) invoices.push((await env.http('GET', `/invoices/${id}`)).body);
+  return invoices;
+}
+
+const lines = (invoice: any) => invoice.lines.map((l: any) => [l.description, String(l.quantity), l.netAmount, l.periodStart, l.periodEnd]);
+
+describe('billing dates', () => {
+  it('bills a flat fee in advance at its period start, once; a run after downtime bills every missed period, oldest first', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const s = await subscribe([{}]);
+    const [first, ...rest] = await bill(s.id);
+    expect(rest).toEqual([]);
+    expect(first).toMatchObject({
+      status: 'open',
+      subscription: s.id,
+      issuedAt: '2026-01-15T10:00:00.000Z',
+      dueAt: '2026-01-29T10:00:00.000Z',
+      netAmount: 4990,
+      taxAmount: 948,
+      grossAmount: 5938,
+      amountDue: 5938,
+    });
+    expect(first.number).toMatch(/^INV-2026-\d{6}$/);
+    expect(lines(first)).toEqual([[`Product ${n}`, '1', 4990, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z']]);
+
+    const after = (await env.http('GET', `/subscriptions/${s.id}`)).body;
+    expect(after.lastBillingAt).toBe('2026-01-15T10:00:00.000Z');
+    expect(after.nextBillingDate).toBe('2026-02-15T10:00:00.000Z');
+    expect(after.items[0].billing).toMatchObject({
+      lastBilledAt: '2026-01-15T10:00:00.000Z',
+      lastBilledFrom: '2026-01-15T10:00:00.000Z',
+      lastBilledTo: '2026-02-15T10:00:00.000Z',
+      nextBillingAt: '2026-02-15T10:00:00.000Z',
+    });
+
+    const again = await ok(env.mcp, 'run_billing', { subscription: s.id });
+    expect(again).toMatchObject({ subscriptionsBilled: 0, invoicesCreated: 0, subscriptionsSkipped: 1 });
+    expect(again.skipped[0].reason).toMatch(/nothing due .* next billing date 2026-02-15T10:00:00.000Z/);
+
+    env.setNow('2026-04-20T00:00:00Z');
+    const missed = await bill(s.id);
+    // 11:00 in Berlin on the 15th of each month: 10:00 UTC in winter, 09:00 UTC in summer time.
+    expect(missed.map((i) => [i.issuedAt, i.lines[0].periodStart, i.lines[0].periodEnd])).toEqual([
+      ['2026-02-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z', '2026-03-15T10:00:00.000Z'],
+      ['2026-03-15T10:00:00.000Z', '2026-03-15T10:00:00.000Z', '2026-04-15T09:00:00.000Z'],
+      ['2026-04-15T09:00:00.000Z', '2026-04-15T09:00:00.000Z', '2026-05-15T09:00:00.000Z'],
+    ]);
+  });
+
+  it('bills a fee in arrears at its period end, and usage always in arrears', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const s = await subscribe([{ price: { price: { amount: 10 }, payInAdvance: false } }, { measurement: { aggregationType: 'sum', type: 'metered' }, price: { type: 'per_unit', price: { amount: 0.01 }, freeUnits: 100 } }]);
+    expect((await ok(env.mcp, 'run_billing', { subscription: s.id })).invoicesCreated).toBe(0);
+    const usage = s.items[1].id;
+    env.setNow('2026-01-20T00:00:00Z');
+    await ok(env.mcp, 'create_subscription_measurement', { subscriptionItem: usage, quantity: '1000' });
+    await ok(env.mcp, 'create_subscription_measurement', { subscriptionItem: usage, quantity: 234 });
+    env.setNow('2026-02-15T10:00:00Z');
+    await ok(env.mcp, 'create_subscription_measurement', { subscriptionItem: usage, quantity: 7 });
+    const [invoice] = await bill(s.id);
+    expect(invoice.issuedAt).toBe('2026-02-15T10:00:00.000Z');
+    expect(lines(invoice)).toEqual([
+      [`Product ${n - 1}`, '1', 1000, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z'],
+      [`Product ${n} (m${n}: 1234, 100 free)`, '1134', 1134, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z'],
+    ]);
+    expect(invoice).toMatchObject({ netAmount: 2134, taxAmount: 405, grossAmount: 2539 });
+    env.setNow('2026-03-15T10:00:00Z');
+    const [next] = await bill(s.id);
+    expect(next.lines[1]).toMatchObject({ quantity: '0', netAmount: 0 });
+  });
+});
+
+describe('alignment and pro rata', () => {
+  it('end_of_month: the first period runs to the month end in the customer time zone, 17/31 days pro rata', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const group = await ok(env.mcp, 'create_billing_group', { name: 'Month ends', type: 'end_of_month' });
+    const s = await subscribe([{ price: { proRata: true } }, { price: { price: { amount: 10 }, payInAdvance: false } }], { billingGroup: group.id });
+    const [first] = await bill(s.id);
+    // 49.90 x 17 / 31 = 27.3645… → 27.36; 1 February 00:00 in Berlin is 31 January 23:00 UTC.
+    expect(lines(first)).toEqual([[`Product ${n - 1} (pro rata 17/31 days)`, '1', 2736, '2026-01-15T10:00:00.000Z', '2026-01-31T23:00:00.000Z']]);
+    env.setNow('2026-02-01T00:00:00Z');
+    const [second] = await bill(s.id);
+    expect(second.issuedAt).toBe('2026-01-31T23:00:00.000Z');
+    // The arrears fee has no pro rata: its short first period costs the full 10.00.
+    expect(lines(second)).toEqual([
+      [`Product ${n - 1}`, '1', 4990, '2026-01-31T23:00:00.000Z', '2026-02-28T23:00:00.000Z'],
+      [`Product ${n}`, '1', 1000, '2026-01-15T10:00:00.000Z', '2026-01-31T23:00:00.000Z'],
+    ]);
+  });
+
+  it('custom_day: periods start on the day; the first short period is 26/31 days of 10 January to 10 February', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const group = await ok(env.mcp, 'create_billing_group', { name: 'Tenth', type: 'custom_day', customDay: 10 });
+    const s = await subscribe([{ price: { proRata: true } }], { billingGroup: group.id });
+    const [first] = await bill(s.id);
+    // 49.90 x 26 / 31 = 41.8516… → 41.85
+    expect(lines(first)).toEqual([[`Product ${n} (pro rata 26/31 days)`, '1', 4185, '2026-01-15T10:00:00.000Z', '2026-02-09T23:00:00.000Z']]);
+  });
+
+  it('custom_day with customMonth: a yearly period starts on that day of that month', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const group = await ok(env.mcp, 'create_billing_group', { name: 'March 1st', type: 'custom_day', customDay: 1, customMonth: 3 });
+    const s = await subscribe([{ price: { price: { amount: 365 }, billingInterval: '1Y', proRata: true } }], { billingGroup: group.id });
+    const [first] = await bill(s.id);
+    // 15 January to 1 March is 45 days of the 365 from 1 March 2025: 365.00 x 45 / 365 = 45.00
+    expect(lines(first)).toEqual([[`Product ${n} (pro rata 45/365 days)`, '1', 4500, '2026-01-15T10:00:00.000Z', '2026-02-28T23:00:00.000Z']]);
+  });
+
+  it('quantity multiplies a flat fee', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const s = await subscribe([{ quantity: 3 }]);
+    const [first] = await bill(s.id);
+    expect(first.lines[0]).toMatchObject({ quantity: '3', netAmount: 14970 });
+  });
+});
+
+describe('usage lines', () => {
+  // Values measured within the period: 3 (id a), 5 (id b), 5 (id a), 2 (id c).
+  it.each([
+    ['sum', '15', 1500],
+    ['count', '4', 400],
+    ['count_unique', '3', 300],
+    ['max', '5', 500],
+    ['average', '3.75', 375],
+    ['last_value', '2', 200],
+  ])('%s of the period at 1.00 EUR a unit is %s units, %i cents', async (aggregationType, quantity, net) => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const s = await subscribe([{ measurement: { aggregationType, type: 'metered' }, price: { type: 'per_unit', price: { amount: 1 } } }]);
+    const item = s.items[0].id;
+    env.setNow('2026-01-25T00:00:00Z');
+    for (const [q, id] of [[3, 'a'], [5, 'b'], [5, 'a'], [2, 'c']] as const) {
+      await ok(env.mcp, 'create_subscription_measurement', { subscriptionItem: item, quantity: q, id, measuredAt: `2026-01-2${id === 'c' ? 2 : 1}T00:00:00Z` });
+    }
+    env.setNow('2026-02-15T10:00:00Z');
+    const [invoice] = await bill(s.id);
+    expect(invoice.lines[0]).toMatchObject({ quantity, netAmount: net });
+  });
+
+  it('recurring with fairBilling: time-weighted over the period (743 hours across the DST change), only while active', async () => {
+    env.setNow('2026-02-28T23:00:00Z');
+    const fair = { measurement: { aggregationType: 'last_value', type: 'recurring', fairBilling: true }, price: { type: 'per_unit', price: { amount: 1 } } };
+    const unfair = { measurement: { aggregationType: 'last_value', type: 'recurring', fairBilling: false }, price: { type: 'per_unit', price: { amount: 1 } } };
+    const s = await subscribe([fair, unfair]);
+    for (const item of s.items) {
+      await ok(env.mcp, 'create_subscription_measurement', { subscriptionItem: item.id, quantity: 10, measuredAt: '2026-02-28T23:00:00Z' });
+    }
+    env.setNow('2026-03-15T23:00:00Z');
+    for (const item of s.items) await ok(env.mcp, 'create_subscription_measurement', { subscriptionItem: item.id, quantity: 20 });
+    env.setNow('2026-03-31T22:00:00Z');
+    const [invoice] = await bill(s.id);
+    // 10 for 360 h, then 20 for 383 h, of 743 h: 11,260 / 743 = 15.154778 units → 15.15 EUR; unfair: the last value, 20.
+    expect(invoice.lines.map((l: any) => [l.quantity, l.netAmount])).toEqual([
+      ['15.154778', 1515],
+      ['20', 2000],
+    ]);
+  });
+
+  it('instant_metered: each value is billed at once on an invoice of its own', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const s = await subscribe([{ measurement: { aggregationType: 'last_value', type: 'instant_metered' }, price: { type: 'per_unit', price: { amount: 0.5 } } }]);
+    expect(s.items[0].billing.nextBillingAt).toBeNull();
+    await ok(env.mcp, 'create_subscription_measurement', { subscriptionItem: s.items[0].id, quantity: 3 });
+    await ok(env.mcp, 'create_subscription_measurement', { subscriptionItem: s.items[0].id, quantity: '1.5' });
+    const invoices = (await ok(env.mcp, 'list_invoices', { subscription: s.id })).data;
+    expect(invoices.map((i: any) => i.grossAmount)).toEqual([179, 89]);
+    expect((await ok(env.mcp, 'run_billing', { subscription: s.id })).invoicesCreated).toBe(0);
+  });
+});
+
+describe('discounts', () => {
+  it('a once coupon takes 10 % off the first invoice only; a limited fixed discount 5.00 off two invoices; appliedIntervals counts them', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const code = `ONCE${n}`;
+    const coupon = await ok(env.mcp, 'create_coupon', { code, name: 'Once', type: 'percentage', frequency: 'once', percentage: 10 });
+    const s = await subscribe([{}]);
+    const { product, pricePlan } = await charge({ price: { price: { amount: 20 } } });
+    const ordered = await ok(env.mcp, 'order_subscription_products', {
+      id: s.id,
+      products: [
+        { product, pricePlan, discount: { type: 'fixed_amount', frequency: 'limited', frequencyInterval: 2, fixedAmount: { amount: 5, currency: 'EUR' } } },
+        { product, pricePlan, customName: 'Couponed', discount: { coupon: coupon.id } },
+      ],
+    });
+    env.setNow('2026-03-16T00:00:00Z');
+    const invoices = await bill(s.id);
+    expect(invoices.map((i) => i.lines.map((l: any) => [l.description, l.netAmount]))).toEqual(
+      [0, 1, 2].map((k) => [
+        [`Product ${n - 1}`, 4990],
+        [`Product ${n}`, 2000],
+        ...(k < 2 ? [['Discount discount', -500]] : []),
+        ['Couponed', 2000],
+        ...(k === 0 ? [[`Discount coupon ${code} (10%)`, -200]] : []),
+      ]),
+    );
+    const got = await ok(env.mcp, 'get_subscription', { id: ordered.id });
+    expect(got.items.flatMap((i: any) => i.appliedDiscounts.map((d: any) => [d.status, d.appliedIntervals]))).toEqual([
+      ['expired', 2],
+      ['expired', 1],
+    ]);
+  });
+});
+
+describe('ends, pauses and resumes', () => {
+  it('termination bills the final partial arrears period pro rata (10/31 days) and stops billing', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const s = await subscribe([{ price: { price: { amount: 10 }, payInAdvance: false, proRata: true } }]);
+    env.setNow('2026-01-25T10:00:00Z');
+    await ok(env.mcp, 'terminate_subscription', { id: s.id });
+    const [last] = await bill(s.id);
+    expect(lines(last)).toEqual([[`Product ${n} (pro rata 10/31 days)`, '1', 323, '2026-01-15T10:00:00.000Z', '2026-01-25T10:00:00.000Z']]);
+    expect((await ok(env.mcp, 'get_subscription', { id: s.id })).items[0].billing.nextBillingAt).toBeNull();
+  });
+
+  it('a pending cancellation cuts an in-advance period short: billed up to the cancellation date (31/365 days)', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const made = await charge({ price: { price: { amount: 120 }, billingInterval: '1Y', proRata: true } });
+    const plan = await ok(env.mcp, 'create_plan', { code: `yearly-${n}`, name: 'Yearly', charges: [made] });
+    const s = await ok(env.mcp, 'create_subscription', {
+      customer: customer.id,
+      plan: plan.id,
+      periods: [{ contractPeriod: '1M', cancellationPeriod: '0D' }],
+    });
+    await ok(env.mcp, 'activate_subscription', { id: s.id });
+    await ok(env.mcp, 'cancel_subscription', { id: s.id, cancellationDate: '2026-02-15T10:00:00Z' });
+    const [invoice] = await bill(s.id);
+    // 120.00 x 31 / 365 = 10.1917… → 10.19
+    expect(lines(invoice)).toEqual([[`Product ${n} (pro rata 31/365 days)`, '1', 1019, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z']]);
+  });
+
+  it('a paused subscription is skipped with the reason; resumed without a date, every missed period is billed', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const s = await subscribe([{}]);
+    await bill(s.id);
+    env.setNow('2026-02-01T00:00:00Z');
+    await ok(env.mcp, 'pause_subscription', { id: s.id });
+    env.setNow('2026-03-20T00:00:00Z');
+    const run = await ok(env.mcp, 'run_billing', { subscription: s.id });
+    expect(run.skipped[0].reason).toMatch(/^paused since 2026-02-01T00:00:00.000Z/);
+    await ok(env.mcp, 'resume_subscription', { id: s.id });
+    expect((await bill(s.id)).map((i) => i.issuedAt)).toEqual(['2026-02-15T10:00:00.000Z', '2026-03-15T10:00:00.000Z']);
+  });
+
+  it('resumed with nextBillingDate, nothing before it is billed and billing restarts from it', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const s = await subscribe([{}]);
+    await bill(s.id);
+    env.setNow('2026-02-01T00:00:00Z');
+    await ok(env.mcp, 'pause_subscription', { id: s.id });
+    env.setNow('2026-03-20T00:00:00Z');
+    await ok(env.mcp, 'resume_subscription', { id: s.id, nextBillingDate: '2026-03-20T00:00:00Z' });
+    const invoices = await bill(s.id);
+    // 20 March 01:00 in Berlin plus a month is 20 April 01:00 in summer time: 19 April 23:00 UTC.
+    expect(invoices.map((i) => [i.issuedAt, i.lines[0].periodEnd])).toEqual([['2026-03-20T00:00:00.000Z', '2026-04-19T23:00:00.000Z']]);
+  });
+});
+
+describe('tax', () => {
+  it('taxes each line by its product tax group: reverse charge is 0 %, and tax is computed per rate on the summed net', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const reverse = await ok(env.mcp, 'create_tax_group', {
+      internalDescription: 'Reverse charge',
+      reverseChargeType: 'REVERSE_CHARGE',
+      taxes: [{ code: 'DE', rate: 19, countryCode: 'DE', validFrom: '2021-01-01' }],
+    });
+    const s = await subscribe([{ price: { price: { amount: 0.05 } } }, { price: { price: { amount: 0.05 } } }, {}]);
+    await ok(env.mcp, 'update_product', { id: s.items[2].product.id, name: s.items[2].product.name, taxGroup: reverse.id });
+    const [invoice] = await bill(s.id);
+    expect(invoice.lines.map((l: any) => l.taxRate)).toEqual([19, 19, 0]);
+    // 19 % of 10 cents is 1.9 → 2 cents: per rate on the sum, not 1 + 1 per line.
+    expect(invoice.taxes).toEqual([
+      { rate: 19, netAmount: 10, taxAmount: 2 },
+      { rate: 0, netAmount: 4990, taxAmount: 0 },
+    ]);
+  });
+});
+
+describe('runs', () => {
+  it('refuses asOf in the future naming the field, needs invoice:write, and answers 201 over REST', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const p = await fails(env.mcp, 'run_billing', { asOf: '2026-01-16T00:00:00Z' }, 422);
+    expect(paths(p)).toEqual(['asOf']);
+    const reader = await env.newKey(env.org, ['invoice:read']);
+    expect((await env.http('POST', '/billing-runs', { token: reader, body: {} })).status).toBe(403);
+    const created = await env.http('POST', '/billing-runs', { body: {} });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ trigger: 'api', status: 'completed', subscription: null });
+    expect((await env.http('GET', `/billing-runs/${created.body.id}`)).body).toEqual(created.body);
+  });
+
+  it('the job loop bills what is due and records its run as schedule', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const s = await subscribe([{}]);
+    const summary = await runDueJobs(env.app, new Date('2026-01-15T10:00:00Z'));
+    expect(summary.jobs.billing!.invoicesCreated).toBeGreaterThanOrEqual(1);
+    const runs = (await ok(env.mcp, 'list_billing_runs', { trigger: 'schedule' })).data;
+    expect(runs.length).toBeGreaterThanOrEqual(1);
+    expect((await ok(env.mcp, 'list_invoices', { subscription: s.id })).data).toHaveLength(1);
+  });
+
+  it('overlapping runs never bill a period twice', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const subs = [];
+    for (let i = 0; i < 8; i++) subs.push(await subscribe([{}, { price: { payInAdvance: false } }]));
+    const asOf = new Date('2026-03-01T00:00:00Z');
+    const deps = { store: env.app.store, settings: { paymentTermDays: 14 } };
+    const runs = await Promise.all(
+      [0, 1, 2, 3].map(() => runBilling(deps, { trigger: 'cli', asOf, now: asOf, recordEmpty: true })),
+    );
+    const invoices = new Set(runs.flat().flatMap((r) => r.invoices));
+    for (const s of subs) {
+      const billed = (await ok(env.mcp, 'list_invoices', { subscription: s.id, limit: 50 })).data;
+      // 15 January (in advance), 15 February (in advance + arrears January): 2 invoices, never more.
+      expect(billed).toHaveLength(2);
+      for (const i of billed) expect(invoices.has(i.id)).toBe(true);
+    }
+  });
+});
