@@ -7,6 +7,7 @@ import { customerAuthOperations } from './customerAuth.js';
 import { customerOperations } from './customers.js';
 import { featureOperations } from './features.js';
 import { invoiceOperations } from './invoices.js';
+import { invoicePdfOperations } from './invoicePdf.js';
 import { measurementOperations } from './measurements.js';
 import { offerOperations } from './offers.js';
 import { paymentPlanOperations } from './paymentPlans.js';
@@ -34,6 +35,7 @@ export const OPERATIONS: Operation[] = [
   ...taxGroupOperations,
   ...webhookOperations,
   ...invoiceOperations,
+  ...invoicePdfOperations,
   ...paymentPlanOperations,
   ...webhookDeliveryOperations,
   ...offerOperations,
