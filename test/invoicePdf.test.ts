@@ -5,7 +5,9 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { renderInvoicePdf, type InvoiceDocument } from '../src/documents/invoicePdf.js';
+import { loadConfig } from '../src/config.js';
 import { formatMoney } from '../src/domain/money.js';
+import { PublicUrl } from '../src/server.js';
 import { fails, ok, setup, type TestEnv } from './helpers.js';
 
 const NOW = '2026-03-20T10:00:00Z';
@@ -220,6 +222,23 @@ describe('get_invoice_pdf', () => {
     } finally {
       await proxied.close();
     }
+  });
+});
+
+describe('the base URL of links', () => {
+  it('is BILLING_PUBLIC_URL (trailing slash dropped), else where the server listens, else BILLING_HOST:BILLING_PORT', () => {
+    expect(loadConfig({ BILLING_PUBLIC_URL: 'https://billing.example.com/api/' }).publicUrl).toBe('https://billing.example.com/api');
+    for (const bad of ['ftp://billing.example.com', 'billing.example.com', 'https://billing.example.com/?a=1', 'https://user:pw@billing.example.com']) {
+      expect(() => loadConfig({ BILLING_PUBLIC_URL: bad }), bad).toThrow(/BILLING_PUBLIC_URL/);
+    }
+    const stdio = new PublicUrl(loadConfig({ BILLING_HOST: '0.0.0.0', BILLING_PORT: '9090' }));
+    expect(stdio.value).toBe('http://localhost:9090');
+    stdio.listen('http://127.0.0.1:41234');
+    expect(stdio.value).toBe('http://127.0.0.1:41234');
+    expect(new PublicUrl(loadConfig({ BILLING_HOST: '::1' })).value).toBe('http://[::1]:8080');
+    const configured = new PublicUrl(loadConfig({ BILLING_PUBLIC_URL: 'https://b.example.com' }));
+    configured.listen('http://127.0.0.1:41234');
+    expect(configured.value).toBe('https://b.example.com');
   });
 });
 
