@@ -68,6 +68,21 @@ const origins = z.string().transform((list, ctx) => {
   return result;
 });
 
+/** `https://billing.example.com/api/` → `https://billing.example.com/api`; anything but an http(s) URL without query or fragment → an issue. */
+const publicUrl = z.string().transform((value, ctx) => {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || value.includes('?') || value.includes('#') || url.username || url.password) {
+    ctx.addIssue({ code: 'custom', message: 'must be the http(s) URL clients reach the REST facade at, such as https://billing.example.com (no query or fragment)' });
+    return z.NEVER;
+  }
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+});
+
 const envSchema = z.object({
   BILLING_DB: z.string().min(1).default('./data/billing.sqlite'),
   BILLING_DB_SYNCHRONOUS: z.enum(['full', 'normal'], { message: 'must be full or normal' }).default('full'),
@@ -75,6 +90,7 @@ const envSchema = z.object({
   BILLING_API_KEY: z.string().min(1).optional(),
   BILLING_HOST: z.string().min(1).default('127.0.0.1'),
   BILLING_PORT: int(0, 65535).default(8080),
+  BILLING_PUBLIC_URL: publicUrl.optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BILLING_READ_ONLY: bool.default(false),
   BILLING_TOOLSETS: toolsetsSchema.optional(),
@@ -110,6 +126,11 @@ export interface Config {
   apiKey: string | undefined;
   host: string;
   port: number;
+  /**
+   * Base URL that links in results (an invoice PDF) point at: where clients reach the REST facade.
+   * Unset: the HTTP server's own address, or over stdio `http://BILLING_HOST:BILLING_PORT`.
+   */
+  publicUrl: string | undefined;
   logLevel: string;
   readOnly: boolean;
   /** MCP tools shown: all, the named toolsets, or (undefined) a default set that grows on demand over stdio. */
@@ -170,6 +191,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     apiKey: e.BILLING_API_KEY,
     host: e.BILLING_HOST,
     port: e.BILLING_PORT,
+    publicUrl: e.BILLING_PUBLIC_URL,
     logLevel: e.LOG_LEVEL,
     readOnly: e.BILLING_READ_ONLY,
     toolsets: e.BILLING_TOOLSETS,

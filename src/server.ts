@@ -22,6 +22,35 @@ export interface App {
   clock: () => Date;
   /** Sends webhook deliveries; kicked after commits, stopped by the HTTP server's close. */
   deliveries: DeliveryWorker;
+  /** Base of the URLs results link to; `startHttp` tells it where the server listens. */
+  publicUrl: PublicUrl;
+}
+
+/** `http://host:port`, with an IPv6 host in brackets and an unspecified one (0.0.0.0, ::) as localhost. */
+export function httpUrl(host: string, port: number): string {
+  const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  return `http://${shown}:${port}`;
+}
+
+/**
+ * Where links in results (an invoice PDF) point: BILLING_PUBLIC_URL when set (a server behind a proxy
+ * must set it), else the HTTP server's own address once it listens, else (stdio, no server in this
+ * process) `http://BILLING_HOST:BILLING_PORT`, where `billing-mcp serve` with the same configuration
+ * answers.
+ */
+export class PublicUrl {
+  private listening: string | undefined;
+
+  constructor(private readonly config: Pick<Config, 'publicUrl' | 'host' | 'port'>) {}
+
+  /** The HTTP server answers at `url` (its port resolved when it was 0). */
+  listen(url: string): void {
+    this.listening = url;
+  }
+
+  get value(): string {
+    return this.config.publicUrl ?? this.listening ?? httpUrl(this.config.host, this.config.port);
+  }
 }
 
 /** Composition root: config → store → registry → surfaces. No rules live here. */
@@ -34,8 +63,9 @@ export function createApp(
   const clock = options.clock ?? (() => new Date());
   const catalog = new Catalog(OPERATIONS, { readOnly: config.readOnly });
   const deliveries = new DeliveryWorker({ store, config, logger, clock, resolve: options.resolve });
-  const executor = new Executor({ store, config, logger, clock, deliveries });
-  return { config, store, catalog, executor, logger, clock, deliveries };
+  const publicUrl = new PublicUrl(config);
+  const executor = new Executor({ store, config, logger, clock, deliveries, baseUrl: () => publicUrl.value });
+  return { config, store, catalog, executor, logger, clock, deliveries, publicUrl };
 }
 
 /** How often Node looks for requests past their headers or request timeout: a tenth of the shorter, 10 ms to 1 s. */
@@ -86,6 +116,7 @@ export async function startHttp(app: App, host = app.config.host, port = app.con
   app.deliveries.kick();
   const { port: actual } = server.address() as AddressInfo;
   const shownHost = host.includes(':') ? `[${host}]` : host;
+  app.publicUrl.listen(httpUrl(host, actual));
   return {
     url: `http://${shownHost}:${actual}`,
     close: async () => {

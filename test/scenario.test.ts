@@ -395,6 +395,7 @@ describe('a back-office scenario through every listed tool', () => {
     await a.call('finalize_invoice', { id: draft });
     await a.call('record_invoice_payment', { id: draft, amount: 50_000, paidAt: '2026-03-02T08:00:00Z' });
     await a.call('get_invoice', { id: draft });
+    await a.call('get_invoice_pdf', { id: draft });
 
     const mistake = idOf(
       await a.call('create_invoice', { customer: s.customer, lines: [{ description: 'Issued by mistake', quantity: 1, unitAmount: 999 }] }),

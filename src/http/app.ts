@@ -17,7 +17,7 @@ import { KeyConcurrency, RETRY_AFTER_SECONDS } from './limits.js';
 import { corsHeaders, OriginPolicy, preflightHeaders, protocolVersionError } from './mcpTransport.js';
 import { buildOpenApi } from './openapi.js';
 import { queryToInput } from './query.js';
-import { PROBLEM_TYPE, sendText, StaticBody } from './send.js';
+import { PROBLEM_TYPE, sendBytes, sendText, StaticBody } from './send.js';
 import type { JsonSchemaProperties } from './types.js';
 
 export interface HttpDeps {
@@ -128,6 +128,12 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
       if (outcome.status === 201) {
         const body = outcome.body as { id?: string };
         headers.Location = op.location ? op.location(outcome.body as never) : `${req.url?.split('?')[0]}/${body.id}`;
+      }
+      if (op.restDocument) {
+        // Rendered after the unit of work: no database turn waits for it.
+        const bytes = await op.restDocument.render(outcome.body as never);
+        headers['Content-Disposition'] = `inline; filename="${op.restDocument.filename(outcome.body as never).replace(/[^\w.-]/g, '_')}"`;
+        return sendBytes(res, outcome.status, bytes, op.restDocument.mediaType, headers);
       }
       const body = op.restBody ? op.restBody(outcome.body as never) : outcome.body;
       send(req, res, successStatus(op) === 204 ? 204 : outcome.status, body, headers);

@@ -60,7 +60,9 @@ export function buildOpenApi(catalog: Catalog): Json {
       [status]:
         status === '204'
           ? { description: 'Deleted' }
-          : { description: 'Success', content: { 'application/json': { schema: toJsonSchema(op.output, 'output') } } },
+          : op.restDocument
+            ? { description: 'Success', content: { [op.restDocument.mediaType]: { schema: { type: 'string', contentMediaType: op.restDocument.mediaType } } } }
+            : { description: 'Success', content: { 'application/json': { schema: toJsonSchema(op.output, 'output') } } },
     };
     for (const [code, description] of Object.entries(ERROR_STATUSES)) {
       responses[code] = { description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };

@@ -89,3 +89,9 @@ export function sendText(
     res.end(text);
   });
 }
+
+/** A document (a PDF) as it is: its streams are compressed already, so it is never gzipped again. */
+export function sendBytes(res: ServerResponse, status: number, body: Uint8Array, contentType: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': body.byteLength, ...headers });
+  res.end(body);
+}

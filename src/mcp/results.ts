@@ -16,7 +16,8 @@ export function toolResult(op: Operation, body: unknown): CallToolResult {
   if (op.text) text = op.text(body as never);
   else if (op.kind === 'list') text = listText(structured as unknown as Page<Row>, op.mcp !== undefined);
   else text = `${summaryLine(op, structured)}\n${JSON.stringify(structured)}`;
-  return { content: [{ type: 'text', text }], structuredContent: structured };
+  const links = op.resourceLinks ? op.resourceLinks(body as never) : [];
+  return { content: [{ type: 'text', text }, ...links], structuredContent: structured };
 }
 
 const LABELS = ['number', 'customerNumber', 'code', 'key', 'name', 'email', 'url', 'status'] as const;

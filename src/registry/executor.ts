@@ -87,7 +87,15 @@ export class Executor {
   private readonly inFlight = new Set<string>();
 
   constructor(
-    private readonly deps: { store: Store; config: Config; logger: Logger; clock: () => Date; deliveries: DeliveryKicker },
+    private readonly deps: {
+      store: Store;
+      config: Config;
+      logger: Logger;
+      clock: () => Date;
+      deliveries: DeliveryKicker;
+      /** Base of the URLs results link to (`OperationContext.baseUrl`). */
+      baseUrl: () => string;
+    },
   ) {}
 
   async execute(
@@ -131,6 +139,7 @@ export class Executor {
         afterCommit: (fn) => effects.push(fn),
         deliveries: this.deps.deliveries,
         store: this.deps.store,
+        baseUrl: this.deps.baseUrl(),
       };
       const result = await op.handler(ctx, input);
       const owner = op.customerAccess?.resultCustomer;

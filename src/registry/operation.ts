@@ -35,6 +35,31 @@ export interface OperationContext {
   deliveries: DeliveryKicker;
   /** The store itself: only for operations with `ownUnitsOfWork`, which open their units one by one. */
   store: Store;
+  /**
+   * Base of the URLs a result links to (an invoice PDF), without a trailing slash: BILLING_PUBLIC_URL,
+   * else the HTTP server's own address, else `http://BILLING_HOST:BILLING_PORT` (stdio without a server).
+   */
+  baseUrl: string;
+}
+
+/**
+ * A REST answer that is a document (a PDF) rather than JSON. `render` runs after the unit of work has
+ * ended, so a slow rendering never holds a database turn; it gets the handler's result, which therefore
+ * carries what the document needs (the MCP result is its `mcp` view, never the document).
+ */
+export interface RestDocument<T = unknown> {
+  mediaType: 'application/pdf';
+  render(result: T): Promise<Uint8Array>;
+  /** File name offered in Content-Disposition (inline). */
+  filename(result: T): string;
+}
+
+/** An MCP `resource_link` content item: where the client fetches something instead of reading it in the result. */
+export interface ResourceLink {
+  type: 'resource_link';
+  uri: string;
+  name: string;
+  mimeType: string;
 }
 
 export interface DeliveryKicker {
@@ -77,6 +102,13 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodT
   location?: (result: z.output<O>) => string;
   /** Body of the REST response when it differs from the MCP structured result; default the result. */
   restBody?: (result: z.output<O>) => unknown;
+  /**
+   * The REST response is this document instead of JSON (OpenAPI documents its media type). `output`
+   * is then the handler's result that `render` reads, and `mcp` the tool's result.
+   */
+  restDocument?: RestDocument<z.output<O>>;
+  /** Links the MCP result carries after its text, e.g. to the document `restDocument` serves. */
+  resourceLinks?: (result: z.output<O>) => ResourceLink[];
   /** The MCP result when it is more compact than the REST body (required for lists: summary rows). */
   mcp?: McpView<z.output<O>>;
   /**

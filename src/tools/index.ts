@@ -8,6 +8,7 @@ import { customerAuthOperations } from './customerAuth.js';
 import { customerOperations } from './customers.js';
 import { featureOperations } from './features.js';
 import { invoiceOperations } from './invoices.js';
+import { invoicePdfOperations } from './invoicePdf.js';
 import { measurementOperations } from './measurements.js';
 import { offerOperations } from './offers.js';
 import { paymentPlanOperations } from './paymentPlans.js';
@@ -36,6 +37,7 @@ export const OPERATIONS: Operation[] = [
   ...webhookOperations,
   ...invoiceOperations,
   ...billingOperations,
+  ...invoicePdfOperations,
   ...paymentPlanOperations,
   ...webhookDeliveryOperations,
   ...offerOperations,

@@ -1,0 +1,311 @@
+import PDFDocument from 'pdfkit';
+import { zoned } from '../domain/dates.js';
+import { formatFixed, parseDecimal, type Decimal } from '../domain/decimal.js';
+import { formatMoney, minorDigits } from '../domain/money.js';
+import type { InvoiceAddress } from '../schemas/billingDetails.js';
+import type { Customer } from '../schemas/customers.js';
+import type { Invoice } from '../schemas/invoices.js';
+
+/**
+ * A line as the renderer reads it: `quantity` a number or a decimal string, the unit price as
+ * `unitAmountDecimal` (a decimal string of minor units, preferred when present) or `unitAmount`.
+ */
+export interface DocumentLine {
+  description: string;
+  quantity: number | string;
+  unitAmount?: number | null;
+  unitAmountDecimal?: string | null;
+  netAmount: number;
+  taxRate: number | string;
+  periodStart: string | null;
+  periodEnd: string | null;
+}
+
+/** The seller: the organisation's name, and its other details once it has them (CONTRACT section 8). */
+export interface Seller {
+  name: string;
+  legalName?: string | null;
+  address?: { street: string; houseNumber?: string | null; zip: string; city: string; countryCode: string } | null;
+  vatId?: string | null;
+  taxNumber?: string | null;
+  email?: string | null;
+  invoiceFooter?: string | null;
+}
+
+export interface InvoiceDocument {
+  invoice: Omit<Invoice, 'lines'> & { lines: readonly DocumentLine[] };
+  customer: Customer;
+  /** The address the invoice goes to; null: the customer's name alone. */
+  address: InvoiceAddress | null;
+  seller: Seller;
+}
+
+const MARGIN = 50;
+const FOOTER = 28;
+const BODY = 9;
+const SMALL = 8;
+const GREY = '#555555';
+const RULE = '#bbbbbb';
+
+/** Table columns: x offset from the left margin, width, alignment. */
+const COLUMNS = [
+  { key: 'description', title: 'Description', x: 0, width: 170, align: 'left' },
+  { key: 'period', title: 'Period', x: 175, width: 95, align: 'left' },
+  { key: 'quantity', title: 'Qty', x: 270, width: 50, align: 'right' },
+  { key: 'unit', title: 'Unit price', x: 325, width: 70, align: 'right' },
+  { key: 'tax', title: 'Tax', x: 398, width: 30, align: 'right' },
+  { key: 'net', title: 'Net', x: 430, width: 65, align: 'right' },
+] as const;
+type Column = (typeof COLUMNS)[number]['key'];
+
+/** WinAnsi, the encoding of the PDF standard fonts: Latin-1's printable characters and these. */
+const WIN_ANSI_EXTRA = new Set('€‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ');
+
+function encodable(ch: string): boolean {
+  const c = ch.codePointAt(0)!;
+  return (c >= 0x20 && c <= 0x7e) || (c >= 0xa0 && c <= 0xff) || WIN_ANSI_EXTRA.has(ch);
+}
+
+/**
+ * Text the standard fonts can show: line breaks and tabs become spaces, a character outside WinAnsi
+ * becomes "?" (the standard fonts have no glyph for it; embedding a font would be the way to show it).
+ */
+export function pdfText(text: string): string {
+  let out = '';
+  for (const ch of text.replace(/[\t\r\n]+/g, ' ')) out += encodable(ch) ? ch : '?';
+  return out;
+}
+
+/** Money as formatMoney writes it, with the ISO code instead of a symbol the standard fonts lack ("₹" → "INR "). */
+function moneyFormatter(currency: string) {
+  const symbol = formatMoney(0, currency).replace(/[\d.,]+$/, '');
+  const shown = [...symbol].every(encodable) ? symbol : `${currency} `;
+  const withSymbol = (text: string) => (text.startsWith('-') ? `-${shown}${text.slice(1)}` : `${shown}${text}`);
+  const digits = minorDigits(currency);
+  return {
+    /** An integer of minor units. */
+    minor: (amount: number) => withSymbol(formatMoney(amount, currency).replace(symbol, '')),
+    /**
+     * A unit price: a decimal string of minor units (0.15 minor units of EUR is €0.0015), with the
+     * currency's digits at least and every further digit it has.
+     */
+    unit: (line: DocumentLine) => {
+      const minorUnits: Decimal | undefined =
+        line.unitAmountDecimal != null ? parseDecimal(line.unitAmountDecimal) : line.unitAmount != null ? { units: BigInt(line.unitAmount), scale: 0 } : undefined;
+      if (!minorUnits) return '';
+      const major: Decimal = { units: minorUnits.units, scale: minorUnits.scale + digits };
+      const shownDigits = Math.max(digits, significantScale(major));
+      return withSymbol(formatFixed(major, shownDigits, ','));
+    },
+  };
+}
+
+/** Fractional digits without trailing zeros. */
+function significantScale(d: Decimal): number {
+  let { units, scale } = d;
+  while (scale > 0 && units % 10n === 0n) {
+    units /= 10n;
+    scale -= 1;
+  }
+  return scale;
+}
+
+/** A quantity as written: "3", "1.5" (a decimal string loses its trailing zeros). */
+function quantityText(quantity: number | string): string {
+  if (typeof quantity === 'number') return String(quantity);
+  const d = parseDecimal(quantity);
+  return d ? formatFixed(d, significantScale(d)) : quantity;
+}
+
+function rateText(rate: number | string): string {
+  return `${String(rate)}%`;
+}
+
+const STATUS_MARK: Record<string, string | undefined> = { draft: 'DRAFT', paid: 'PAID', void: 'VOID' };
+const STATUS_LABEL: Record<string, string> = { draft: 'Draft', open: 'Open', paid: 'Paid', void: 'Void' };
+
+/**
+ * The invoice as an A4 PDF in the standard Helvetica fonts (nothing embedded, nothing fetched): seller,
+ * title with the number, dates and the customer's number, the invoice address, one table row per line
+ * (the table continues on further pages, its header repeated), tax per rate, net, tax, gross, paid and
+ * amount due; a DRAFT, PAID or VOID mark across every page, and "page n of m" in each footer. Dates are
+ * the customer's calendar dates. The same invoice gives the same bytes: the document's dates are its
+ * issue (or creation) time, and nothing else varies.
+ */
+export async function renderInvoicePdf(doc: InvoiceDocument): Promise<Buffer> {
+  const { invoice, customer, address, seller } = doc;
+  const money = moneyFormatter(invoice.currencyCode);
+  const date = (instant: string | null) => (instant ? (zoned(instant, customer.timeZone).toISODate() ?? '') : '');
+  const title = invoice.number ? `Invoice ${invoice.number}` : 'Draft invoice';
+  const stamp = new Date(invoice.issuedAt ?? invoice.createdAt);
+
+  const pdf = new PDFDocument({
+    size: 'A4',
+    margins: { top: MARGIN, bottom: MARGIN, left: MARGIN, right: MARGIN },
+    bufferPages: true,
+    info: { Title: pdfText(title), Author: pdfText(seller.legalName ?? seller.name), Creator: 'billing-mcp', Producer: 'billing-mcp', CreationDate: stamp, ModDate: stamp },
+  });
+  const chunks: Buffer[] = [];
+  pdf.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const ended = new Promise<Buffer>((resolve, reject) => {
+    pdf.on('end', () => resolve(Buffer.concat(chunks)));
+    pdf.on('error', reject);
+  });
+
+  const left = MARGIN;
+  const width = pdf.page.width - 2 * MARGIN;
+  const bottom = () => pdf.page.height - MARGIN - FOOTER;
+  const at = (text: string, x: number, y: number, options: PDFKit.Mixins.TextOptions = {}) => {
+    pdf.text(pdfText(text), x, y, { lineBreak: options.width !== undefined, ...options });
+  };
+
+  // Seller and title.
+  pdf.font('Helvetica-Bold').fontSize(16).fillColor('black');
+  at(seller.legalName ?? seller.name, left, MARGIN, { width: width * 0.6 });
+  let y = pdf.y + 2;
+  pdf.font('Helvetica').fontSize(SMALL).fillColor(GREY);
+  for (const line of sellerLines(seller)) {
+    at(line, left, y, { width: width * 0.6 });
+    y = pdf.y;
+  }
+  pdf.font('Helvetica-Bold').fontSize(14).fillColor('black');
+  at(title, left + width * 0.55, MARGIN, { width: width * 0.45, align: 'right' });
+  let right = pdf.y + 4;
+  pdf.font('Helvetica').fontSize(BODY);
+  const facts: Array<[string, string]> = [
+    ['Issue date', invoice.issuedAt ? date(invoice.issuedAt) : 'not issued'],
+    ['Due date', invoice.dueAt ? date(invoice.dueAt) : '-'],
+    ['Customer number', customer.customerNumber],
+    ['Status', STATUS_LABEL[invoice.status] ?? invoice.status],
+  ];
+  for (const [label, value] of facts) {
+    at(`${label}: ${value}`, left + width * 0.45, right, { width: width * 0.55, align: 'right' });
+    right = pdf.y + 1;
+  }
+
+  // The customer.
+  y = Math.max(y, right) + 18;
+  pdf.font('Helvetica-Bold').fontSize(SMALL).fillColor(GREY);
+  at('Bill to', left, y);
+  y += 11;
+  pdf.font('Helvetica').fontSize(BODY + 1).fillColor('black');
+  for (const line of addressLines(customer, address)) {
+    at(line, left, y, { width: width * 0.6 });
+    y = pdf.y + 1;
+  }
+  y += 18;
+
+  // The lines.
+  const tableHeader = () => {
+    pdf.font('Helvetica-Bold').fontSize(SMALL).fillColor(GREY);
+    for (const c of COLUMNS) at(c.title, left + c.x, y, { width: c.width, align: c.align });
+    y += 12;
+    pdf.moveTo(left, y - 2).lineTo(left + width, y - 2).lineWidth(0.5).strokeColor(RULE).stroke();
+    pdf.font('Helvetica').fontSize(BODY).fillColor('black');
+  };
+  const newPage = () => {
+    pdf.addPage();
+    pdf.font('Helvetica').fontSize(SMALL).fillColor(GREY);
+    at(`${title} (continued)`, left, MARGIN);
+    y = MARGIN + 18;
+  };
+  tableHeader();
+  for (const line of invoice.lines) {
+    const cells: Record<Column, string> = {
+      description: line.description,
+      period: line.periodStart ? `${date(line.periodStart)} - ${date(line.periodEnd)}` : '',
+      quantity: quantityText(line.quantity),
+      unit: money.unit(line),
+      tax: rateText(line.taxRate),
+      net: money.minor(line.netAmount),
+    };
+    const height = Math.max(...COLUMNS.map((c) => pdf.heightOfString(pdfText(cells[c.key]), { width: c.width }))) + 4;
+    if (y + height > bottom()) {
+      newPage();
+      tableHeader();
+    }
+    for (const c of COLUMNS) at(cells[c.key], left + c.x, y, { width: c.width, align: c.align });
+    y += height;
+  }
+  pdf.moveTo(left, y).lineTo(left + width, y).lineWidth(0.5).strokeColor(RULE).stroke();
+  y += 8;
+
+  // Totals.
+  const totals: Array<[string, string, boolean?]> = [['Net', money.minor(invoice.netAmount)]];
+  for (const t of invoice.taxes) totals.push([`Tax ${rateText(t.rate)} on ${money.minor(t.netAmount)}`, money.minor(t.taxAmount)]);
+  totals.push(['Total tax', money.minor(invoice.taxAmount)], ['Total', money.minor(invoice.grossAmount), true]);
+  if (invoice.amountPaid) totals.push(['Paid', money.minor(-invoice.amountPaid)]);
+  totals.push(['Amount due', money.minor(invoice.amountDue), true]);
+  if (y + totals.length * 14 + 40 > bottom()) newPage();
+  for (const [label, value, strong] of totals) {
+    pdf.font(strong ? 'Helvetica-Bold' : 'Helvetica').fontSize(BODY).fillColor('black');
+    at(label, left + width * 0.4, y, { width: width * 0.4, align: 'right' });
+    at(value, left + width * 0.8, y, { width: width * 0.2, align: 'right' });
+    y += 14;
+  }
+  y += 10;
+  pdf.font('Helvetica').fontSize(SMALL).fillColor(GREY);
+  const note = invoice.status === 'void' ? 'This invoice is void.' : invoice.status === 'paid' ? `Paid${invoice.paidAt ? ` on ${date(invoice.paidAt)}` : ''}. Thank you.` : invoice.status === 'draft' ? 'Draft: not an invoice until it is issued.' : invoice.dueAt ? `Please pay ${money.minor(invoice.amountDue)} by ${date(invoice.dueAt)}.` : '';
+  if (note) at(note, left, y, { width });
+  if (seller.invoiceFooter) at(seller.invoiceFooter, left, pdf.y + 6, { width });
+
+  // Every page: the status mark and the footer, written once the page count is known.
+  const range = pdf.bufferedPageRange();
+  const mark = STATUS_MARK[invoice.status];
+  for (let i = range.start; i < range.start + range.count; i++) {
+    pdf.switchToPage(i);
+    // Writing into the bottom margin would make pdfkit open a new page.
+    const margin = pdf.page.margins.bottom;
+    pdf.page.margins.bottom = 0;
+    if (mark) {
+      pdf.save();
+      pdf.rotate(-35, { origin: [pdf.page.width / 2, pdf.page.height / 2] });
+      pdf.font('Helvetica-Bold').fontSize(110).fillColor('#c0392b').fillOpacity(0.18);
+      at(mark, 0, pdf.page.height / 2 - 55, { width: pdf.page.width, align: 'center' });
+      pdf.restore();
+    }
+    pdf.fillOpacity(1).font('Helvetica').fontSize(SMALL).fillColor(GREY);
+    const footerY = pdf.page.height - MARGIN - 10;
+    at(`${seller.legalName ?? seller.name} - ${title}`, left, footerY, { width: width * 0.7 });
+    at(`Page ${i - range.start + 1} of ${range.count}`, left + width * 0.7, footerY, { width: width * 0.3, align: 'right' });
+    pdf.page.margins.bottom = margin;
+  }
+  pdf.end();
+  return ended;
+}
+
+function sellerLines(seller: Seller): string[] {
+  const lines: string[] = [];
+  if (seller.legalName && seller.legalName !== seller.name) lines.push(seller.name);
+  const a = seller.address;
+  if (a) lines.push([a.street, a.houseNumber].filter(Boolean).join(' '), `${a.zip} ${a.city}, ${a.countryCode}`);
+  if (seller.vatId) lines.push(`VAT ID ${seller.vatId}`);
+  if (seller.taxNumber) lines.push(`Tax number ${seller.taxNumber}`);
+  if (seller.email) lines.push(seller.email);
+  return lines;
+}
+
+function personName(parts: ReadonlyArray<string | null | undefined>): string {
+  return parts.filter((p) => p && p.trim()).join(' ');
+}
+
+/** The address block: the invoice address when there is one, else the customer's company and name. */
+function addressLines(customer: Customer, address: InvoiceAddress | null): string[] {
+  const lines: string[] = [];
+  const company = address?.companyName ?? customer.companyName;
+  if (company) lines.push(company);
+  const name = address
+    ? personName([address.salutation, address.firstName, address.lastName])
+    : personName([customer.firstName, customer.lastName]);
+  const customerName = personName([customer.firstName, customer.lastName]);
+  lines.push(name || customerName || customer.customerNumber);
+  if (address) {
+    if (address.addition) lines.push(address.addition);
+    lines.push(personName([address.street, address.houseNumber]));
+    lines.push(`${address.zip} ${address.city}`);
+    lines.push(address.countryCode);
+    if (address.costCentre) lines.push(`Cost centre ${address.costCentre}`);
+    if (address.vatId) lines.push(`VAT ID ${address.vatId}`);
+  }
+  return lines.filter(Boolean);
+}
