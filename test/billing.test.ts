@@ -382,3 +382,45 @@ describe('runs', () => {
     }
   });
 });
+
+describe('the organisation as seller', () => {
+  it('get_organisation / update_organisation: omitted fields stay, null clears, bad input names the field', async () => {
+    const before = await ok(env.mcp, 'get_organisation', {});
+    expect(before).toMatchObject({ id: env.org.organisationId, name: 'Test organisation', address: null, paymentTermDays: null });
+    const bad = await fails(env.mcp, 'update_organisation', { address: { street: 'A', zip: '1', city: 'B', countryCode: 'UK' }, brandColor: 'blue', paymentTermDays: 400 }, 422);
+    expect(paths(bad).sort()).toEqual(['address.countryCode', 'brandColor', 'paymentTermDays']);
+    const set = await ok(env.mcp, 'update_organisation', { legalName: 'Test GmbH', vatId: 'DE123456789', address: { street: 'Allee', houseNumber: '2', zip: '10115', city: 'Berlin', countryCode: 'DE' } });
+    expect(set).toMatchObject({ name: 'Test organisation', legalName: 'Test GmbH', address: { countryCode: 'DE', houseNumber: '2' } });
+    expect((await ok(env.mcp, 'update_organisation', { vatId: null })).vatId).toBeNull();
+    expect((await env.http('GET', '/organisation')).body.legalName).toBe('Test GmbH');
+    const reader = await env.newKey(env.org, ['invoice:read']);
+    expect((await env.http('PUT', '/organisation', { token: reader, body: { name: 'X' } })).status).toBe(403);
+  });
+
+  it('intra-EU reverse charge: 0 % for a buyer with a VAT id in another EU country, the rate otherwise; the organisation payment terms set the due date', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    await ok(env.mcp, 'update_organisation', { paymentTermDays: 30, address: { street: 'Allee', zip: '10115', city: 'Berlin', countryCode: 'DE' } });
+    const group = await ok(env.mcp, 'create_tax_group', {
+      internalDescription: 'Intra-EU',
+      reverseChargeType: 'REVERSE_CHARGE_INTRA_EU_SUPPLY',
+      taxes: [
+        { code: 'DE', rate: 19, countryCode: 'DE', validFrom: '2021-01-01' },
+        { code: 'AT', rate: 20, countryCode: 'AT', validFrom: '2021-01-01' },
+      ],
+    });
+    const product = await ok(env.mcp, 'create_product', { name: 'Intra', taxGroup: group.id });
+    const pricePlan = await ok(env.mcp, 'create_price_plan', { id: product.id, type: 'flat_fee', currencyCode: 'EUR', price: { amount: 100 }, billingInterval: '1M' });
+    const plan = await ok(env.mcp, 'create_plan', { code: 'intra', name: 'Intra', charges: [{ product: product.id, pricePlan: pricePlan.id }] });
+    const rateFor = async (countryCode: string, vatId: string | null) => {
+      const buyer = await ok(env.mcp, 'create_customer', { companyName: `Buyer ${countryCode} ${vatId}` });
+      await ok(env.mcp, 'create_invoice_address', { id: buyer.id, street: 'S', zip: '1010', city: 'C', countryCode, vatId });
+      const s = await ok(env.mcp, 'create_subscription', { customer: buyer.id, plan: plan.id, periods: [{ contractPeriod: '1M', cancellationPeriod: '0D' }], activate: true });
+      const [invoice] = await bill(s.id);
+      return [invoice.lines[0].taxRate, invoice.dueAt];
+    };
+    expect(await rateFor('AT', 'ATU12345678')).toEqual([0, '2026-02-14T10:00:00.000Z']);
+    expect(await rateFor('AT', null)).toEqual([20, '2026-02-14T10:00:00.000Z']);
+    expect(await rateFor('DE', 'DE987654321')).toEqual([19, '2026-02-14T10:00:00.000Z']);
+    await ok(env.mcp, 'update_organisation', { paymentTermDays: null, address: null });
+  });
+});

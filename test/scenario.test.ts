@@ -335,6 +335,8 @@ describe('a back-office scenario through every listed tool', () => {
     await a.call('update_subscription_item', baseItem ? { id: item, quantity: 3, description: 'Three seats' } : { id: item, name: 'API usage' });
 
     await a.call('get_estimated_invoice', { id: s.subscription });
+    await a.call('update_organisation', { legalName: 'Scenario GmbH', address: { street: 'Allee', zip: '10115', city: 'Berlin', countryCode: 'DE' } });
+    await a.call('get_organisation', {});
     const run = await a.call('run_billing', { subscription: s.subscription });
     await a.call('list_billing_runs', {});
     if (run.id) await a.call('get_billing_run', { id: run.id });

@@ -29,3 +29,8 @@ export const COUNTRY_CODES: ReadonlySet<string> = new Set([
   'YE', 'YT',
   'ZA', 'ZM', 'ZW',
 ]);
+
+/** The 27 member states of the European Union (ISO 3166-1 alpha-2; Greece is GR), for intra-EU reverse charge. */
+export const EU_MEMBER_STATES: ReadonlySet<string> = new Set([
+  'AT', 'BE', 'BG', 'CY', 'CZ', 'DE', 'DK', 'EE', 'ES', 'FI', 'FR', 'GR', 'HR', 'HU', 'IE', 'IT', 'LT', 'LU', 'LV', 'MT', 'NL', 'PL', 'PT', 'RO', 'SE', 'SI', 'SK',
+]);

@@ -1,17 +1,19 @@
 import type { InvoiceAddress } from '../schemas/billingDetails.js';
 import type { Customer } from '../schemas/customers.js';
 import type { Invoice } from '../schemas/invoices.js';
+import type { Organisation } from '../schemas/organisation.js';
 import type { Tx } from '../store/store.js';
 import { defaultInvoiceAddress, getInvoiceAddress } from './billingDetails.js';
 import { getCustomer } from './customers.js';
 import { getInvoice } from './invoices.js';
+import { getOrganisation } from './organisation.js';
 
 /** What an invoice document (the PDF) shows besides the invoice itself. */
 export interface InvoiceDocumentSource {
   invoice: Invoice;
   customer: Customer;
   address: InvoiceAddress | null;
-  seller: { name: string };
+  seller: Organisation;
 }
 
 /**
@@ -25,6 +27,5 @@ export async function invoiceDocument(tx: Tx, org: string, ref: string): Promise
   const subscription = invoice.subscription ? await tx.subscriptions.get(org, invoice.subscription) : undefined;
   const chosen = subscription?.invoiceAddressId ? await getInvoiceAddress(tx, org, customer.id, subscription.invoiceAddressId) : undefined;
   const address = chosen ?? (await defaultInvoiceAddress(tx, org, customer.id)) ?? null;
-  const organisation = await tx.system.getOrganisation(org);
-  return { invoice, customer, address, seller: { name: organisation?.name ?? '' } };
+  return { invoice, customer, address, seller: await getOrganisation(tx, org) };
 }

@@ -14,6 +14,7 @@ import { SqliteEventRepo } from './repos/events.js';
 import { SqliteFeatureRepo } from './repos/features.js';
 import { SqliteInvoiceRepo } from './repos/invoices.js';
 import { SqliteOfferRepo } from './repos/offers.js';
+import { SqliteOrganisationRepo } from './repos/organisations.js';
 import { SqlitePaymentPlanRepo } from './repos/paymentPlans.js';
 import { SqlitePlanRepo } from './repos/plans.js';
 import { SqliteProductRepo } from './repos/products.js';
@@ -94,6 +95,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 function repositories(sql: Sql): Tx {
   return {
     system: new SqliteSystemRepo(sql),
+    organisations: new SqliteOrganisationRepo(sql),
     catalogue: new SqliteCatalogueRepo(sql),
     products: new SqliteProductRepo(sql),
     plans: new SqlitePlanRepo(sql),

@@ -8,6 +8,7 @@ import type { EventRepo } from './repos/events.js';
 import type { FeatureRepo } from './repos/features.js';
 import type { InvoiceRepo } from './repos/invoices.js';
 import type { OfferRepo } from './repos/offers.js';
+import type { OrganisationRepo } from './repos/organisations.js';
 import type { PaymentPlanRepo } from './repos/paymentPlans.js';
 import type { PlanRepo } from './repos/plans.js';
 import type { ProductRepo } from './repos/products.js';
@@ -19,6 +20,7 @@ import type { WebhookRepo } from './repos/webhooks.js';
 /** The repositories one unit of work sees. Domain code only talks to these. */
 export interface Tx {
   system: SystemRepo;
+  organisations: OrganisationRepo;
   catalogue: CatalogueRepo;
   products: ProductRepo;
   plans: PlanRepo;

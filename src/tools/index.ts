@@ -11,6 +11,7 @@ import { invoiceOperations } from './invoices.js';
 import { invoicePdfOperations } from './invoicePdf.js';
 import { measurementOperations } from './measurements.js';
 import { offerOperations } from './offers.js';
+import { organisationOperations } from './organisation.js';
 import { paymentPlanOperations } from './paymentPlans.js';
 import { planOperations } from './plans.js';
 import { productOperations } from './products.js';
@@ -37,6 +38,7 @@ export const OPERATIONS: Operation[] = [
   ...webhookOperations,
   ...invoiceOperations,
   ...billingOperations,
+  ...organisationOperations,
   ...invoicePdfOperations,
   ...paymentPlanOperations,
   ...webhookDeliveryOperations,

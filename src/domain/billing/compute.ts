@@ -8,6 +8,7 @@
 import type { DateTime } from 'luxon';
 import type { BillingGroup, PricePlan, Product } from '../../schemas/catalogue.js';
 import type { Customer } from '../../schemas/customers.js';
+import type { Organisation } from '../../schemas/organisation.js';
 import type { InvoiceAddress } from '../../schemas/billingDetails.js';
 import type { AppliedDiscountRecord, ItemRecord, SubscriptionRecord } from '../../store/repos/subscriptions.js';
 import type { BilledChargeKey } from '../../store/repos/billingRuns.js';
@@ -15,11 +16,13 @@ import type { Tx } from '../../store/store.js';
 import { intervalValue, timeWeightedValue, type ItemInterval } from '../aggregation.js';
 import { defaultInvoiceAddress, getInvoiceAddress } from '../billingDetails.js';
 import { findBillingGroup } from '../billingGroups.js';
+import { EU_MEMBER_STATES } from '../countries.js';
 import { findCoupon, percentageE2 } from '../coupons.js';
 import { toIso, zoned } from '../dates.js';
 import type { BilledLineInput } from '../invoices.js';
 import { percentOf, rateToE4, toMinor } from '../money.js';
 import { priceCharge } from '../pricing.js';
+import { getOrganisation } from '../organisation.js';
 import { getPricePlan, getProduct } from '../products.js';
 import { formatQuantity, toMicros } from '../quantity.js';
 import {
@@ -43,6 +46,7 @@ export class CatalogueCache {
   private readonly products = new Map<string, Promise<Product>>();
   private readonly plans = new Map<string, Promise<PricePlan>>();
   private readonly groups = new Map<string, Promise<BillingGroup | undefined>>();
+  private readonly sellers = new Map<string, Promise<Organisation>>();
 
   product(tx: Tx, org: string, id: string): Promise<Product> {
     return this.memo(this.products, `${org} ${id}`, () => getProduct(tx, org, id));
@@ -54,6 +58,10 @@ export class CatalogueCache {
 
   billingGroup(tx: Tx, org: string, id: string): Promise<BillingGroup | undefined> {
     return this.memo(this.groups, `${org} ${id}`, () => findBillingGroup(tx, org, id));
+  }
+
+  seller(tx: Tx, org: string): Promise<Organisation> {
+    return this.memo(this.sellers, org, () => getOrganisation(tx, org));
   }
 
   private memo<T>(map: Map<string, Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
@@ -91,19 +99,37 @@ export interface DraftInvoice {
 export interface DueBilling {
   record: SubscriptionRecord;
   customer: Customer;
+  seller: Organisation;
   address: InvoiceAddress | undefined;
   drafts: DraftInvoice[];
   /** The billing date of the first invoice due after `asOf` (of the next one when nothing is due), or null. */
   nextBillingAt: string | null;
 }
 
-/** The rate of a product's tax group for a country at a date: the latest `validFrom` not after it; reverse charge and no address are 0. */
-export function taxRateE4(product: Product, countryCode: string | undefined, onDate: string): number {
+/**
+ * The tax rate of a line, in 1/10,000 percent: the rate of the product's tax group for the invoice
+ * address's country valid on the billing date (the latest `validFrom` not after it). Reverse charge
+ * as the group says: `REVERSE_CHARGE` is always 0 %; `REVERSE_CHARGE_INTRA_EU_SUPPLY` is 0 % when the
+ * buyer has a VAT id and an address in another EU member state than the seller's (the organisation's
+ * address; without one the standard rate applies). No tax group or no invoice address: 0 %.
+ */
+export function taxRateE4(product: Product, address: Pick<InvoiceAddress, 'countryCode' | 'vatId'> | undefined, sellerCountry: string | null, onDate: string): number {
   const group = product.taxGroup;
-  if (!group || !countryCode || group.reverseChargeType !== 'REVERSE_CHARGE_DEACTIVATED') return 0;
+  if (!group || !address) return 0;
+  if (group.reverseChargeType === 'REVERSE_CHARGE') return 0;
+  if (
+    group.reverseChargeType === 'REVERSE_CHARGE_INTRA_EU_SUPPLY' &&
+    address.vatId &&
+    sellerCountry !== null &&
+    address.countryCode !== sellerCountry &&
+    EU_MEMBER_STATES.has(address.countryCode) &&
+    EU_MEMBER_STATES.has(sellerCountry)
+  ) {
+    return 0;
+  }
   let best: { validFrom: string; rate: number } | undefined;
   for (const t of group.taxes) {
-    if (t.countryCode === countryCode && t.validFrom <= onDate && (!best || t.validFrom > best.validFrom)) best = t;
+    if (t.countryCode === address.countryCode && t.validFrom <= onDate && (!best || t.validFrom > best.validFrom)) best = t;
   }
   return best ? (rateToE4(best.rate) ?? 0) : 0;
 }
@@ -241,6 +267,8 @@ export async function computeDue(
   const address = record.invoiceAddressId
     ? await getInvoiceAddress(tx, org, record.customerId, record.invoiceAddressId)
     : await defaultInvoiceAddress(tx, org, record.customerId);
+  const seller = await cache.seller(tx, org);
+  const sellerCountry = seller.address?.countryCode ?? null;
   const discounts = new Map<string, AppliedDiscountRecord[]>();
   for (const d of await tx.subscriptions.discounts(org, items.map((i) => i.id))) {
     discounts.set(d.itemId, [...(discounts.get(d.itemId) ?? []), d]);
@@ -254,7 +282,7 @@ export async function computeDue(
     for (const state of states) {
       const own = entries.filter((e) => e.state === state);
       if (!own.length) continue;
-      const rate = taxRateE4(state.product, address?.countryCode, localDate);
+      const rate = taxRateE4(state.product, address, sellerCountry, localDate);
       let itemNet = 0;
       for (const { period } of own) {
         const q = state.kind === 'flat' ? toMicros(state.item.quantity) : await usageMicros(tx, org, state, period);
@@ -302,5 +330,5 @@ export async function computeDue(
       .sort();
     next = upcoming[0] ?? null;
   }
-  return { record, customer, address, drafts, nextBillingAt: next };
+  return { record, customer, seller, address, drafts, nextBillingAt: next };
 }

@@ -9,6 +9,7 @@ import type { Tx } from '../../store/store.js';
 import { defaultInvoiceAddress, getInvoiceAddress } from '../billingDetails.js';
 import { zoned } from '../dates.js';
 import { issueBilledInvoice, type BilledLineInput } from '../invoices.js';
+import { getOrganisation } from '../organisation.js';
 import { priceCharge } from '../pricing.js';
 import { getPricePlan, getProduct } from '../products.js';
 import { formatQuantity } from '../quantity.js';
@@ -27,7 +28,8 @@ export async function billInstantValues(tx: Tx, org: string, values: readonly Me
     const address = record.invoiceAddressId
       ? await getInvoiceAddress(tx, org, record.customerId, record.invoiceAddressId)
       : await defaultInvoiceAddress(tx, org, record.customerId);
-    const rate = taxRateE4(product, address?.countryCode, zoned(value.measuredAt, customer.timeZone).toISODate() as string);
+    const seller = await getOrganisation(tx, org);
+    const rate = taxRateE4(product, address, seller.address?.countryCode ?? null, zoned(value.measuredAt, customer.timeZone).toISODate() as string);
     const name = item.name ?? product.name;
     const lines: BilledLineInput[] = priceCharge(plan, value.quantityMicros).map((p) => ({
       description: `${name} (${product.measurement?.code}: ${formatQuantity(value.quantityMicros)}${p.label ? `, ${p.label}` : ''})`,
@@ -49,7 +51,7 @@ export async function billInstantValues(tx: Tx, org: string, values: readonly Me
         currencyCode: customer.currencyCode,
         issuedAt: value.measuredAt,
         lines: [...lines, ...off],
-        paymentTermDays: settings.paymentTermDays,
+        paymentTermDays: seller.paymentTermDays ?? settings.paymentTermDays,
       },
       now,
     );

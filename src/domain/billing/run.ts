@@ -59,7 +59,7 @@ export async function billSubscription(
         currencyCode: due.customer.currencyCode,
         issuedAt: draft.billingDate,
         lines: draft.lines.map(({ itemId: _item, ...line }) => line),
-        paymentTermDays: settings.paymentTermDays,
+        paymentTermDays: due.seller.paymentTermDays ?? settings.paymentTermDays,
       },
       now,
     );

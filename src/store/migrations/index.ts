@@ -9,6 +9,7 @@ import { customerTokens } from './008_customer_tokens.js';
 import { deliveryTargets } from './009_delivery_targets.js';
 import { minorUnits } from './010_minor_units.js';
 import { billingRuns } from './013_billing_runs.js';
+import { organisationSeller } from './015_organisation_seller.js';
 
 export interface Migration {
   version: number;
@@ -17,4 +18,4 @@ export interface Migration {
 }
 
 /** Append-only: a released migration is never edited, a change is a new one with the next version. */
-export const MIGRATIONS: Migration[] = [foundation, catalogue, billingDetails, subscriptions, invoices, usage, offersFeatures, customerTokens, deliveryTargets, minorUnits, billingRuns];
+export const MIGRATIONS: Migration[] = [foundation, catalogue, billingDetails, subscriptions, invoices, usage, offersFeatures, customerTokens, deliveryTargets, minorUnits, billingRuns, organisationSeller];
