@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatMoney, minorDigits, toMajor } from '../src/domain/money.js';
+import { formatMoney, minorDigits } from '../src/domain/money.js';
 import { MIGRATIONS } from '../src/store/migrations/index.js';
 import { migrate } from '../src/store/sqlite.js';
 import { fails, ok, paths, setup, type TestEnv } from './helpers.js';
@@ -245,10 +245,10 @@ describe('migration 9: stored decimal amounts move to the minor unit of their cu
 
     migrate(db);
 
-    const price = (id: string) => (db.prepare('SELECT price_cents AS v, currency_code AS c FROM price_plans WHERE id = ?').get(id) as { v: number; c: string });
+    // Migration 11 then keeps prices as exact decimal texts of major units: 4990 cents and 490000 JPY hundredths read back as 49.9 and 4900.
+    const price = (id: string) => (db.prepare('SELECT price AS v FROM price_plans WHERE id = ?').get(id) as { v: string }).v;
     const off = (id: string) => (db.prepare('SELECT fixed_amount_cents AS v, fixed_amount_currency AS c FROM coupons WHERE id = ?').get(id) as { v: number; c: string });
-    expect(['eur', 'jpy', 'jpy-half', 'kwd'].map((id) => price(id).v)).toEqual([4990, 4900, 50, 12340]);
-    expect(['eur', 'jpy', 'kwd'].map((id) => toMajor(price(id).v, price(id).c))).toEqual([49.9, 4900, 12.34]);
+    expect(['eur', 'jpy', 'jpy-half', 'kwd'].map(price)).toEqual(['49.9', '4900', '50', '12.34']);
     expect(['c-eur', 'c-jpy', 'c-jpy-tiny', 'c-kwd'].map((id) => off(id).v)).toEqual([1000, 500, 1, 1250]);
     db.close();
   });

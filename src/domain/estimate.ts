@@ -9,11 +9,11 @@ import { defaultInvoiceAddress, getInvoiceAddress } from './billingDetails.js';
 import { findBillingGroup } from './billingGroups.js';
 import { findCoupon, percentageE2 } from './coupons.js';
 import { addInterval, parseInterval, periodContaining, toIso, zoned } from './dates.js';
-import { divideRounded } from './decimal.js';
-import { invoiceTotals, lineNetAmount } from './invoices.js';
+import { invoiceTotals } from './invoices.js';
 import { formatMoney, percentOf, rateOfE4, rateToE4, toMinor } from './money.js';
 import { getPricePlan, getProduct } from './products.js';
-import { formatQuantity, MICROS } from './quantity.js';
+import { priceCharge, type PricedLine } from './pricing.js';
+import { formatQuantity, toMicros } from './quantity.js';
 import { alignmentOf, itemBillingStart, loadSubscription } from './subscriptions.js';
 import { currentInterval, intervalValue, timeWeightedValue } from './usage.js';
 
@@ -38,6 +38,12 @@ interface ItemCharge {
   pricePlan: PricePlan;
 }
 
+/** One estimate line of a charge's priced lines: their summed net; the unit price when it is one whole number of minor units. */
+function summed(lines: PricedLine[]): { unitAmount: number | null; netAmount: number } {
+  const unit = lines.length === 1 && !lines[0]!.unitAmountDecimal.includes('.') ? Number(lines[0]!.unitAmountDecimal) : null;
+  return { unitAmount: unit, netAmount: lines.reduce((sum, l) => sum + l.netAmount, 0) };
+}
+
 async function chargeLine(
   tx: Tx,
   org: string,
@@ -46,23 +52,19 @@ async function chargeLine(
   timeZone: string,
   now: Date,
 ): Promise<Omit<EstimateLine, 'taxRate'>> {
-  const unitAmount = toMinor(pricePlan.price.amount, pricePlan.currencyCode);
   const name = item.name ?? product.name;
-  if (pricePlan.type === 'per_unit' && product.measurement) {
+  if (pricePlan.type !== 'flat_fee' && product.measurement) {
     const interval = await currentInterval(tx, org, record, item, timeZone, now);
     const m = product.measurement;
     const used = m.type === 'recurring' && m.fairBilling ? await timeWeightedValue(tx, org, interval, m) : await intervalValue(tx, org, interval, m);
-    const free = BigInt(pricePlan.freeUnits) * MICROS;
-    const billable = used > free ? used - free : 0n;
-    const quantity = formatQuantity(billable);
     const note = pricePlan.freeUnits ? `, ${pricePlan.freeUnits} free` : '';
+    const lines = priceCharge(pricePlan, used);
     return {
       description: `${name} (${m.code}: ${formatQuantity(used)} so far${note})`,
       periodStart: interval.from,
       periodEnd: interval.to,
-      quantity,
-      unitAmount,
-      netAmount: lineNetAmount(quantity, unitAmount),
+      quantity: lines.length === 1 ? lines[0]!.quantity : formatQuantity(used),
+      ...summed(lines),
     };
   }
   const group = record.billingGroupId ? await findBillingGroup(tx, org, record.billingGroupId) : undefined;
@@ -71,15 +73,13 @@ async function chargeLine(
   const due = zoned(item.nextBillingAt as string, timeZone);
   const at = pricePlan.payInAdvance ? due : due.minus({ milliseconds: 1 });
   const period = periodContaining(start, interval, alignmentOf(group), at);
-  let netAmount = lineNetAmount(item.quantity, unitAmount);
   let description = name;
   const full = days(period.start, addInterval(period.start, interval));
   const actual = days(period.start, period.end);
-  if (pricePlan.proRata && actual < full) {
-    netAmount = Number(divideRounded(BigInt(netAmount) * BigInt(actual), BigInt(full)));
-    description = `${name} (pro rata ${actual}/${full} days)`;
-  }
-  return { description, periodStart: toIso(period.start), periodEnd: toIso(period.end), quantity: item.quantity, unitAmount, netAmount };
+  const partial = pricePlan.proRata && actual < full;
+  if (partial) description = `${name} (pro rata ${actual}/${full} days)`;
+  const lines = priceCharge(pricePlan, toMicros(item.quantity), partial ? { num: BigInt(actual), den: BigInt(full) } : undefined);
+  return { description, periodStart: toIso(period.start), periodEnd: toIso(period.end), quantity: item.quantity, ...summed(lines) };
 }
 
 async function discountLines(

@@ -23,7 +23,7 @@ import { validateCustomFields } from './customFields.js';
 import { grantActiveFeatures } from './features.js';
 import { boundary, parseInterval, termsAfter, toIso, zoned, type Alignment, type Interval } from './dates.js';
 import { findPlan, getPlan } from './plans.js';
-import { createCustomPricePlan, getPricePlan, getProduct, type CustomPricePlanInput } from './products.js';
+import { createCustomPricePlan, getPricePlan, getProduct, pricePlanViolations, type CustomPricePlanInput } from './products.js';
 import { amountViolation } from './money.js';
 import { assertTransition } from './subscriptionStates.js';
 import { recentMeasurementValues } from './usage.js';
@@ -842,8 +842,7 @@ export async function orderProducts(tx: Tx, org: string, id: string, input: Orde
         code: 'currency_mismatch',
       });
     } else if (entry.customPricePlan) {
-      const amount = amountViolation(`${path}.customPricePlan.price.amount`, entry.customPricePlan.price.amount, customer.currencyCode);
-      if (amount) violations.push(amount);
+      violations.push(...pricePlanViolations(entry.customPricePlan, `${path}.customPricePlan.`));
     }
     if (entry.quantity !== undefined && resolved.measurement) {
       violations.push({
