@@ -198,7 +198,7 @@ export const customPricePlanShape = {
   type: z
     .enum(PRICE_PLAN_TYPES)
     .describe(
-      "flat_fee: price per interval; per_unit: price per unit over freeUnits (product needs a measurement); package: price per started packageSize units over freeUnits; graduated: each unit at its tier's unitAmount; volume: all units at the tier the total falls in.",
+      "flat_fee: price per interval; per_unit: price x units over freeUnits (needs a measurement); package: price x started packs of packageSize over freeUnits; graduated: each unit at its tier's unitAmount; volume: all units at the total's tier.",
     ),
   currencyCode: currencyCodeInput.describe('ISO 4217 code, upper case, e.g. EUR.'),
   price: z
@@ -206,20 +206,20 @@ export const customPricePlanShape = {
       amount: priceAmountInput.describe(`${MAJOR}; per_unit up to 10 fractional digits, else the currency's minor-unit digits (EUR 2, JPY 0, KWD 3).`),
     })
     .optional()
-    .describe('Not for graduated, volume.'),
+    .describe('Not with tiers.'),
   tiers: z
     .array(
       z.strictObject({
-        upTo: z.number().int().min(1, { message: 'must be 1 or more' }).nullable().describe('Last unit, inclusive, increasing; null on the last tier only.'),
+        upTo: z.number().int({ message: 'must be a whole number of units' }).min(1, { message: 'must be 1 or more' }).nullable().describe('Last unit, inclusive, increasing; null on the last only.'),
         unitAmount: priceAmountInput.describe(`${MAJOR}, up to 10 fractional digits.`),
-        flatAmount: priceAmountInput.optional().describe(`Once per tier reached; ${MAJOR}.`),
+        flatAmount: priceAmountInput.optional().describe(`${MAJOR}, once per tier reached.`),
       }),
     )
     .min(1, { message: 'must contain at least 1 tier' })
     .max(50, { message: 'must contain at most 50 tiers' })
     .optional()
-    .describe('graduated, volume: required; freeUnits 0.'),
-  packageSize: z.number().int().min(1, { message: 'must be 1 or more' }).optional().describe('package: units per package.'),
+    .describe('With freeUnits 0.'),
+  packageSize: z.number().int({ message: 'must be a whole number of units' }).min(1, { message: 'must be 1 or more' }).optional().describe('Units per package.'),
   internalName: z
     .string()
     .max(255, { message: 'must be at most 255 characters' })
@@ -237,7 +237,7 @@ export const customPricePlanShape = {
     .int({ message: 'must be a whole number of units' })
     .min(0, { message: 'must be 0 or more' })
     .default(0)
-    .describe('Units per interval not charged (per_unit, package).'),
+    .describe('Units per interval not charged.'),
   billingInterval: interval('How often it is billed: a count and D, W, M or Y (days, weeks, months, years), e.g. 1M, 12M, 2W.'),
   showPricePerInterval: interval('Interval the price is shown per, same format; default billingInterval.').optional(),
 };
