@@ -1,4 +1,9 @@
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MIGRATIONS } from '../src/store/migrations/index.js';
+import { SqliteProductRepo } from '../src/store/repos/products.js';
+import { Sql } from '../src/store/sql.js';
+import { migrate } from '../src/store/sqlite.js';
 import { buildFixture, type Fixture } from './fixtures.js';
 import { fails, ok, paths, setup, type TestEnv } from './helpers.js';
 
@@ -185,5 +190,71 @@ describe("order_subscription_products' customPricePlan", () => {
     ]);
     expect(JSON.stringify(p.violations)).toMatch(/products\[3\]\.customPricePlan\.price\.amount is a unit price and may have at most 10 fractional digits/);
     expect((await ok(env.mcp, 'get_subscription', { id: s.id })).items.length).toBe(before);
+  });
+});
+
+describe('migration 11', () => {
+  it('keeps every stored price plan and what refers to it: prices become exact decimal texts of major units, same meaning', async () => {
+    const db = new Database(':memory:');
+    db.pragma('foreign_keys = ON');
+    db.exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT`);
+    for (const m of MIGRATIONS.filter((m) => m.version <= 10)) {
+      db.exec(m.sql);
+      db.prepare('INSERT INTO schema_migrations VALUES (?, ?, ?)').run(m.version, m.name, '2026-01-01T00:00:00Z');
+    }
+    const at = '2026-01-01T00:00:00Z';
+    db.prepare('INSERT INTO organisations (id, name, created_at) VALUES (?, ?, ?)').run('o', 'Org', at);
+    db.prepare(
+      `INSERT INTO products (id, organisation_id, type, name, invoice_visibility, custom_fields, created_at, updated_at)
+       VALUES ('p', 'o', 'product', 'P', 'always', '{}', ?, ?)`,
+    ).run(at, at);
+    // As stored at version 10: integers of each currency's minor unit.
+    const plans: Array<[string, string, string, number]> = [
+      ['eur', 'flat_fee', 'EUR', 4990],
+      ['eur-round', 'flat_fee', 'EUR', 5000],
+      ['eur-zero', 'flat_fee', 'EUR', 0],
+      ['cent', 'per_unit', 'EUR', 1],
+      ['jpy', 'flat_fee', 'JPY', 4900],
+      ['kwd', 'flat_fee', 'KWD', 12340],
+      ['kwd-fils', 'per_unit', 'KWD', 5],
+      ['clf', 'flat_fee', 'CLF', 12345],
+    ];
+    for (const [id, type, currency, minor] of plans) {
+      db.prepare(
+        `INSERT INTO price_plans (id, organisation_id, product_id, type, currency_code, price_cents, status, apply_trial, pay_in_advance,
+           pro_rata, free_units, billing_interval, show_price_per_interval, custom, created_at, updated_at)
+         VALUES (?, 'o', 'p', ?, ?, ?, 'active', 0, 1, 0, 7, '1M', '1M', 0, ?, ?)`,
+      ).run(id, type, currency, minor, at, at);
+    }
+    db.prepare('INSERT INTO plan_families (id, organisation_id, created_at, updated_at) VALUES (?, ?, ?, ?)').run('fam', 'o', at, at);
+    db.prepare(
+      `INSERT INTO plans (id, organisation_id, family_id, code, name, status, allow_checkout, change_behaviour, change_apply_behaviour, created_at, updated_at)
+       VALUES ('plan', 'o', 'fam', 'pro', 'Pro', 'active', 0, 'not_changeable', 'end_of_period', ?, ?)`,
+    ).run(at, at);
+    db.prepare(
+      `INSERT INTO plan_items (id, organisation_id, plan_id, kind, position, product_id, price_plan_id, quantity_e6) VALUES ('i', 'o', 'plan', 'charge', 0, 'p', 'eur', 1000000)`,
+    ).run();
+
+    migrate(db);
+
+    expect(db.pragma('foreign_key_check')).toEqual([]);
+    const stored = db.prepare('SELECT id, type, price, tiers, package_size AS packageSize, free_units AS freeUnits FROM price_plans ORDER BY rowid').all();
+    expect(stored).toEqual([
+      { id: 'eur', type: 'flat_fee', price: '49.9', tiers: null, packageSize: null, freeUnits: 7 },
+      { id: 'eur-round', type: 'flat_fee', price: '50', tiers: null, packageSize: null, freeUnits: 7 },
+      { id: 'eur-zero', type: 'flat_fee', price: '0', tiers: null, packageSize: null, freeUnits: 7 },
+      { id: 'cent', type: 'per_unit', price: '0.01', tiers: null, packageSize: null, freeUnits: 7 },
+      { id: 'jpy', type: 'flat_fee', price: '4900', tiers: null, packageSize: null, freeUnits: 7 },
+      { id: 'kwd', type: 'flat_fee', price: '12.34', tiers: null, packageSize: null, freeUnits: 7 },
+      { id: 'kwd-fils', type: 'per_unit', price: '0.005', tiers: null, packageSize: null, freeUnits: 7 },
+      { id: 'clf', type: 'flat_fee', price: '1.2345', tiers: null, packageSize: null, freeUnits: 7 },
+    ]);
+    const repo = new SqliteProductRepo(new Sql(db));
+    expect((await repo.getPricePlan('o', 'eur'))).toMatchObject({ price: { amount: 49.9 }, tiers: null, packageSize: null, inUse: true });
+    expect((await repo.getPricePlan('o', 'jpy'))?.price?.amount).toBe(4900);
+    expect(() => db.prepare("UPDATE price_plans SET type = 'tiered' WHERE id = 'eur'").run()).toThrow(/CHECK/);
+    db.prepare("UPDATE price_plans SET type = 'volume', price = NULL WHERE id = 'eur-zero'").run();
+    expect(() => db.prepare("UPDATE price_plans SET package_size = 0 WHERE id = 'eur'").run()).toThrow(/CHECK/);
+    db.close();
   });
 });
