@@ -206,7 +206,7 @@ export const customPricePlanShape = {
       amount: priceAmountInput.describe(`${MAJOR}; per_unit up to 10 fractional digits, else the currency's minor-unit digits (EUR 2, JPY 0, KWD 3).`),
     })
     .optional()
-    .describe('Not with tiers.'),
+    .describe(`amount: ${MAJOR}; not with tiers.`),
   tiers: z
     .array(
       z.strictObject({
