@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatMoney, minorDigits, toMajor } from '../src/domain/money.js';
+import { formatMoney, minorDigits } from '../src/domain/money.js';
 import { MIGRATIONS } from '../src/store/migrations/index.js';
 import { migrate } from '../src/store/sqlite.js';
 import { fails, ok, paths, setup, type TestEnv } from './helpers.js';
@@ -124,10 +124,10 @@ describe('a JPY customer: estimate, invoice and payment plan in yen', () => {
 
     const e = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
     expect(e.currencyCode).toBe('JPY');
-    expect(e.lines.map((l: any) => [l.description, l.unitAmount, l.netAmount, l.taxRate])).toEqual([
-      ['Yen plan', 4900, 4900, 19],
-      ['Second', 4900, 4900, 19],
-      ['  Discount coupon YEN-OFF', null, -400, 19],
+    expect(e.lines.map((l: any) => [l.description, l.unitAmountDecimal, l.netAmount, l.taxRate])).toEqual([
+      ['Yen plan', '4900', 4900, 19],
+      ['Second', '4900', 4900, 19],
+      ['Discount coupon YEN-OFF', '-400', -400, 19],
     ]);
     // 19 % of ¥9,400 = ¥1,786
     expect(e).toMatchObject({ netAmount: 9400, taxAmount: 1786, grossAmount: 11186, taxes: [{ rate: 19, netAmount: 9400, taxAmount: 1786 }] });
@@ -174,14 +174,14 @@ describe('a KWD customer: fils throughout', () => {
     const s = await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods, activate: true });
     const e = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
     // 2 x 1.234 = 2.468 KWD; 19 % = 0.46892 → 0.469
-    expect(e.lines).toEqual([expect.objectContaining({ quantity: '2', unitAmount: 1234, netAmount: 2468, taxRate: 19 })]);
+    expect(e.lines).toEqual([expect.objectContaining({ quantity: '2', unitAmountDecimal: '1234', netAmount: 2468, taxRate: 19 })]);
     expect(e).toMatchObject({ currencyCode: 'KWD', netAmount: 2468, taxAmount: 469, grossAmount: 2937 });
     expect(e.estimate).toMatch(/2 × KWD 1\.234 +KWD 2\.468\n/);
     expect(e.estimate).toMatch(/Gross \(KWD\) +KWD 2\.937$/);
 
     const invoice = await ok(env.mcp, 'create_invoice', {
       customer: customer.id,
-      lines: [{ description: 'Dinar plan', quantity: 2, unitAmount: e.lines[0].unitAmount, taxRate: 19 }],
+      lines: [{ description: 'Dinar plan', quantity: 2, unitAmount: Number(e.lines[0].unitAmountDecimal), taxRate: 19 }],
     });
     expect(invoice).toMatchObject({ currencyCode: 'KWD', netAmount: e.netAmount, taxAmount: e.taxAmount, grossAmount: e.grossAmount });
   });
@@ -245,10 +245,10 @@ describe('migration 9: stored decimal amounts move to the minor unit of their cu
 
     migrate(db);
 
-    const price = (id: string) => (db.prepare('SELECT price_cents AS v, currency_code AS c FROM price_plans WHERE id = ?').get(id) as { v: number; c: string });
+    // Migration 11 then keeps prices as exact decimal texts of major units: 4990 cents and 490000 JPY hundredths read back as 49.9 and 4900.
+    const price = (id: string) => (db.prepare('SELECT price AS v FROM price_plans WHERE id = ?').get(id) as { v: string }).v;
     const off = (id: string) => (db.prepare('SELECT fixed_amount_cents AS v, fixed_amount_currency AS c FROM coupons WHERE id = ?').get(id) as { v: number; c: string });
-    expect(['eur', 'jpy', 'jpy-half', 'kwd'].map((id) => price(id).v)).toEqual([4990, 4900, 50, 12340]);
-    expect(['eur', 'jpy', 'kwd'].map((id) => toMajor(price(id).v, price(id).c))).toEqual([49.9, 4900, 12.34]);
+    expect(['eur', 'jpy', 'jpy-half', 'kwd'].map(price)).toEqual(['49.9', '4900', '50', '12.34']);
     expect(['c-eur', 'c-jpy', 'c-jpy-tiny', 'c-kwd'].map((id) => off(id).v)).toEqual([1000, 500, 1, 1250]);
     db.close();
   });

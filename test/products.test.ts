@@ -261,6 +261,8 @@ describe('price plans', () => {
         updatedAt: '2031-05-01T10:00:00.000Z',
         tenantId: env.org.organisationId,
       },
+      tiers: null,
+      packageSize: null,
       internalName: null,
       status: 'active',
       applyTrial: false,
@@ -371,7 +373,7 @@ describe('price plans', () => {
   it('takes amounts exactly: 0, 12.5, 0.1, the largest', async () => {
     for (const amount of [0, 12.5, 0.1, 1.1, 9999999999999.99]) {
       const pp = await ok(env.mcp, 'create_price_plan', { id: product.id, ...flatFee, price: { amount } });
-      expect((await env.app.store.read((tx) => getPricePlan(tx, env.org.organisationId, pp.id))).price.amount).toBe(amount);
+      expect((await env.app.store.read((tx) => getPricePlan(tx, env.org.organisationId, pp.id))).price?.amount).toBe(amount);
     }
     for (const billingInterval of ['1D', '2W', '1Y', '999M']) {
       expect((await ok(env.mcp, 'create_price_plan', { id: product.id, ...flatFee, billingInterval })).showPricePerInterval).toBe(

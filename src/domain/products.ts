@@ -1,11 +1,12 @@
 import { invalidMany, notFound, type Violation } from '../errors.js';
 import { newId } from '../ids.js';
-import type { PricePlan, PricePlanStatus, PricePlanType, Product } from '../schemas/catalogue.js';
+import { TIERED_TYPES, type PricePlan, type PricePlanStatus, type PricePlanType, type Product } from '../schemas/catalogue.js';
 import type { PageRequest } from '../schemas/common.js';
 import type { ProductRecord } from '../store/repos/products.js';
 import type { Tx } from '../store/store.js';
 import { validateCustomFields } from './customFields.js';
-import { amountViolation, toMinor } from './money.js';
+import { amountViolation } from './money.js';
+import { decimalTextOf, unitPriceProblem } from './pricing.js';
 
 export interface ProductInput {
   type: Product['type'];
@@ -148,7 +149,9 @@ export async function updateProduct(
 export interface CustomPricePlanInput {
   type: PricePlanType;
   currencyCode: string;
-  price: { amount: number };
+  price?: { amount: number } | undefined;
+  tiers?: Array<{ upTo: number | null; unitAmount: number; flatAmount?: number | undefined }> | undefined;
+  packageSize?: number | undefined;
   internalName?: string | null | undefined;
   applyTrial: boolean;
   payInAdvance: boolean;
@@ -163,6 +166,65 @@ export interface PricePlanInput extends CustomPricePlanInput {
   status: PricePlanStatus;
   charge?: string | null | undefined;
   productSetOption?: string | null | undefined;
+}
+
+/**
+ * The rules of a price plan's prices (CONTRACT section 8, "Pricing models" and "Money and precision"),
+ * each violation at its field under `path` (e.g. `products[0].customPricePlan.`): `price` for every
+ * type but graduated and volume, which take `tiers` (upTo strictly increasing, null on the last tier
+ * only) and freeUnits 0; `packageSize` for package only; flat amounts (a flat_fee or package price, a
+ * tier's flatAmount) with at most the currency's minor-unit digits, unit prices (per_unit, a tier's
+ * unitAmount) with at most 10 fractional digits.
+ */
+export function pricePlanViolations(input: CustomPricePlanInput, path = ''): Violation[] {
+  const out: Violation[] = [];
+  const add = (field: string, message: string, code: string) => out.push({ propertyPath: `${path}${field}`, message: `${path}${field} ${message}`, code });
+  const currency = input.currencyCode;
+  const unitPrice = (field: string, amount: number) => {
+    const problem = unitPriceProblem(`${path}${field}`, amount, currency);
+    if (problem) out.push({ propertyPath: `${path}${field}`, message: problem, code: 'amount_precision' });
+  };
+  const flatAmount = (field: string, amount: number) => {
+    const v = amountViolation(`${path}${field}`, amount, currency);
+    if (v) out.push(v);
+  };
+  const tiered = TIERED_TYPES.includes(input.type);
+  if (tiered) {
+    if (input.price !== undefined) add('price', `is not taken by ${input.type} plans: their prices are the tiers' unitAmount and flatAmount; omit price`, 'price_not_allowed');
+    if (input.freeUnits !== 0) {
+      add('freeUnits', `must be 0 for ${input.type} plans; a first tier at unitAmount 0 gives free units`, 'free_units_not_allowed');
+    }
+    if (input.tiers === undefined) {
+      add('tiers', `is required for ${input.type} plans: at least one tier { upTo, unitAmount, flatAmount? }, the last with upTo null`, 'tiers_required');
+    }
+    const tiers = input.tiers ?? [];
+    let previous: number | null = null;
+    for (const [i, tier] of tiers.entries()) {
+      const last = i === tiers.length - 1;
+      const at = `tiers[${i}].upTo`;
+      if (tier.upTo === null && !last) {
+        add(at, `may be null on the last tier only; give tier ${i} an upper bound${previous === null ? '' : ` above ${previous}`}`, 'tier_bound');
+      } else if (tier.upTo !== null && last) {
+        add(at, `must be null on the last tier, which holds every unit above the previous tiers (got ${tier.upTo}); add a tier with upTo null`, 'tier_bound');
+      } else if (tier.upTo !== null && previous !== null && tier.upTo <= previous) {
+        add(at, `must be greater than tiers[${i - 1}].upTo (${previous}): upTo is strictly increasing (got ${tier.upTo})`, 'tier_order');
+      }
+      if (tier.upTo !== null) previous = tier.upTo;
+      unitPrice(`tiers[${i}].unitAmount`, tier.unitAmount);
+      if (tier.flatAmount !== undefined) flatAmount(`tiers[${i}].flatAmount`, tier.flatAmount);
+    }
+  } else {
+    if (input.tiers !== undefined) add('tiers', `are taken by graduated and volume plans only, not ${input.type}; omit tiers`, 'tiers_not_allowed');
+    if (input.price === undefined) add('price', `is required for ${input.type} plans: { amount } in major units`, 'price_required');
+    else if (input.type === 'per_unit') unitPrice('price.amount', input.price.amount);
+    else flatAmount('price.amount', input.price.amount);
+  }
+  if (input.type === 'package' && input.packageSize === undefined) {
+    add('packageSize', 'is required for package plans: the whole number of units per package, 1 or more', 'package_size_required');
+  } else if (input.type !== 'package' && input.packageSize !== undefined) {
+    add('packageSize', `is taken by package plans only, not ${input.type}; omit packageSize`, 'package_size_not_allowed');
+  }
+  return out;
 }
 
 async function insertPricePlan(
@@ -182,15 +244,16 @@ async function insertPricePlan(
       code: 'measurement_required',
     });
   }
-  const amount = amountViolation(`${path}price.amount`, input.price.amount, input.currencyCode);
-  if (amount) violations.push(amount);
+  violations.push(...pricePlanViolations(input, path));
   if (violations.length) throw invalidMany(violations);
   const pricePlan: PricePlan = {
     id: newId(),
     product: product.id,
     type: input.type,
     currencyCode: input.currencyCode,
-    price: { amount: input.price.amount, createdAt: at, updatedAt: at, tenantId: org },
+    price: input.price ? { amount: input.price.amount, createdAt: at, updatedAt: at, tenantId: org } : null,
+    tiers: input.tiers ? input.tiers.map((t) => ({ upTo: t.upTo, unitAmount: t.unitAmount, flatAmount: t.flatAmount ?? null })) : null,
+    packageSize: input.packageSize ?? null,
     internalName: input.internalName ?? null,
     status: input.status,
     applyTrial: input.applyTrial,
@@ -206,8 +269,14 @@ async function insertPricePlan(
     createdAt: at,
     updatedAt: at,
   };
-  const { price, inUse: _inUse, ...rest } = pricePlan;
-  await tx.products.insertPricePlan(org, { ...rest, priceCents: toMinor(price.amount, pricePlan.currencyCode) });
+  const { price, tiers, inUse: _inUse, ...rest } = pricePlan;
+  await tx.products.insertPricePlan(org, {
+    ...rest,
+    price: price ? decimalTextOf(price.amount) : null,
+    tiers: tiers
+      ? tiers.map((t) => ({ upTo: t.upTo, unitAmount: decimalTextOf(t.unitAmount), flatAmount: t.flatAmount === null ? null : decimalTextOf(t.flatAmount) }))
+      : null,
+  });
   return pricePlan;
 }
 

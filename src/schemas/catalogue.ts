@@ -6,7 +6,9 @@ import { taxGroupSchema } from './taxGroups.js';
 
 export const PRODUCT_TYPES = ['product', 'service'] as const;
 export const INVOICE_VISIBILITIES = ['always', 'never', 'if_not_zero'] as const;
-export const PRICE_PLAN_TYPES = ['flat_fee', 'per_unit'] as const;
+export const PRICE_PLAN_TYPES = ['flat_fee', 'per_unit', 'graduated', 'volume', 'package'] as const;
+/** The types priced by `tiers` instead of `price`. */
+export const TIERED_TYPES: readonly PricePlanType[] = ['graduated', 'volume'];
 export const PRICE_PLAN_STATUSES = ['active', 'inactive', 'archived'] as const;
 export const PLAN_STATUSES = ['draft', 'active', 'archived'] as const;
 export const CHANGE_BEHAVIOURS = [
@@ -48,17 +50,30 @@ export const productSchema = z.object({
 });
 export type Product = z.infer<typeof productSchema>;
 
+export const pricePlanPriceSchema = z.object({
+  amount: z.number().describe(`${MAJOR}.`),
+  createdAt: dateTime,
+  updatedAt: dateTime,
+  tenantId: z.string().describe('Id of the organisation.'),
+});
+
 export const pricePlanSchema = z.object({
   id: z.string(),
   product: z.string().describe('Id of the product.'),
   type: z.enum(PRICE_PLAN_TYPES),
   currencyCode: z.string(),
-  price: z.object({
-    amount: z.number().describe(`${MAJOR}.`),
-    createdAt: dateTime,
-    updatedAt: dateTime,
-    tenantId: z.string().describe('Id of the organisation.'),
-  }).describe(`amount: ${MAJOR}.`),
+  price: pricePlanPriceSchema.nullable().describe(`amount: ${MAJOR}; null for graduated, volume.`),
+  tiers: z
+    .array(
+      z.object({
+        upTo: z.number().int().nullable().describe('Last unit of the tier, inclusive; null: no limit.'),
+        unitAmount: z.number().describe(`${MAJOR}.`),
+        flatAmount: z.number().nullable().describe(`${MAJOR}, once per tier reached.`),
+      }),
+    )
+    .nullable()
+    .describe('graduated, volume; else null.'),
+  packageSize: z.number().int().nullable().describe('Units per package (package); else null.'),
   internalName: z.string().nullable(),
   status: z.enum(PRICE_PLAN_STATUSES),
   applyTrial: z.boolean(),
@@ -160,6 +175,13 @@ export const amountInput = (min: 'zero' | 'positive') =>
     message: `must be a decimal of at most 15 significant digits with at most as many fractional digits as the currency's minor unit (EUR 2: 12.99, JPY 0: 4900, KWD 3: 1.234; never more than ${MAX_MINOR_DIGITS})`,
   });
 
+/**
+ * An amount of a price plan in major units: 0 or more. Its digits depend on the plan's type and
+ * currency (a unit price up to 10 fractional digits, a flat amount the currency's minor-unit digits),
+ * so the domain checks them, naming the field and the count allowed (`products.ts`).
+ */
+const priceAmountInput = z.number().min(0, { message: 'must be 0 or more' });
+
 const interval = (what: string) =>
   z
     .string()
@@ -175,13 +197,29 @@ const interval = (what: string) =>
 export const customPricePlanShape = {
   type: z
     .enum(PRICE_PLAN_TYPES)
-    .describe("flat_fee: a fixed price per interval; per_unit: per unit of the product's measurement (it needs one)."),
+    .describe(
+      "flat_fee: price per interval; per_unit: price x units over freeUnits (needs a measurement); package: price x started packs of packageSize over freeUnits; graduated: each unit at its tier's unitAmount; volume: all units at the total's tier.",
+    ),
   currencyCode: currencyCodeInput.describe('ISO 4217 code, upper case, e.g. EUR.'),
   price: z
     .strictObject({
-      amount: amountInput('zero').describe(`${MAJOR}, at most the currency's minor-unit digits (EUR 2, JPY 0, KWD 3).`),
+      amount: priceAmountInput.describe(`${MAJOR}; per_unit up to 10 fractional digits, else the currency's minor-unit digits (EUR 2, JPY 0, KWD 3).`),
     })
-    .describe(`The price; amount: ${MAJOR}.`),
+    .optional()
+    .describe(`amount: ${MAJOR}; not with tiers.`),
+  tiers: z
+    .array(
+      z.strictObject({
+        upTo: z.number().int({ message: 'must be a whole number of units' }).min(1, { message: 'must be 1 or more' }).nullable().describe('Last unit, inclusive, increasing; null on the last only.'),
+        unitAmount: priceAmountInput.describe(`${MAJOR}, up to 10 fractional digits.`),
+        flatAmount: priceAmountInput.optional().describe(`${MAJOR}, once per tier reached.`),
+      }),
+    )
+    .min(1, { message: 'must contain at least 1 tier' })
+    .max(50, { message: 'must contain at most 50 tiers' })
+    .optional()
+    .describe('With freeUnits 0.'),
+  packageSize: z.number().int({ message: 'must be a whole number of units' }).min(1, { message: 'must be 1 or more' }).optional().describe('Units per package.'),
   internalName: z
     .string()
     .max(255, { message: 'must be at most 255 characters' })
@@ -199,7 +237,7 @@ export const customPricePlanShape = {
     .int({ message: 'must be a whole number of units' })
     .min(0, { message: 'must be 0 or more' })
     .default(0)
-    .describe('Units per interval not charged (per_unit).'),
+    .describe('Units per interval not charged.'),
   billingInterval: interval('How often it is billed: a count and D, W, M or Y (days, weeks, months, years), e.g. 1M, 12M, 2W.'),
   showPricePerInterval: interval('Interval the price is shown per, same format; default billingInterval.').optional(),
 };

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { billingRunSchema } from './billingRuns.js';
 import { reference, type McpView } from '../registry/view.js';
 import { paymentMethodSchema, invoiceAddressSchema } from './billingDetails.js';
-import { billingGroupSchema, couponSchema, planAddonSchema, planSchema, pricePlanSchema, productSchema } from './catalogue.js';
+import { billingGroupSchema, couponSchema, planAddonSchema, planSchema, pricePlanPriceSchema, pricePlanSchema, productSchema } from './catalogue.js';
 import { listOf, MAJOR } from './common.js';
 import { customerSchema } from './customers.js';
 import { featureSchema, subscriptionEntitlementSchema } from './features.js';
@@ -33,7 +33,7 @@ const taxGroupRef = reference(taxGroupSchema, 'internalDescription');
 const featureRef = reference(featureSchema, 'name', 'type');
 const pricePlanRef = pricePlanSchema
   .pick({ id: true, type: true, currencyCode: true, billingInterval: true, payInAdvance: true })
-  .extend({ price: pricePlanSchema.shape.price.pick({ amount: true }).describe(`amount: ${MAJOR}.`) });
+  .extend({ price: pricePlanPriceSchema.pick({ amount: true }).nullable().describe(`amount: ${MAJOR}; null for graduated, volume.`) });
 
 export const productView = productSchema.extend({
   measurement: measurementRef.nullable().describe('The measurement billed by this product (deprecated), or null.'),

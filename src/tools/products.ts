@@ -137,7 +137,7 @@ export const productOperations = [
     name: 'create_price_plan',
     title: 'Create price plan',
     description:
-      'Add a price to a product, to use in plans (create_plan): a flat fee or a price per unit, per billing interval.',
+      'Add a price to a product, to use in plans (create_plan), per billing interval: flat_fee, per_unit, package, graduated or volume (see type).',
     toolset: 'catalogue',
     method: 'POST',
     path: '/catalogue/products/{id}/price-plans',

@@ -8,7 +8,7 @@ import type { AppliedDiscountRecord, InlineDiscount, ItemRecord, SubscriptionSta
 import type { Tx } from '../../store/store.js';
 import { findCoupon } from '../coupons.js';
 import { amountViolation } from '../money.js';
-import { createCustomPricePlan, getProduct, type CustomPricePlanInput } from '../products.js';
+import { createCustomPricePlan, getProduct, pricePlanViolations, type CustomPricePlanInput } from '../products.js';
 import { FINAL, scheduleItem } from './lifecycle.js';
 import { getSubscriptionItem, toResource } from './readModel.js';
 import { blankItem, loadSubscription } from './records.js';
@@ -197,8 +197,7 @@ export async function orderProducts(tx: Tx, org: string, id: string, input: Orde
         code: 'currency_mismatch',
       });
     } else if (entry.customPricePlan) {
-      const amount = amountViolation(`${path}.customPricePlan.price.amount`, entry.customPricePlan.price.amount, customer.currencyCode);
-      if (amount) violations.push(amount);
+      violations.push(...pricePlanViolations(entry.customPricePlan, `${path}.customPricePlan.`));
     }
     if (entry.quantity !== undefined && resolved.measurement) {
       violations.push({

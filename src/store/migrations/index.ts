@@ -8,6 +8,7 @@ import { offersFeatures } from './007_offers_features.js';
 import { customerTokens } from './008_customer_tokens.js';
 import { deliveryTargets } from './009_delivery_targets.js';
 import { minorUnits } from './010_minor_units.js';
+import { pricing } from './011_pricing.js';
 import { billingRuns } from './013_billing_runs.js';
 import { organisationSeller } from './015_organisation_seller.js';
 
@@ -18,4 +19,4 @@ export interface Migration {
 }
 
 /** Append-only: a released migration is never edited, a change is a new one with the next version. */
-export const MIGRATIONS: Migration[] = [foundation, catalogue, billingDetails, subscriptions, invoices, usage, offersFeatures, customerTokens, deliveryTargets, minorUnits, billingRuns, organisationSeller];
+export const MIGRATIONS: Migration[] = [foundation, catalogue, billingDetails, subscriptions, invoices, usage, offersFeatures, customerTokens, deliveryTargets, minorUnits, pricing, billingRuns, organisationSeller];

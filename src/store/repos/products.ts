@@ -1,4 +1,4 @@
-import { toMajor } from '../../domain/money.js';
+import { numberOfDecimalText } from '../../domain/pricing.js';
 import type { PricePlan, PricePlanStatus, PricePlanType, Product } from '../../schemas/catalogue.js';
 import type { PageRequest } from '../../schemas/common.js';
 import { bool, int, type Sql } from '../sql.js';
@@ -9,9 +9,17 @@ export interface ProductRecord extends Omit<Product, 'measurement' | 'taxGroup'>
   taxGroupId: string | null;
 }
 
-/** A price plan as stored: the price in minor units of its currency. */
-export interface PricePlanRecord extends Omit<PricePlan, 'price' | 'inUse'> {
-  priceCents: number;
+/** A tier as stored: amounts as exact decimal texts of major units ("0.002"). */
+export interface StoredTier {
+  upTo: number | null;
+  unitAmount: string;
+  flatAmount: string | null;
+}
+
+/** A price plan as stored: amounts as exact decimal texts of major units of its currency (null where its type has none). */
+export interface PricePlanRecord extends Omit<PricePlan, 'price' | 'tiers' | 'inUse'> {
+  price: string | null;
+  tiers: StoredTier[] | null;
 }
 
 export interface ProductRepo {
@@ -71,7 +79,9 @@ interface PricePlanRow {
   product_id: string;
   type: PricePlanType;
   currency_code: string;
-  price_cents: number;
+  price: string | null;
+  tiers: string | null;
+  package_size: number | null;
   internal_name: string | null;
   status: PricePlanStatus;
   apply_trial: number;
@@ -96,7 +106,19 @@ const toPricePlan = (r: PricePlanRow): PricePlan => ({
   product: r.product_id,
   type: r.type,
   currencyCode: r.currency_code,
-  price: { amount: toMajor(r.price_cents, r.currency_code), createdAt: r.created_at, updatedAt: r.updated_at, tenantId: r.organisation_id },
+  price:
+    r.price === null
+      ? null
+      : { amount: numberOfDecimalText(r.price), createdAt: r.created_at, updatedAt: r.updated_at, tenantId: r.organisation_id },
+  tiers:
+    r.tiers === null
+      ? null
+      : (JSON.parse(r.tiers) as StoredTier[]).map((t) => ({
+          upTo: t.upTo,
+          unitAmount: numberOfDecimalText(t.unitAmount),
+          flatAmount: t.flatAmount === null ? null : numberOfDecimalText(t.flatAmount),
+        })),
+  packageSize: r.package_size,
   internalName: r.internal_name,
   status: r.status,
   applyTrial: bool(r.apply_trial),
@@ -151,16 +173,18 @@ export class SqliteProductRepo implements ProductRepo {
 
   async insertPricePlan(org: string, p: PricePlanRecord): Promise<void> {
     this.sql.run(
-      `INSERT INTO price_plans (id, organisation_id, product_id, type, currency_code, price_cents, internal_name, status,
+      `INSERT INTO price_plans (id, organisation_id, product_id, type, currency_code, price, tiers, package_size, internal_name, status,
          apply_trial, pay_in_advance, pro_rata, free_units, billing_interval, show_price_per_interval, custom, charge,
          product_set_option, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       p.id,
       org,
       p.product,
       p.type,
       p.currencyCode,
-      p.priceCents,
+      p.price,
+      p.tiers === null ? null : JSON.stringify(p.tiers),
+      p.packageSize,
       p.internalName,
       p.status,
       int(p.applyTrial),
