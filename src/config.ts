@@ -89,6 +89,7 @@ const envSchema = z.object({
     .default([10, 300, 1800]),
   BILLING_JOBS_INTERVAL_MS: int(0, 86_400_000).default(10_000),
   BILLING_PAYMENT_PLAN_GRACE_DAYS: int(0, 365).default(7),
+  BILLING_PAYMENT_TERM_DAYS: int(0, 365).default(14),
   BILLING_CUSTOMER_ACCESS_TOKEN_TTL_SECONDS: int(1, 86_400).default(900),
   BILLING_CUSTOMER_REFRESH_TOKEN_TTL_SECONDS: int(60, 31_536_000).default(2_592_000),
   BILLING_MCP_ALLOWED_ORIGINS: origins.default([]),
@@ -122,6 +123,8 @@ export interface Config {
   webhookRetryDelaysSeconds: number[];
   jobsIntervalMs: number;
   paymentPlanGraceDays: number;
+  /** Days from issue to due date of an invoice whose customer has no paymentTermDays of its own. */
+  paymentTermDays: number;
   customerAccessTokenTtlSeconds: number;
   customerRefreshTokenTtlSeconds: number;
   /** Browser origins besides the server's own that may call `/mcp` (DNS-rebinding protection); normalized by URL. */
@@ -178,6 +181,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     webhookRetryDelaysSeconds: e.BILLING_WEBHOOK_RETRY_DELAYS,
     jobsIntervalMs: e.BILLING_JOBS_INTERVAL_MS,
     paymentPlanGraceDays: e.BILLING_PAYMENT_PLAN_GRACE_DAYS,
+    paymentTermDays: e.BILLING_PAYMENT_TERM_DAYS,
     customerAccessTokenTtlSeconds: e.BILLING_CUSTOMER_ACCESS_TOKEN_TTL_SECONDS,
     customerRefreshTokenTtlSeconds: e.BILLING_CUSTOMER_REFRESH_TOKEN_TTL_SECONDS,
     mcpAllowedOrigins: e.BILLING_MCP_ALLOWED_ORIGINS,

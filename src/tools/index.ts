@@ -2,6 +2,7 @@ import type { Operation } from '../registry/operation.js';
 import { billingDetailOperations } from './billingDetails.js';
 import { billingGroupOperations } from './billingGroups.js';
 import { couponOperations } from './coupons.js';
+import { creditNoteOperations } from './creditNotes.js';
 import { customFieldOperations } from './customFields.js';
 import { customerAuthOperations } from './customerAuth.js';
 import { customerOperations } from './customers.js';
@@ -34,6 +35,7 @@ export const OPERATIONS: Operation[] = [
   ...taxGroupOperations,
   ...webhookOperations,
   ...invoiceOperations,
+  ...creditNoteOperations,
   ...paymentPlanOperations,
   ...webhookDeliveryOperations,
   ...offerOperations,

@@ -8,6 +8,7 @@ import { offersFeatures } from './007_offers_features.js';
 import { customerTokens } from './008_customer_tokens.js';
 import { deliveryTargets } from './009_delivery_targets.js';
 import { minorUnits } from './010_minor_units.js';
+import { creditNotes } from './012_credit_notes.js';
 
 export interface Migration {
   version: number;
@@ -16,4 +17,4 @@ export interface Migration {
 }
 
 /** Append-only: a released migration is never edited, a change is a new one with the next version. */
-export const MIGRATIONS: Migration[] = [foundation, catalogue, billingDetails, subscriptions, invoices, usage, offersFeatures, customerTokens, deliveryTargets, minorUnits];
+export const MIGRATIONS: Migration[] = [foundation, catalogue, billingDetails, subscriptions, invoices, usage, offersFeatures, customerTokens, deliveryTargets, minorUnits, creditNotes];
