@@ -13,8 +13,8 @@ export const customerSchema = z.object({
   companyName: z.string().nullable(),
   datevId: z.string().nullable(),
   status: z.enum(CUSTOMER_STATUSES),
-  paymentTermDays: z.number().int().nullable().describe('Days from issue to due date; null: the organisation default.'),
-  creditBalance: z.number().int().describe(`Credit from credit notes on paid invoices, taken off the next invoices; ${MINOR}.`),
+  paymentTermDays: z.number().int().nullable().describe('null: organisation default.'),
+  creditBalance: z.number().int().describe(MINOR),
   ...timestamps,
 });
 export type Customer = z.infer<typeof customerSchema>;

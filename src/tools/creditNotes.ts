@@ -11,7 +11,7 @@ export const creditNoteOperations = [
     name: 'create_credit_note',
     title: 'Create credit note',
     description:
-      "Credit an open invoice (taken off amountDue; all of it voids the invoice) or a paid one (added to the customer's creditBalance, taken off their next invoices). amount defaults to the most allowed: open, amountDue; paid, gross less earlier credit notes.",
+      "Credit an open invoice (off amountDue; all of it voids an unpaid one) or a paid one (to the customer's creditBalance, used on their next invoices). amount defaults to the most allowed (amountDue; paid: gross less earlier credit notes); more is rejected.",
     toolset: 'invoices',
     method: 'POST',
     path: '/invoices/{id}/credit-notes',
@@ -24,7 +24,7 @@ export const creditNoteOperations = [
         .string()
         .min(1, { message: 'must be 1 to 255 characters' })
         .max(255, { message: 'must be 1 to 255 characters' })
-        .describe('Why, e.g. "Service outage in March".'),
+        .describe('Why, e.g. "Outage in March".'),
     }),
     output: creditNoteSchema,
     location: (note) => `/credit-notes/${note.id}`,
@@ -58,7 +58,7 @@ export const creditNoteOperations = [
   defineOperation({
     name: 'get_credit_note',
     title: 'Get credit note',
-    description: 'Get a credit note with its reason.',
+    description: 'Get a credit note by id or number, with its reason.',
     toolset: 'invoices',
     method: 'GET',
     path: '/credit-notes/{id}',

@@ -60,7 +60,7 @@ const line = z.strictObject({
     .min(-MAX_AMOUNT_CENTS, { message: `must be within ±${MAX_AMOUNT_CENTS} minor units (cents)` })
     .max(MAX_AMOUNT_CENTS, { message: `must be within ±${MAX_AMOUNT_CENTS} minor units (cents)` })
     .optional()
-    .describe(`Net unit price; ${MINOR}: 4900 = 49.00 EUR; negative for a discount. Or unitAmountDecimal.`),
+    .describe(`Net unit price; ${MINOR}: 4900 = 49.00 EUR; negative for a discount.`),
   unitAmountDecimal: z
     .string()
     .transform((value, ctx) => {
@@ -75,7 +75,7 @@ const line = z.strictObject({
       return canonical;
     })
     .optional()
-    .describe(`Net unit price as a decimal string of minor units, at most ${UNIT_AMOUNT_DIGITS} decimals ("0.25" = 0.0025 EUR).`),
+    .describe(`Or the net unit price as a decimal string of minor units, at most ${UNIT_AMOUNT_DIGITS} decimals: "0.25".`),
   taxRate: z
     .number()
     .min(0, { message: 'must be a percentage from 0 to 100' })
