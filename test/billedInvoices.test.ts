@@ -1,8 +1,10 @@
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createCustomer } from '../src/domain/customers.js';
 import { issueBilledInvoice, type BilledLineInput } from '../src/domain/invoices.js';
 import { createOrganisation } from '../src/server.js';
-import { openDatabase, SqliteStore } from '../src/store/sqlite.js';
+import { MIGRATIONS } from '../src/store/migrations/index.js';
+import { migrate, openDatabase, SqliteStore } from '../src/store/sqlite.js';
 
 /**
  * issueBilledInvoice, the billing engine's one way to write an invoice, against a real migrated
@@ -170,5 +172,43 @@ describe('issueBilledInvoice', () => {
     expect(events()).toEqual([]);
     // The counter was not consumed either.
     expect((await issue(c.id, [line()])).number).toBe('INV-2027-000001');
+  });
+});
+
+describe('migration 012', () => {
+  it('keeps the meaning of invoices, lines and payments written before it', async () => {
+    const db = new Database(':memory:');
+    db.pragma('foreign_keys = ON');
+    db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT');
+    for (const m of MIGRATIONS.filter((m) => m.version <= 10)) {
+      db.exec(m.sql);
+      db.prepare('INSERT INTO schema_migrations VALUES (?, ?, ?)').run(m.version, m.name, '2026-01-01T00:00:00Z');
+    }
+    const at = '2026-03-01T00:00:00.000Z';
+    db.exec(`
+      INSERT INTO organisations VALUES ('o', 'Old', '${at}');
+      INSERT INTO customers (id, organisation_id, customer_number, time_zone, last_name, currency_code, status, created_at, updated_at)
+        VALUES ('c', 'o', 'CUS-000001', 'UTC', 'Old', 'EUR', 'STATUS_ACTIVE', '${at}', '${at}');
+      INSERT INTO invoices (id, organisation_id, number, customer_id, status, currency_code, net_amount, tax_amount, gross_amount,
+        amount_paid, taxes, issued_at, due_at, created_at, updated_at)
+        VALUES ('i', 'o', 'INV-2026-000001', 'c', 'open', 'EUR', 14700, 2793, 17493, 7493, '[{"rateE4":190000,"netAmount":14700,"taxAmount":2793}]',
+          '${at}', '${at}', '${at}', '${at}');
+      INSERT INTO invoice_lines (id, organisation_id, invoice_id, position, description, quantity, unit_amount, net_amount, tax_rate_e4)
+        VALUES ('l', 'o', 'i', 1, 'Seats', '3', 4900, 14700, 190000);
+      INSERT INTO invoice_payments (id, organisation_id, invoice_id, amount, paid_at, created_at) VALUES ('p', 'o', 'i', 7493, '${at}', '${at}');
+    `);
+    migrate(db);
+    const old = new SqliteStore(db);
+    const inv = await old.read((tx) => tx.invoices.get('o', 'i'));
+    expect(inv).toMatchObject({ status: 'open', grossAmount: 17493, amountPaid: 7493, amountCredited: 0, creditApplied: 0, amountDue: 10000 });
+    expect(inv!.lines).toEqual([
+      { id: 'l', position: 1, description: 'Seats', quantity: '3', unitAmountDecimal: '4900', unitAmount: 4900, netAmount: 14700, taxRate: 19, periodStart: null, periodEnd: null },
+    ]);
+    expect(await old.read((tx) => tx.customers.get('o', 'c'))).toMatchObject({ paymentTermDays: null, creditBalance: 0 });
+    // The CHECKs carried over by the rename: a paid invoice is fully settled, nothing settles beyond gross.
+    expect(() => db.prepare("UPDATE invoices SET status = 'paid', paid_at = ? WHERE id = 'i'").run(at)).toThrow(/CHECK/);
+    expect(() => db.prepare('UPDATE invoices SET amount_settled = 17494 WHERE id = ?').run('i')).toThrow(/CHECK/);
+    expect(() => db.prepare('UPDATE invoices SET amount_credited = 8000 WHERE id = ?').run('i')).toThrow(/CHECK/);
+    old.close();
   });
 });

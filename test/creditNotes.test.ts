@@ -247,6 +247,13 @@ describe('credit notes on paid invoices and the credit balance', () => {
     expect((await ok(env.mcp, 'finalize_invoice', { id: draft.id })).creditApplied).toBe(1_190);
     expect((await ok(env.mcp, 'get_customer', { id: c.id })).creditBalance).toBe(2_760);
 
+    // The balance is kept in the customer's currency: a paid invoice in an earlier currency cannot feed it.
+    const moved = await customer();
+    const eur = await invoice(moved.id, 100);
+    await ok(env.mcp, 'record_invoice_payment', { id: eur.id, amount: eur.amountDue });
+    await ok(env.mcp, 'update_customer', { id: moved.id, currencyCode: 'USD' });
+    expect((await fails(env.mcp, 'create_credit_note', { id: eur.id, reason: 'x' }, 409)).detail).toContain('kept in USD');
+
     const full = await fails(env.mcp, 'create_credit_note', { id: inv.id, reason: 'x' }, 409);
     expect(full.detail).toContain('credited in full');
     expect((await ok(env.mcp, 'list_credit_notes', { invoice: inv.id })).data.map((n: any) => n.amount)).toEqual([2_000, 3_950]);

@@ -89,7 +89,7 @@ export const invoiceOperations = [
     name: 'create_invoice',
     title: 'Create invoice',
     description:
-      "Bill a customer for one-off charges in the customer's currency; each line takes exactly one of unitAmount or unitAmountDecimal. Issued at once (open, INV-<year>-000001) unless status is draft; the customer's credit balance is taken off; nothing due: paid at once; a negative total is rejected.",
+      "Bill a customer for one-off charges in the customer's currency; unitAmount is an integer of minor units (cents): 4900 = 49.00 EUR, or give unitAmountDecimal. Issued at once (open, INV-<year>-000001) unless status is draft; credit balance is taken off; nothing due: paid at once; a negative total is rejected.",
     toolset: 'invoices',
     method: 'POST',
     path: '/invoices',
