@@ -144,6 +144,7 @@ export interface Config {
   webhookRetryDelaysSeconds: number[];
   jobsIntervalMs: number;
   paymentPlanGraceDays: number;
+  /** Days from issue to due date of an invoice whose customer has no paymentTermDays of its own. */
   paymentTermDays: number;
   customerAccessTokenTtlSeconds: number;
   customerRefreshTokenTtlSeconds: number;

@@ -28,6 +28,8 @@ describe('customers', () => {
       companyName: null,
       datevId: null,
       status: 'STATUS_ACTIVE',
+      paymentTermDays: null,
+      creditBalance: 0,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });

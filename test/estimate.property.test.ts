@@ -115,7 +115,7 @@ describe('the estimate is the next invoice', () => {
             description: l.description,
             periodStart: l.periodStart,
             periodEnd: l.periodEnd,
-            quantity: String(l.quantity),
+            quantity: l.quantity,
             netAmount: l.netAmount,
             taxRate: l.taxRate,
           })),

@@ -47,13 +47,13 @@ describe('an unknown input field names what was meant', () => {
     expect(messages(typo)).toContain("'unitAmmount' is not a field of lines[0]; did you mean 'unitAmount'?");
     const unknown = await fails(env.mcp, 'create_invoice', { customer: f.customer.id, lines: [{ ...line, colour: 'red' }] }, 422);
     expect(paths(unknown)).toEqual(['lines[0]']);
-    expect(messages(unknown)).toEqual(["'colour' is not a field of lines[0]; allowed: description, quantity, unitAmount, taxRate"]);
+    expect(messages(unknown)).toEqual(["'colour' is not a field of lines[0]; allowed: description, quantity, unitAmount, unitAmountDecimal, taxRate"]);
   });
 
   it('lists the allowed fields when none is close, or points to the schema when there are many', async () => {
     const few = await fails(env.mcp, 'create_customer', { lastName: 'L', colour: 'red' }, 422);
     expect(messages(few)).toEqual([
-      "'colour' is not a field of the input; allowed: customerNumber, firstName, lastName, companyName, datevId, timeZone, currencyCode, status",
+      "'colour' is not a field of the input; allowed: customerNumber, firstName, lastName, companyName, datevId, timeZone, currencyCode, status, paymentTermDays",
     ]);
     const many = await fails(env.mcp, 'create_subscription', { customer: f.customer.id, plan: f.plan.id, periods: monthly, colour: 'red' }, 422);
     expect(messages(many)).toEqual(["'colour' is not a field of the input; see the input schema for the allowed fields"]);

@@ -34,9 +34,9 @@ describe('create_invoice', () => {
       status: 'open',
       currencyCode: 'CHF',
       lines: [
-        { id: expect.any(String), position: 1, description: 'Consulting', quantity: 3, unitAmount: 12000, netAmount: 36000, taxRate: 19, periodStart: null, periodEnd: null },
-        { id: expect.any(String), position: 2, description: 'Books', quantity: 2, unitAmount: 1999, netAmount: 3998, taxRate: 7, periodStart: null, periodEnd: null },
-        { id: expect.any(String), position: 3, description: 'Fee', quantity: 1, unitAmount: 250, netAmount: 250, taxRate: 0, periodStart: null, periodEnd: null },
+        { id: expect.any(String), position: 1, description: 'Consulting', quantity: '3', unitAmountDecimal: '12000', unitAmount: 12000, netAmount: 36000, taxRate: 19, periodStart: null, periodEnd: null },
+        { id: expect.any(String), position: 2, description: 'Books', quantity: '2', unitAmountDecimal: '1999', unitAmount: 1999, netAmount: 3998, taxRate: 7, periodStart: null, periodEnd: null },
+        { id: expect.any(String), position: 3, description: 'Fee', quantity: '1', unitAmountDecimal: '250', unitAmount: 250, netAmount: 250, taxRate: 0, periodStart: null, periodEnd: null },
       ],
       taxes: [
         { rate: 19, netAmount: 36000, taxAmount: 6840 },
@@ -47,9 +47,12 @@ describe('create_invoice', () => {
       taxAmount: 7120,
       grossAmount: 47368,
       amountPaid: 0,
+      amountCredited: 0,
+      creditApplied: 0,
       amountDue: 47368,
       issuedAt: NOW,
-      dueAt: NOW,
+      // 14 days, BILLING_PAYMENT_TERM_DAYS' default, in the customer's time zone (Europe/Berlin, no DST change in between).
+      dueAt: '2026-12-04T10:00:00.000Z',
       paidAt: null,
       voidedAt: null,
       dunningPaused: false,
@@ -115,7 +118,11 @@ describe('create_invoice', () => {
 
   it.each([
     [{ lines: [] }, ['lines']],
-    [{ lines: [{ ...consulting, quantity: 1.5 }] }, ['lines[0].quantity']],
+    [{ lines: [{ ...consulting, quantity: 1.1234567 }] }, ['lines[0].quantity']],
+    [{ lines: [{ ...consulting, quantity: '0.0000001' }] }, ['lines[0].quantity']],
+    [{ lines: [{ ...consulting, quantity: '-1' }] }, ['lines[0].quantity']],
+    [{ lines: [{ ...consulting, quantity: '1e3' }] }, ['lines[0].quantity']],
+    [{ lines: [{ ...consulting, quantity: '0.000' }] }, ['lines[0].quantity']],
     [{ lines: [{ ...consulting, quantity: 0 }] }, ['lines[0].quantity']],
     [{ lines: [{ ...consulting, unitAmount: 12.5 }] }, ['lines[0].unitAmount']],
     [{ lines: [{ ...consulting, taxRate: 101 }] }, ['lines[0].taxRate']],
@@ -150,7 +157,7 @@ describe('invoice transitions', () => {
       status: 'open',
       number: expect.stringMatching(/^INV-2026-\d{6}$/),
       issuedAt: '2026-11-21T08:00:00.000Z',
-      dueAt: '2026-11-21T08:00:00.000Z',
+      dueAt: '2026-12-05T08:00:00.000Z',
       updatedAt: '2026-11-21T08:00:00.000Z',
       createdAt: NOW,
     });

@@ -38,7 +38,7 @@ async function eventsOf(planId: string, type: string, count = 1): Promise<Receiv
   }
 }
 
-const forPlan = (planId: string) => receiver.received.filter((r) => r.json.data.paymentPlan.id === planId);
+const forPlan = (planId: string) => receiver.received.filter((r) => r.json.data.paymentPlan?.id === planId);
 
 /** Checks envelope, headers and both signatures; returns the data of the event. */
 function checked(r: Received): any {
@@ -113,6 +113,11 @@ describe('payment plan lifecycle, with the events a receiver gets', () => {
     const settled = await ok(env.mcp, 'get_invoice', { id: invoice.id });
     expect(settled).toMatchObject({ status: 'paid', amountDue: 0, paidAt: '2027-01-10T08:00:00.000Z', dunningPaused: false });
     expect(settled.payments).toHaveLength(3);
+    // The plan completing it pays the invoice: invoice.paid, with the invoice as it is once paid.
+    await receiver.waitFor(1, 'invoice.paid');
+    const paid = receiver.of('invoice.paid').filter((r) => r.json.data.invoice.id === invoice.id);
+    expect(paid).toHaveLength(1);
+    expect(checked(paid[0]!)).toEqual({ invoice: settled });
   });
 
   it('created -> broken by a failed collection -> extended -> completed', async () => {

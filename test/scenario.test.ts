@@ -404,6 +404,9 @@ describe('a back-office scenario through every listed tool', () => {
       'create_invoice',
     );
     await a.call('void_invoice', { id: mistake });
+    const note = await a.call('create_credit_note', { id: draft, amount: 1_000, reason: 'Workshop started late' });
+    await a.call('list_credit_notes', { invoice: draft });
+    await a.call('get_credit_note', { id: idOf(note, 'create_credit_note') });
 
     const instalments = idOf(
       await a.call('create_invoice', { customer: s.customer, lines: [{ description: 'Annual licence', quantity: 1, unitAmount: 30_000 }] }),
@@ -429,13 +432,15 @@ describe('a back-office scenario through every listed tool', () => {
     await a.call('extend_payment_plan', { id: planId, installmentCount: 2, firstDueAt: '2026-04-01', interval: '1M' });
     await a.call('cancel_payment_plan', { id: planId });
 
-    // created, rate_paid, broken, extended, canceled: each reaches the receiver; retry the first.
-    await receiver.waitFor(5);
+    // invoice.created (finalize, the mistake, the instalments invoice), credit_note.created and
+    // invoice.voided (the void), credit_note.created (the credit note), then the plan's created,
+    // rate_paid, broken, extended, canceled: each reaches the receiver; retry the first.
+    await receiver.waitFor(11);
     await a.call('list_webhook_deliveries', { id: s.webhook });
     const first = receiver.received[0]!.json.event.id as string;
     await a.call('get_webhook_delivery', { id: first });
     await a.call('retry_webhook_delivery', { id: first });
-    await receiver.waitFor(6);
+    await receiver.waitFor(12);
     await eventually(async () => (await a.call('list_webhook_deliveries', { id: s.webhook, status: 'pending' })).data?.length === 0);
 
     await a.call('update_webhook', { id: s.webhook, enabled: false });

@@ -124,7 +124,7 @@ describe('create_webhook', () => {
     const empty = await fails(env.mcp, 'create_webhook', { ...base, events: [] }, 422);
     expect(paths(empty)).toEqual(['events']);
     expect(empty.detail).toContain('at least 1');
-    const unknown = await fails(env.mcp, 'create_webhook', { ...base, events: ['payment_plan.created', 'invoice.paid'] }, 422);
+    const unknown = await fails(env.mcp, 'create_webhook', { ...base, events: ['payment_plan.created', 'invoice.unpaid'] }, 422);
     expect(paths(unknown)).toEqual(['events[1]']);
     expect(unknown.detail).toContain('payment_plan.rate_paid');
     const repeated = await fails(

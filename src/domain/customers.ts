@@ -22,6 +22,8 @@ export interface CustomerInput {
   timeZone: string;
   currencyCode: string;
   status: CustomerStatus;
+  /** Days from issue to due date of the customer's invoices; null: the organisation default. */
+  paymentTermDays?: number | null | undefined;
 }
 
 const filled = (value: string | null) => value !== null && value.trim() !== '';
@@ -75,6 +77,8 @@ export async function createCustomer(tx: Tx, org: string, input: CustomerInput, 
     currencyCode: input.currencyCode,
     datevId: input.datevId ?? null,
     status: input.status,
+    paymentTermDays: input.paymentTermDays ?? null,
+    creditBalance: 0,
     createdAt: at,
     updatedAt: at,
   };
@@ -125,6 +129,7 @@ export async function updateCustomer(
     companyName: given(patch.companyName, current.companyName),
     datevId: given(patch.datevId, current.datevId),
     status: given(patch.status, current.status),
+    paymentTermDays: given(patch.paymentTermDays, current.paymentTermDays),
     updatedAt: now.toISOString(),
   };
   throwIfAny([

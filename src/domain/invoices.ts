@@ -1,13 +1,17 @@
 import { conflict, invalid, invalidMany, notFound, type Violation } from '../errors.js';
 import { newId, UUID_RE } from '../ids.js';
 import type { PageRequest } from '../schemas/common.js';
+import type { CreditNote } from '../schemas/creditNotes.js';
+import type { Customer } from '../schemas/customers.js';
 import type { Invoice, InvoiceLine, InvoiceStatus, InvoiceTax } from '../schemas/invoices.js';
 import type { InvoiceFilter } from '../store/repos/invoices.js';
 import type { Tx } from '../store/store.js';
 import { customerIdOf, findCustomer } from './customers.js';
-import { decimal, multiply, parseDecimal, roundedUnits } from './decimal.js';
-import { formatMoney, percentOf, rateOfE4, rateToE4 } from './money.js';
-import { QUANTITY_DIGITS } from './quantity.js';
+import { toIso, zoned } from './dates.js';
+import { decimal, formatDecimal, fractionDigits, multiply, parseDecimal, roundedUnits, unitsAt } from './decimal.js';
+import { emitEvent } from './events.js';
+import { formatMoney, percentOf, RATE_SCALE, rateOfE4, rateToE4 } from './money.js';
+import { canonicalQuantity, QUANTITY_DIGITS } from './quantity.js';
 import { findSubscription, subscriptionIdOf } from './subscriptions/records.js';
 
 /* ---------------------------------------------------------------------------------------------
@@ -19,23 +23,47 @@ import { findSubscription, subscriptionIdOf } from './subscriptions/records.js';
 /** The largest amount in minor units an invoice line or total may reach (9,999,999,999.99 EUR, 999,999,999,999 JPY). */
 export const MAX_AMOUNT_CENTS = 999_999_999_999;
 
-/** quantity (a decimal string, at most 6 fractional digits) x unitAmount in minor units, exactly, rounded half-up to the minor unit. */
-function lineNetUnits(quantity: string, unitAmount: number): bigint {
+/** Fractional digits of a unit price in minor units (`unitAmountDecimal`, Stripe's convention): 0.000001 cent and finer. */
+export const UNIT_AMOUNT_DIGITS = 12;
+
+/**
+ * quantity (a decimal string, at most 6 fractional digits) x the unit price in minor units (an
+ * integer, or a decimal string of at most 12 fractional digits), exactly, rounded once half-up to
+ * the minor unit.
+ */
+function lineNetUnits(quantity: string, unitAmount: number | string): bigint {
   const q = parseDecimal(quantity);
   if (!q || q.units < 0n || q.scale > QUANTITY_DIGITS) throw new RangeError(`not a quantity: ${quantity}`);
-  return roundedUnits(multiply(q, decimal(unitAmount)), 0);
+  const u = typeof unitAmount === 'number' ? decimal(unitAmount) : parseDecimal(unitAmount);
+  if (!u || u.scale > UNIT_AMOUNT_DIGITS) throw new RangeError(`not a unit amount: ${unitAmount}`);
+  return roundedUnits(multiply(q, u), 0);
 }
 
 /**
- * Net amount of a line in minor units: quantity (a decimal string with at most 6 fractional digits, so
- * that billing runs can bill usage) times the unit amount in minor units, rounded half-up to the minor unit.
+ * Net amount of a line in minor units: quantity (a decimal string with at most 6 fractional digits)
+ * times the unit price in minor units (an integer, or a decimal string with at most 12 fractional
+ * digits), rounded once, half-up, to the minor unit.
  */
-export function lineNetAmount(quantity: string, unitAmount: number): number {
+export function lineNetAmount(quantity: string, unitAmount: number | string): number {
   const net = lineNetUnits(quantity, unitAmount);
   if (net > BigInt(MAX_AMOUNT_CENTS) || net < -BigInt(MAX_AMOUNT_CENTS)) {
     throw new RangeError(`line amount out of range: ${quantity} x ${unitAmount}`);
   }
   return Number(net);
+}
+
+/** The canonical text of a unit price in minor units ("4900", "0.25"); undefined for anything else or more than 12 fractional digits. */
+export function canonicalUnitAmount(value: string): string | undefined {
+  const d = parseDecimal(value);
+  if (!d || fractionDigits(d) > UNIT_AMOUNT_DIGITS) return undefined;
+  return formatDecimal(d);
+}
+
+/** A unit price of whole minor units as an integer (`unitAmount`); null when it has a fraction of one. */
+export function wholeUnitAmount(unitAmountDecimal: string): number | null {
+  const d = parseDecimal(unitAmountDecimal);
+  const units = d === undefined ? undefined : unitsAt(d, 0);
+  return units === undefined ? null : Number(units);
 }
 
 export interface TaxableLine {
@@ -69,9 +97,11 @@ export function invoiceTotals(lines: readonly TaxableLine[]): Totals {
 
 export interface InvoiceLineInput {
   description: string;
-  /** A whole number > 0 for manual lines. */
-  quantity: number;
-  unitAmount: number;
+  /** A canonical decimal string > 0, at most 6 fractional digits. */
+  quantity: string;
+  /** Exactly one of unitAmount (integer minor units) and unitAmountDecimal (canonical decimal string of minor units). */
+  unitAmount?: number | undefined;
+  unitAmountDecimal?: string | undefined;
   taxRate: number;
 }
 
@@ -91,22 +121,51 @@ async function nextInvoiceNumber(tx: Tx, org: string, issuedAt: Date): Promise<s
 }
 
 /**
- * Issues a draft: it gets its number, issuedAt and (unless given) dueAt now. An invoice with nothing
- * to pay is settled at once.
+ * The due date of an invoice issued at `issuedAt`: the customer's `paymentTermDays`, else the
+ * organisation's default (`BILLING_PAYMENT_TERM_DAYS`), calendar days later at the same wall-clock
+ * time in the customer's time zone.
  */
-async function issue(tx: Tx, org: string, invoice: Invoice, now: Date): Promise<Invoice> {
+export function dueDateOf(issuedAt: string, customer: Pick<Customer, 'paymentTermDays' | 'timeZone'>, defaultDays: number): string {
+  const days = customer.paymentTermDays ?? defaultDays;
+  return toIso(zoned(issuedAt, customer.timeZone).plus({ days }));
+}
+
+export type InvoiceEventType = 'invoice.created' | 'invoice.paid' | 'invoice.voided';
+
+/** Writes an invoice event (data key `invoice`, the resource as get_invoice shows it) to the outbox of this unit of work. */
+export async function emitInvoiceEvent(tx: Tx, org: string, type: InvoiceEventType, invoice: Invoice, now: Date): Promise<void> {
+  await emitEvent(tx, org, { type, subjectId: invoice.id, data: { invoice } }, now);
+}
+
+/**
+ * Issues a draft at `issuedAt`: its number (the year of issuedAt), status open, dueAt per payment
+ * terms unless it has one. The customer's credit balance is taken off what is due (`creditApplied`);
+ * an invoice with nothing left to pay is paid at once (paidAt = issuedAt). Writes the balance, not
+ * the invoice.
+ */
+async function issue(tx: Tx, org: string, draft: Invoice, customer: Customer, issuedAt: string, termDays: number, now: Date): Promise<Invoice> {
   const at = now.toISOString();
-  const settled = invoice.grossAmount === 0;
+  const creditApplied = Math.min(customer.creditBalance, draft.grossAmount);
+  if (creditApplied > 0) await tx.customers.addCreditBalance(org, customer.id, -creditApplied, at);
+  const amountDue = draft.grossAmount - creditApplied;
+  const settled = amountDue === 0;
   return {
-    ...invoice,
-    number: await nextInvoiceNumber(tx, org, now),
+    ...draft,
+    number: await nextInvoiceNumber(tx, org, new Date(issuedAt)),
     status: settled ? 'paid' : 'open',
-    issuedAt: at,
-    dueAt: invoice.dueAt ?? at,
-    paidAt: settled ? at : null,
-    amountDue: settled ? 0 : invoice.amountDue,
+    issuedAt,
+    dueAt: draft.dueAt ?? dueDateOf(issuedAt, customer, termDays),
+    paidAt: settled ? issuedAt : null,
+    creditApplied,
+    amountDue,
     updatedAt: at,
   };
+}
+
+/** invoice.created for an invoice just issued, and invoice.paid when it was settled at once. */
+async function announceIssued(tx: Tx, org: string, invoice: Invoice, now: Date): Promise<void> {
+  await emitInvoiceEvent(tx, org, 'invoice.created', invoice, now);
+  if (invoice.status === 'paid') await emitInvoiceEvent(tx, org, 'invoice.paid', invoice, now);
 }
 
 function lineViolations(lines: InvoiceLineInput[]): Violation[] {
@@ -119,11 +178,22 @@ function lineViolations(lines: InvoiceLineInput[]): Violation[] {
         code: 'rate_precision',
       });
     }
-    const net = lineNetUnits(String(l.quantity), l.unitAmount);
+    if ((l.unitAmount === undefined) === (l.unitAmountDecimal === undefined)) {
+      const both = l.unitAmount !== undefined;
+      violations.push({
+        propertyPath: `lines[${i}].${both ? 'unitAmountDecimal' : 'unitAmount'}`,
+        message: both
+          ? `lines[${i}] gives both unitAmount and unitAmountDecimal; give exactly one (unitAmountDecimal for a fraction of a minor unit)`
+          : `lines[${i}] needs a unit price: give unitAmount (integer, minor units) or unitAmountDecimal (decimal string of minor units, e.g. "0.25")`,
+        code: both ? 'exclusive' : 'required',
+      });
+      return;
+    }
+    const net = lineNetUnits(l.quantity, (l.unitAmount ?? l.unitAmountDecimal) as number | string);
     if (net > BigInt(MAX_AMOUNT_CENTS) || net < -BigInt(MAX_AMOUNT_CENTS)) {
       violations.push({
         propertyPath: `lines[${i}]`,
-        message: `lines[${i}]: quantity x unitAmount must stay within ±${MAX_AMOUNT_CENTS} cents; split the amount over several invoices`,
+        message: `lines[${i}]: quantity x unit price must stay within ±${MAX_AMOUNT_CENTS} minor units; split the amount over several invoices`,
         code: 'too_large',
       });
     }
@@ -149,7 +219,46 @@ async function invoiceSubscription(tx: Tx, org: string, ref: string | undefined,
   return ref;
 }
 
-export async function createInvoice(tx: Tx, org: string, input: InvoiceInput, now: Date): Promise<Invoice> {
+/** A draft invoice of lines whose net amounts are known; totals per CONTRACT section 8. */
+function draftOf(
+  base: { customer: string; subscription: string | null; currencyCode: string; dueAt: string | null },
+  lines: InvoiceLine[],
+  now: Date,
+): Invoice {
+  const totals = invoiceTotals(lines.map((l) => ({ netAmount: l.netAmount, taxRateE4: rateToE4(l.taxRate) as number })));
+  const at = now.toISOString();
+  return {
+    id: newId(),
+    number: null,
+    customer: base.customer,
+    subscription: base.subscription,
+    status: 'draft',
+    currencyCode: base.currencyCode,
+    lines,
+    taxes: totals.taxes.map((t): InvoiceTax => ({ rate: rateOfE4(t.rateE4), netAmount: t.netAmount, taxAmount: t.taxAmount })),
+    netAmount: totals.netAmount,
+    taxAmount: totals.taxAmount,
+    grossAmount: totals.grossAmount,
+    amountPaid: 0,
+    amountCredited: 0,
+    creditApplied: 0,
+    amountDue: totals.grossAmount,
+    issuedAt: null,
+    dueAt: base.dueAt,
+    paidAt: null,
+    voidedAt: null,
+    dunningPaused: false,
+    payments: [],
+    createdAt: at,
+    updatedAt: at,
+  };
+}
+
+/**
+ * A manual invoice. Issued at once (`status` open) unless a draft is asked for; `paymentTermDays` is
+ * the organisation's default term, used when the customer has none and no `dueAt` is given.
+ */
+export async function createInvoice(tx: Tx, org: string, input: InvoiceInput, now: Date, paymentTermDays: number): Promise<Invoice> {
   const customer = await findCustomer(tx, org, input.customer);
   const violations: Violation[] = [];
   if (!customer) {
@@ -163,55 +272,107 @@ export async function createInvoice(tx: Tx, org: string, input: InvoiceInput, no
   violations.push(...lineViolations(input.lines));
   if (violations.length || !customer) throw invalidMany(violations);
 
-  const lines: InvoiceLine[] = input.lines.map((l, i) => ({
-    id: newId(),
-    position: i + 1,
-    description: l.description,
-    quantity: l.quantity,
-    unitAmount: l.unitAmount,
-    netAmount: lineNetAmount(String(l.quantity), l.unitAmount),
-    taxRate: l.taxRate,
-    periodStart: null,
-    periodEnd: null,
-  }));
-  const totals = invoiceTotals(lines.map((l) => ({ netAmount: l.netAmount, taxRateE4: rateToE4(l.taxRate) as number })));
-  if (totals.grossAmount < 0) {
+  const lines: InvoiceLine[] = input.lines.map((l, i) => {
+    const unitAmountDecimal = l.unitAmountDecimal ?? String(l.unitAmount);
+    return {
+      id: newId(),
+      position: i + 1,
+      description: l.description,
+      quantity: l.quantity,
+      unitAmountDecimal,
+      unitAmount: wholeUnitAmount(unitAmountDecimal),
+      netAmount: lineNetAmount(l.quantity, unitAmountDecimal),
+      taxRate: l.taxRate,
+      periodStart: null,
+      periodEnd: null,
+    };
+  });
+  const dueAt = input.dueAt === undefined ? null : new Date(input.dueAt).toISOString();
+  const draft = draftOf({ customer: customer.id, subscription, currencyCode: customer.currencyCode, dueAt }, lines, now);
+  if (draft.grossAmount < 0) {
     throw invalid(
       'lines',
-      `The invoice would total ${totals.grossAmount} cents (${formatMoney(totals.grossAmount, customer.currencyCode)}); an invoice cannot be negative. Discount lines (negative unitAmount) may reduce it to 0 at most`,
+      `The invoice would total ${draft.grossAmount} cents (${formatMoney(draft.grossAmount, customer.currencyCode)}); an invoice cannot be negative. Discount lines (negative unit price) may reduce it to 0 at most`,
       'negative_total',
     );
   }
-  if (totals.grossAmount > MAX_AMOUNT_CENTS) {
-    throw invalid('lines', `The invoice would total ${totals.grossAmount} cents; at most ${MAX_AMOUNT_CENTS} cents is allowed`, 'too_large');
+  if (draft.grossAmount > MAX_AMOUNT_CENTS) {
+    throw invalid('lines', `The invoice would total ${draft.grossAmount} cents; at most ${MAX_AMOUNT_CENTS} cents is allowed`, 'too_large');
   }
-  const at = now.toISOString();
-  const draft: Invoice = {
-    id: newId(),
-    number: null,
-    customer: customer.id,
-    subscription,
-    status: 'draft',
-    currencyCode: customer.currencyCode,
-    lines,
-    taxes: totals.taxes.map((t): InvoiceTax => ({ rate: rateOfE4(t.rateE4), netAmount: t.netAmount, taxAmount: t.taxAmount })),
-    netAmount: totals.netAmount,
-    taxAmount: totals.taxAmount,
-    grossAmount: totals.grossAmount,
-    amountPaid: 0,
-    amountDue: totals.grossAmount,
-    issuedAt: null,
-    dueAt: input.dueAt === undefined ? null : new Date(input.dueAt).toISOString(),
-    paidAt: null,
-    voidedAt: null,
-    dunningPaused: false,
-    payments: [],
-    createdAt: at,
-    updatedAt: at,
-  };
-  const invoice = input.status === 'open' ? await issue(tx, org, draft, now) : draft;
-  await tx.invoices.insert(org, invoice);
-  return invoice;
+  if (input.status === 'draft') {
+    await tx.invoices.insert(org, draft);
+    return draft;
+  }
+  const issued = await issue(tx, org, draft, customer, now.toISOString(), paymentTermDays, now);
+  await tx.invoices.insert(org, issued);
+  const stored = await getInvoice(tx, org, issued.id);
+  await announceIssued(tx, org, stored, now);
+  return stored;
+}
+
+export interface BilledLineInput {
+  description: string;
+  quantity: string;
+  unitAmountDecimal: string;
+  netAmount: number;
+  taxRateE4: number;
+  periodStart: string | null;
+  periodEnd: string | null;
+}
+
+/**
+ * Issues an invoice of a billing run: numbered INV-<year of issuedAt>-000001, status open, issuedAt the billing date,
+ * dueAt per payment terms, totals per CONTRACT (net = sum of line nets, tax per rate on the summed net of that rate, half-up),
+ * the customer's credit balance taken off amountDue, a total of 0 (or fully covered by credit) paid at once;
+ * emits invoice.created (and invoice.paid when settled at once). Lines may be negative (discount lines); the total never is.
+ *
+ * `paymentTermDays` is the organisation default (config); the customer's own applies when set. The
+ * lines' net amounts are taken as given (the engine prorates and discounts); quantities and unit
+ * prices are shown in canonical form. Malformed input is a programming error (RangeError).
+ */
+export async function issueBilledInvoice(
+  tx: Tx,
+  org: string,
+  input: {
+    customerId: string;
+    subscriptionId: string | null;
+    currencyCode: string;
+    issuedAt: string;
+    lines: BilledLineInput[];
+    paymentTermDays: number;
+  },
+  now: Date,
+): Promise<Invoice> {
+  const customer = await tx.customers.get(org, input.customerId);
+  if (!customer) throw notFound('Customer', input.customerId);
+  const issuedAt = new Date(input.issuedAt);
+  if (Number.isNaN(issuedAt.getTime())) throw new RangeError(`issuedAt is not a date-time: ${input.issuedAt}`);
+  const lines: InvoiceLine[] = input.lines.map((l, i) => {
+    const unitAmountDecimal = canonicalUnitAmount(l.unitAmountDecimal);
+    if (unitAmountDecimal === undefined) throw new RangeError(`lines[${i}].unitAmountDecimal is not a decimal of at most ${UNIT_AMOUNT_DIGITS} fractional digits: ${l.unitAmountDecimal}`);
+    if (!Number.isSafeInteger(l.netAmount) || Math.abs(l.netAmount) > MAX_AMOUNT_CENTS) throw new RangeError(`lines[${i}].netAmount out of range: ${l.netAmount}`);
+    if (!Number.isInteger(l.taxRateE4) || l.taxRateE4 < 0 || l.taxRateE4 > 100 * RATE_SCALE) throw new RangeError(`lines[${i}].taxRateE4 out of range: ${l.taxRateE4}`);
+    return {
+      id: newId(),
+      position: i + 1,
+      description: l.description,
+      quantity: canonicalQuantity(l.quantity),
+      unitAmountDecimal,
+      unitAmount: wholeUnitAmount(unitAmountDecimal),
+      netAmount: l.netAmount,
+      taxRate: rateOfE4(l.taxRateE4),
+      periodStart: l.periodStart,
+      periodEnd: l.periodEnd,
+    };
+  });
+  const draft = draftOf({ customer: customer.id, subscription: input.subscriptionId, currencyCode: input.currencyCode, dueAt: null }, lines, now);
+  if (draft.grossAmount < 0) throw new RangeError(`a billed invoice cannot total less than 0 (got ${draft.grossAmount})`);
+  if (draft.grossAmount > MAX_AMOUNT_CENTS) throw new RangeError(`a billed invoice cannot total more than ${MAX_AMOUNT_CENTS} (got ${draft.grossAmount})`);
+  const issued = await issue(tx, org, draft, customer, issuedAt.toISOString(), input.paymentTermDays, now);
+  await tx.invoices.insert(org, issued);
+  const stored = await getInvoice(tx, org, issued.id);
+  await announceIssued(tx, org, stored, now);
+  return stored;
 }
 
 /** An invoice by id or by number (INV-2026-000001): every input naming an invoice accepts both. */
@@ -237,34 +398,113 @@ export async function listInvoices(tx: Tx, org: string, filter: InvoiceFilter, p
   return tx.invoices.list(org, { ...filter, customer, subscription }, page);
 }
 
-function statusConflict(invoice: Invoice, action: string, allowed: InvoiceStatus[], hint = ''): never {
+export function statusConflict(invoice: Invoice, action: string, allowed: InvoiceStatus[], hint = ''): never {
   throw conflict(
     `Invoice ${invoice.number ?? invoice.id} is ${invoice.status}; ${action} is allowed only for ${allowed.join(' or ')} invoices.${hint ? ` ${hint}` : ''}`,
   );
 }
 
-export async function finalizeInvoice(tx: Tx, org: string, id: string, now: Date): Promise<Invoice> {
-  const invoice = await getInvoice(tx, org, id);
-  if (invoice.status !== 'draft') statusConflict(invoice, 'finalize', ['draft']);
-  const issued = await issue(tx, org, invoice, now);
-  await tx.invoices.update(org, issued);
-  return getInvoice(tx, org, invoice.id);
+/** An open invoice under an active payment plan is changed only through the plan. */
+export async function refuseIfPlanned(tx: Tx, org: string, invoice: Invoice, action: string): Promise<void> {
+  if (!invoice.dunningPaused) return;
+  const plan = await tx.paymentPlans.findOpenForInvoice(org, invoice.id);
+  throw conflict(
+    `Invoice ${invoice.number ?? invoice.id} is covered by the active payment plan ${plan?.id}; cancel the plan (cancel_payment_plan) before ${action}`,
+  );
 }
 
+export async function finalizeInvoice(tx: Tx, org: string, id: string, now: Date, paymentTermDays: number): Promise<Invoice> {
+  const invoice = await getInvoice(tx, org, id);
+  if (invoice.status !== 'draft') statusConflict(invoice, 'finalize', ['draft']);
+  const customer = await tx.customers.get(org, invoice.customer);
+  if (!customer) throw notFound('Customer', invoice.customer);
+  const issued = await issue(tx, org, invoice, customer, now.toISOString(), paymentTermDays, now);
+  await tx.invoices.update(org, issued);
+  const stored = await getInvoice(tx, org, invoice.id);
+  await announceIssued(tx, org, stored, now);
+  return stored;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Credit notes (CONTRACT section 8, "Invoices and credit notes"). The core lives here, beside the
+ * invoice amounts it changes; src/domain/creditNotes.ts holds the operations.
+ * ------------------------------------------------------------------------------------------- */
+
+/** `CN-<year>-000001`, counted per organisation and calendar year (UTC). */
+async function nextCreditNoteNumber(tx: Tx, org: string, at: Date): Promise<string> {
+  const year = at.getUTCFullYear();
+  const n = await tx.system.nextCounter(org, `credit_note:${year}`);
+  return `CN-${year}-${String(n).padStart(6, '0')}`;
+}
+
+/**
+ * Writes a credit note of `amount` (> 0, checked by the caller against what may be credited) for an
+ * open or paid invoice and applies it:
+ * - open: it is taken off the amount due. When nothing is left due the invoice is void if nothing was
+ *   paid on it (or `voiding`), the credit balance applied to it going back to the customer; paid
+ *   otherwise (payments and credit covered it).
+ * - paid: the amount becomes the customer's credit balance.
+ * Emits credit_note.created, then invoice.voided or invoice.paid when the status changed.
+ */
+export async function issueCreditNote(
+  tx: Tx,
+  org: string,
+  invoice: Invoice,
+  input: { amount: number; reason: string; voiding?: boolean },
+  now: Date,
+): Promise<{ creditNote: CreditNote; invoice: Invoice }> {
+  const at = now.toISOString();
+  const creditNote: CreditNote = {
+    id: newId(),
+    number: await nextCreditNoteNumber(tx, org, now),
+    invoice: invoice.id,
+    customer: invoice.customer,
+    amount: input.amount,
+    currencyCode: invoice.currencyCode,
+    reason: input.reason,
+    createdAt: at,
+  };
+  await tx.creditNotes.insert(org, creditNote);
+  let event: InvoiceEventType | undefined;
+  if (invoice.status === 'paid') {
+    await tx.customers.addCreditBalance(org, invoice.customer, input.amount, at);
+  } else {
+    const amountCredited = invoice.amountCredited + input.amount;
+    const left = invoice.amountDue - input.amount;
+    let next: Invoice = { ...invoice, amountCredited, updatedAt: at };
+    if (left === 0 && (input.voiding || invoice.amountPaid === 0)) {
+      if (invoice.creditApplied > 0) await tx.customers.addCreditBalance(org, invoice.customer, invoice.creditApplied, at);
+      next = { ...next, status: 'void', voidedAt: at, creditApplied: 0 };
+      event = 'invoice.voided';
+    } else if (left === 0) {
+      next = { ...next, status: 'paid', paidAt: at };
+      event = 'invoice.paid';
+    }
+    await tx.invoices.update(org, next);
+  }
+  const stored = await getInvoice(tx, org, invoice.id);
+  await emitEvent(tx, org, { type: 'credit_note.created', subjectId: creditNote.id, data: { creditNote } }, now);
+  if (event) await emitInvoiceEvent(tx, org, event, stored, now);
+  return { creditNote, invoice: stored };
+}
+
+/**
+ * Voids a draft (nothing was issued: no credit note, no event) or an open invoice: a credit note for
+ * what is due ("Invoice voided") makes it void; credit balance applied to it goes back to the
+ * customer; payments already received stay recorded.
+ */
 export async function voidInvoice(tx: Tx, org: string, id: string, now: Date): Promise<Invoice> {
   const invoice = await getInvoice(tx, org, id);
   if (invoice.status !== 'draft' && invoice.status !== 'open') {
-    statusConflict(invoice, 'void', ['draft', 'open'], 'Paid and void invoices are final.');
+    statusConflict(invoice, 'void', ['draft', 'open'], 'Paid and void invoices are final; credit a paid one with create_credit_note.');
   }
-  if (invoice.dunningPaused) {
-    const plan = await tx.paymentPlans.findOpenForInvoice(org, invoice.id);
-    throw conflict(
-      `Invoice ${invoice.number ?? invoice.id} is covered by the active payment plan ${plan?.id}; cancel the plan (cancel_payment_plan) before voiding the invoice`,
-    );
-  }
+  await refuseIfPlanned(tx, org, invoice, 'voiding the invoice');
   const at = now.toISOString();
-  await tx.invoices.update(org, { ...invoice, status: 'void', voidedAt: at, updatedAt: at });
-  return getInvoice(tx, org, invoice.id);
+  if (invoice.status === 'draft') {
+    await tx.invoices.update(org, { ...invoice, status: 'void', voidedAt: at, updatedAt: at });
+    return getInvoice(tx, org, invoice.id);
+  }
+  return (await issueCreditNote(tx, org, invoice, { amount: invoice.amountDue, reason: 'Invoice voided', voiding: true }, now)).invoice;
 }
 
 /** A payment time given on input: not after `now`; defaults to `now`. */
@@ -279,7 +519,7 @@ export function paymentTime(paidAt: string | undefined, now: Date): string {
 
 /**
  * Adds a payment to an open invoice; the payment that covers the amount due settles it (status paid,
- * paidAt). The caller has checked the amount against the amount due.
+ * paidAt, invoice.paid). The caller has checked the amount against the amount due.
  */
 export async function applyInvoicePayment(
   tx: Tx,
@@ -291,7 +531,7 @@ export async function applyInvoicePayment(
   const at = now.toISOString();
   await tx.invoices.insertPayment(org, invoice.id, { id: newId(), ...payment, createdAt: at });
   const amountPaid = invoice.amountPaid + payment.amount;
-  const settled = amountPaid === invoice.grossAmount;
+  const settled = payment.amount === invoice.amountDue;
   await tx.invoices.update(org, {
     ...invoice,
     amountPaid,
@@ -299,7 +539,9 @@ export async function applyInvoicePayment(
     paidAt: settled ? payment.paidAt : invoice.paidAt,
     updatedAt: at,
   });
-  return getInvoice(tx, org, invoice.id);
+  const stored = await getInvoice(tx, org, invoice.id);
+  if (settled) await emitInvoiceEvent(tx, org, 'invoice.paid', stored, now);
+  return stored;
 }
 
 export async function recordInvoicePayment(
@@ -337,59 +579,3 @@ export async function makeDueNow(tx: Tx, org: string, invoiceId: string, now: Da
   await tx.invoices.update(org, { ...invoice, dueAt: at, updatedAt: at });
 }
 
-export interface BilledLineInput {
-  description: string;
-  quantity: string;
-  unitAmountDecimal: string;
-  netAmount: number;
-  taxRateE4: number;
-  periodStart: string | null;
-  periodEnd: string | null;
-}
-
-export async function issueBilledInvoice(
-  tx: Tx,
-  org: string,
-  input: { customerId: string; subscriptionId: string | null; currencyCode: string; issuedAt: string; lines: BilledLineInput[]; paymentTermDays: number },
-  now: Date,
-): Promise<Invoice> {
-  const totals = invoiceTotals(input.lines);
-  const at = now.toISOString();
-  const issued = new Date(input.issuedAt);
-  const settled = totals.grossAmount === 0;
-  const invoice: Invoice = {
-    id: newId(),
-    number: await nextInvoiceNumber(tx, org, issued),
-    customer: input.customerId,
-    subscription: input.subscriptionId,
-    status: settled ? 'paid' : 'open',
-    currencyCode: input.currencyCode,
-    lines: input.lines.map((l, i) => ({
-      id: newId(),
-      position: i + 1,
-      description: l.description,
-      quantity: Number(l.quantity),
-      unitAmount: Math.round(Number(l.unitAmountDecimal)),
-      netAmount: l.netAmount,
-      taxRate: rateOfE4(l.taxRateE4),
-      periodStart: l.periodStart,
-      periodEnd: l.periodEnd,
-    })),
-    taxes: totals.taxes.map((t): InvoiceTax => ({ rate: rateOfE4(t.rateE4), netAmount: t.netAmount, taxAmount: t.taxAmount })),
-    netAmount: totals.netAmount,
-    taxAmount: totals.taxAmount,
-    grossAmount: totals.grossAmount,
-    amountPaid: settled ? 0 : 0,
-    amountDue: settled ? 0 : totals.grossAmount,
-    issuedAt: issued.toISOString(),
-    dueAt: new Date(issued.getTime() + input.paymentTermDays * 86_400_000).toISOString(),
-    paidAt: settled ? issued.toISOString() : null,
-    voidedAt: null,
-    dunningPaused: false,
-    payments: [],
-    createdAt: at,
-    updatedAt: at,
-  };
-  await tx.invoices.insert(org, invoice);
-  return invoice;
-}

@@ -46,3 +46,8 @@ export async function updateOrganisation(tx: Tx, org: string, input: Organisatio
   await tx.organisations.update(next);
   return next;
 }
+
+/** Days to pay for customers without terms of their own: the organisation's, else BILLING_PAYMENT_TERM_DAYS (`configured`). */
+export async function defaultPaymentTermDays(tx: Tx, org: string, configured: number): Promise<number> {
+  return (await getOrganisation(tx, org)).paymentTermDays ?? configured;
+}

@@ -300,8 +300,6 @@ export async function recordPaymentPlanPayment(
     );
   }
   const { installments, steps } = allocatePayment(plan.installments, input.amount, paidAt);
-  const invoice = await getInvoice(tx, org, plan.invoiceId);
-  await applyInvoicePayment(tx, org, invoice, { amount: input.amount, paidAt, paymentPlanId: plan.id }, now);
   const at = now.toISOString();
   const completed = installments.every((i) => i.status === 'paid');
   const updated: PaymentPlan = {
@@ -312,6 +310,9 @@ export async function recordPaymentPlanPayment(
     updatedAt: at,
   };
   await tx.paymentPlans.update(org, updated);
+  // After the plan: the invoice a completed plan settles is no longer under it (invoice.paid shows that).
+  const invoice = await getInvoice(tx, org, plan.invoiceId);
+  await applyInvoicePayment(tx, org, invoice, { amount: input.amount, paidAt, paymentPlanId: plan.id }, now);
   const ratesPaid = completed ? steps.slice(0, -1) : steps;
   for (const step of ratesPaid) {
     await emitPlanEvent(tx, org, 'payment_plan.rate_paid', { ...plan, installments: step.installments, updatedAt: at }, now, step.installment);

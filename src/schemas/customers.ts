@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { timestamps } from './common.js';
+import { MINOR, timestamps } from './common.js';
 
 export const CUSTOMER_STATUSES = ['STATUS_ACTIVE', 'STATUS_INACTIVE'] as const;
 
@@ -13,6 +13,8 @@ export const customerSchema = z.object({
   companyName: z.string().nullable(),
   datevId: z.string().nullable(),
   status: z.enum(CUSTOMER_STATUSES),
+  paymentTermDays: z.number().int().nullable().describe('null: organisation default.'),
+  creditBalance: z.number().int().describe(MINOR),
   ...timestamps,
 });
 export type Customer = z.infer<typeof customerSchema>;

@@ -4,6 +4,7 @@ import { reference, type McpView } from '../registry/view.js';
 import { paymentMethodSchema, invoiceAddressSchema } from './billingDetails.js';
 import { billingGroupSchema, couponSchema, planAddonSchema, planSchema, pricePlanPriceSchema, pricePlanSchema, productSchema } from './catalogue.js';
 import { listOf, MAJOR } from './common.js';
+import { creditNoteSchema } from './creditNotes.js';
 import { customerSchema } from './customers.js';
 import { featureSchema, subscriptionEntitlementSchema } from './features.js';
 import { invoiceSchema } from './invoices.js';
@@ -176,6 +177,8 @@ export const invoiceRow = invoiceSchema.pick({
   issuedAt: true,
   dueAt: true,
 });
+
+export const creditNoteRow = creditNoteSchema.omit({ reason: true });
 
 export const paymentPlanRow = paymentPlanSchema.omit({ installments: true });
 

@@ -8,6 +8,10 @@ export const EVENT_TYPES = [
   'payment_plan.broken',
   'payment_plan.canceled',
   'payment_plan.extended',
+  'invoice.created',
+  'invoice.paid',
+  'invoice.voided',
+  'credit_note.created',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 export const EVENT_VERSIONS = ['v1'] as const;

@@ -8,6 +8,7 @@ import { SqliteBillingRunRepo } from './repos/billingRuns.js';
 import { SqliteBillingDetailsRepo } from './repos/billingDetails.js';
 import { SqliteSubscriptionRepo } from './repos/subscriptions.js';
 import { SqliteCatalogueRepo } from './repos/catalogue.js';
+import { SqliteCreditNoteRepo } from './repos/creditNotes.js';
 import { SqliteCustomerRepo } from './repos/customers.js';
 import { SqliteCustomerTokenRepo, type CustomerTokenLookup } from './repos/customerTokens.js';
 import { SqliteEventRepo } from './repos/events.js';
@@ -108,6 +109,7 @@ function repositories(sql: Sql): Tx {
     usage: new SqliteUsageRepo(sql),
     webhooks: new SqliteWebhookRepo(sql),
     invoices: new SqliteInvoiceRepo(sql),
+    creditNotes: new SqliteCreditNoteRepo(sql),
     paymentPlans: new SqlitePaymentPlanRepo(sql),
     events: new SqliteEventRepo(sql),
     offers: new SqliteOfferRepo(sql),

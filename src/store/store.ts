@@ -2,6 +2,7 @@ import type { BillingSetupRepo } from './repos/billing.js';
 import type { BillingRunRepo } from './repos/billingRuns.js';
 import type { BillingDetailsRepo } from './repos/billingDetails.js';
 import type { CatalogueRepo } from './repos/catalogue.js';
+import type { CreditNoteRepo } from './repos/creditNotes.js';
 import type { CustomerRepo } from './repos/customers.js';
 import type { CustomerTokenLookup, CustomerTokenRepo } from './repos/customerTokens.js';
 import type { EventRepo } from './repos/events.js';
@@ -33,6 +34,7 @@ export interface Tx {
   usage: UsageRepo;
   webhooks: WebhookRepo;
   invoices: InvoiceRepo;
+  creditNotes: CreditNoteRepo;
   paymentPlans: PaymentPlanRepo;
   events: EventRepo;
   offers: OfferRepo;

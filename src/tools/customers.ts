@@ -31,6 +31,13 @@ const timeZone = z
   .describe('IANA time zone, e.g. Europe/Berlin.');
 const currencyCode = currencyCodeInput.describe('ISO 4217 currency code, e.g. EUR.');
 const status = z.enum(CUSTOMER_STATUSES).describe('Customer status.');
+const paymentTermDays = z
+  .number()
+  .int({ message: 'must be a whole number of days from 0 to 365' })
+  .min(0, { message: 'must be a whole number of days from 0 to 365' })
+  .max(365, { message: 'must be a whole number of days from 0 to 365' })
+  .nullable()
+  .describe('Days from invoice issue to due date, 0-365; null: organisation default.');
 
 const emailFlag = (what: string) => z.boolean().default(false).describe(what);
 
@@ -54,6 +61,7 @@ export const customerOperations = [
       timeZone: timeZone.default('Europe/Berlin'),
       currencyCode: currencyCode.default('EUR'),
       status: status.default('STATUS_ACTIVE'),
+      paymentTermDays: paymentTermDays.optional(),
     }),
     output: customerSchema,
     handler: (ctx, input) => createCustomer(ctx.tx, ctx.org, input, ctx.now),
@@ -114,6 +122,7 @@ export const customerOperations = [
       timeZone: timeZone.optional(),
       currencyCode: currencyCode.optional(),
       status: status.optional(),
+      paymentTermDays: paymentTermDays.optional(),
     }),
     output: customerSchema,
     handler: (ctx, { id, ...patch }) => updateCustomer(ctx.tx, ctx.org, id, patch, ctx.now),

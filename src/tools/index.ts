@@ -3,6 +3,7 @@ import { billingOperations } from './billing.js';
 import { billingDetailOperations } from './billingDetails.js';
 import { billingGroupOperations } from './billingGroups.js';
 import { couponOperations } from './coupons.js';
+import { creditNoteOperations } from './creditNotes.js';
 import { customFieldOperations } from './customFields.js';
 import { customerAuthOperations } from './customerAuth.js';
 import { customerOperations } from './customers.js';
@@ -40,6 +41,7 @@ export const OPERATIONS: Operation[] = [
   ...billingOperations,
   ...organisationOperations,
   ...invoicePdfOperations,
+  ...creditNoteOperations,
   ...paymentPlanOperations,
   ...webhookDeliveryOperations,
   ...offerOperations,

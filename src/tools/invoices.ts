@@ -1,20 +1,28 @@
 import { z } from 'zod';
 import {
+  canonicalUnitAmount,
   createInvoice,
   finalizeInvoice,
   getInvoice,
   listInvoices,
   MAX_AMOUNT_CENTS,
   recordInvoicePayment,
+  UNIT_AMOUNT_DIGITS,
   voidInvoice,
 } from '../domain/invoices.js';
-import { defineOperation } from '../registry/operation.js';
+import { formatQuantity, parseQuantity } from '../domain/quantity.js';
+import { defaultPaymentTermDays } from '../domain/organisation.js';
+import { defineOperation, type OperationContext } from '../registry/operation.js';
 import { dateTimeInput, filterBy, idOrNumber, listOf, MINOR, pageInput, pageRequest, toPage } from '../schemas/common.js';
 import { INVOICE_STATUSES, invoiceSchema } from '../schemas/invoices.js';
 import { invoiceRow, listView } from '../schemas/views.js';
 
 const MAX_LINES = 500;
-const MAX_QUANTITY = 1_000_000;
+
+/** Invoice events go to the outbox; the worker sends them once the change commits (shared with the credit-note tools). */
+export function deliverAfterCommit(ctx: OperationContext): void {
+  ctx.afterCommit(() => ctx.deliveries.kick());
+}
 
 /** An amount of money received, in minor units of the invoice currency (shared with the payment-plan tools). */
 export const cents = (what: string) =>
@@ -37,18 +45,38 @@ const line = z.strictObject({
     .max(255, { message: 'must be 1 to 255 characters' })
     .describe('What is billed, e.g. "Consulting, March 2026".'),
   quantity: z
-    .number()
-    .int({ message: 'must be a whole number' })
-    .min(1, { message: `must be from 1 to ${MAX_QUANTITY}` })
-    .max(MAX_QUANTITY, { message: `must be from 1 to ${MAX_QUANTITY}` })
-    .describe('Number of units.'),
+    .union([z.string(), z.number()], { error: 'must be a decimal string such as "1.5" or a number' })
+    .transform((value, ctx) => {
+      const parsed = parseQuantity(value);
+      if (!parsed.ok || parsed.micros === 0n) {
+        ctx.addIssue({ code: 'custom', message: parsed.ok ? 'must be greater than 0' : parsed.message });
+        return z.NEVER;
+      }
+      return formatQuantity(parsed.micros);
+    })
+    .describe('Units, > 0, decimal string or number, at most 6 decimals.'),
   unitAmount: z
     .number()
-    .int({ message: 'must be a whole number of minor units (cents)' })
+    .int({ message: 'must be a whole number of minor units (cents); use unitAmountDecimal for a fraction' })
     .min(-MAX_AMOUNT_CENTS, { message: `must be within ±${MAX_AMOUNT_CENTS} minor units (cents)` })
     .max(MAX_AMOUNT_CENTS, { message: `must be within ±${MAX_AMOUNT_CENTS} minor units (cents)` })
-    
-    .describe(`Net price of one unit; ${MINOR}: 4900 = 49.00 EUR. Negative for a discount or credit.`),
+    .optional()
+    .describe(`Net unit price; ${MINOR}: 4900 = 49.00 EUR; negative for a discount.`),
+  unitAmountDecimal: z
+    .string()
+    .transform((value, ctx) => {
+      const canonical = canonicalUnitAmount(value);
+      if (canonical === undefined || canonical.replace(/^-/, '').split('.')[0]!.length > String(MAX_AMOUNT_CENTS).length) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be a decimal string of minor units (cents) with at most ${UNIT_AMOUNT_DIGITS} decimals, within ±${MAX_AMOUNT_CENTS}, e.g. "0.25"`,
+        });
+        return z.NEVER;
+      }
+      return canonical;
+    })
+    .optional()
+    .describe(`Or the net unit price as a decimal string of minor units, at most ${UNIT_AMOUNT_DIGITS} decimals: "0.25".`),
   taxRate: z
     .number()
     .min(0, { message: 'must be a percentage from 0 to 100' })
@@ -62,7 +90,7 @@ export const invoiceOperations = [
     name: 'create_invoice',
     title: 'Create invoice',
     description:
-      "Bill a customer for one-off charges in the customer's currency; unitAmount is an integer of minor units (cents): 4900 = 49.00 EUR. The invoice is issued at once (open, numbered INV-<year>-000001) unless status is draft; a total of 0 is paid at once, a negative one is rejected. A payment plan can split it.",
+      "Bill a customer for one-off charges in the customer's currency; unitAmount is an integer of minor units (cents): 4900 = 49.00 EUR, or give unitAmountDecimal. Issued at once (open, INV-<year>-000001) unless status is draft; credit balance is taken off; nothing due: paid at once; a negative total is rejected.",
     toolset: 'invoices',
     method: 'POST',
     path: '/invoices',
@@ -73,7 +101,7 @@ export const invoiceOperations = [
       subscription: idOrNumber('subscription', 'subscription billed').optional(),
       dueAt: dateTimeInput
         .optional()
-        .describe('When payment is due; default: when issued.'),
+        .describe("When payment is due; default issue + the customer's paymentTermDays (else the organisation's)."),
       status: z
         .enum(['draft', 'open'])
         .default('open')
@@ -85,7 +113,10 @@ export const invoiceOperations = [
         .describe('Lines, in order.'),
     }),
     output: invoiceSchema,
-    handler: (ctx, input) => createInvoice(ctx.tx, ctx.org, input, ctx.now),
+    handler: async (ctx, input) => {
+      deliverAfterCommit(ctx);
+      return createInvoice(ctx.tx, ctx.org, input, ctx.now, await defaultPaymentTermDays(ctx.tx, ctx.org, ctx.config.paymentTermDays));
+    },
   }),
   defineOperation({
     name: 'list_invoices',
@@ -126,7 +157,7 @@ export const invoiceOperations = [
   defineOperation({
     name: 'finalize_invoice',
     title: 'Finalize invoice',
-    description: 'Issue a draft invoice: it becomes open with the next number and issuedAt now (dueAt too if unset); a total of 0 becomes paid.',
+    description: 'Issue a draft invoice: open with the next number, issuedAt now, dueAt per payment terms if unset; credit balance taken off; nothing due: paid.',
     toolset: 'invoices',
     method: 'POST',
     path: '/invoices/{id}/finalize',
@@ -135,13 +166,16 @@ export const invoiceOperations = [
     annotations: { destructiveHint: false },
     input: z.strictObject({ id: idOrNumber('invoice', 'draft invoice') }),
     output: invoiceSchema,
-    handler: (ctx, input) => finalizeInvoice(ctx.tx, ctx.org, input.id, ctx.now),
+    handler: async (ctx, input) => {
+      deliverAfterCommit(ctx);
+      return finalizeInvoice(ctx.tx, ctx.org, input.id, ctx.now, await defaultPaymentTermDays(ctx.tx, ctx.org, ctx.config.paymentTermDays));
+    },
   }),
   defineOperation({
     name: 'void_invoice',
     title: 'Void invoice',
     description:
-      'Cancel a draft or open invoice issued by mistake, for good: nothing is due any more and its number stays used. An invoice under an active payment plan needs cancel_payment_plan first.',
+      'Cancel a draft or open invoice for good; an open one gets a credit note for its amountDue and applied credit balance returns. Under an active payment plan: cancel_payment_plan first.',
     toolset: 'invoices',
     method: 'POST',
     path: '/invoices/{id}/void',
@@ -149,7 +183,10 @@ export const invoiceOperations = [
     kind: 'action',
     input: z.strictObject({ id: idOrNumber('invoice') }),
     output: invoiceSchema,
-    handler: (ctx, input) => voidInvoice(ctx.tx, ctx.org, input.id, ctx.now),
+    handler: (ctx, input) => {
+      deliverAfterCommit(ctx);
+      return voidInvoice(ctx.tx, ctx.org, input.id, ctx.now);
+    },
   }),
   defineOperation({
     name: 'record_invoice_payment',
@@ -164,6 +201,9 @@ export const invoiceOperations = [
     annotations: { destructiveHint: false },
     input: z.strictObject({ id: idOrNumber('invoice', 'open invoice'), amount: cents('Amount received'), paidAt }),
     output: invoiceSchema,
-    handler: (ctx, { id: invoiceId, ...payment }) => recordInvoicePayment(ctx.tx, ctx.org, invoiceId, payment, ctx.now),
+    handler: (ctx, { id: invoiceId, ...payment }) => {
+      deliverAfterCommit(ctx);
+      return recordInvoicePayment(ctx.tx, ctx.org, invoiceId, payment, ctx.now);
+    },
   }),
 ];

@@ -9,6 +9,7 @@ import { customerTokens } from './008_customer_tokens.js';
 import { deliveryTargets } from './009_delivery_targets.js';
 import { minorUnits } from './010_minor_units.js';
 import { pricing } from './011_pricing.js';
+import { creditNotes } from './012_credit_notes.js';
 import { billingRuns } from './013_billing_runs.js';
 import { organisationSeller } from './015_organisation_seller.js';
 
@@ -19,4 +20,19 @@ export interface Migration {
 }
 
 /** Append-only: a released migration is never edited, a change is a new one with the next version. */
-export const MIGRATIONS: Migration[] = [foundation, catalogue, billingDetails, subscriptions, invoices, usage, offersFeatures, customerTokens, deliveryTargets, minorUnits, pricing, billingRuns, organisationSeller];
+export const MIGRATIONS: Migration[] = [
+  foundation,
+  catalogue,
+  billingDetails,
+  subscriptions,
+  invoices,
+  usage,
+  offersFeatures,
+  customerTokens,
+  deliveryTargets,
+  minorUnits,
+  pricing,
+  creditNotes,
+  billingRuns,
+  organisationSeller,
+];

@@ -14,11 +14,13 @@ export interface CustomerRepo {
   getEmail(org: string, id: string): Promise<CustomerEmail | undefined>;
   listEmails(org: string, customerId: string, page: PageRequest): Promise<{ rows: CustomerEmail[]; total: number }>;
   clearDefaultEmail(org: string, customerId: string, at: string): Promise<void>;
+  /** Adds `delta` (negative: takes it off) to the credit balance, which never goes below 0. */
+  addCreditBalance(org: string, customerId: string, delta: number, at: string): Promise<void>;
 }
 
 const CUSTOMER_COLUMNS = `id, customer_number AS customerNumber, time_zone AS timeZone, first_name AS firstName,
   last_name AS lastName, currency_code AS currencyCode, company_name AS companyName, datev_id AS datevId,
-  status, created_at AS createdAt, updated_at AS updatedAt`;
+  status, payment_term_days AS paymentTermDays, credit_balance AS creditBalance, created_at AS createdAt, updated_at AS updatedAt`;
 
 interface EmailRow {
   id: string;
@@ -50,7 +52,8 @@ export class SqliteCustomerRepo implements CustomerRepo {
   async insert(org: string, c: Customer): Promise<void> {
     this.sql.run(
       `INSERT INTO customers (id, organisation_id, customer_number, time_zone, first_name, last_name, currency_code,
-         company_name, datev_id, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         company_name, datev_id, status, payment_term_days, credit_balance, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       c.id,
       org,
       c.customerNumber,
@@ -61,6 +64,8 @@ export class SqliteCustomerRepo implements CustomerRepo {
       c.companyName,
       c.datevId,
       c.status,
+      c.paymentTermDays,
+      c.creditBalance,
       c.createdAt,
       c.updatedAt,
     );
@@ -69,7 +74,7 @@ export class SqliteCustomerRepo implements CustomerRepo {
   async update(org: string, c: Customer): Promise<void> {
     this.sql.run(
       `UPDATE customers SET customer_number = ?, time_zone = ?, first_name = ?, last_name = ?, currency_code = ?,
-         company_name = ?, datev_id = ?, status = ?, updated_at = ? WHERE organisation_id = ? AND id = ?`,
+         company_name = ?, datev_id = ?, status = ?, payment_term_days = ?, updated_at = ? WHERE organisation_id = ? AND id = ?`,
       c.customerNumber,
       c.timeZone,
       c.firstName,
@@ -78,6 +83,7 @@ export class SqliteCustomerRepo implements CustomerRepo {
       c.companyName,
       c.datevId,
       c.status,
+      c.paymentTermDays,
       c.updatedAt,
       org,
       c.id,
@@ -147,6 +153,16 @@ export class SqliteCustomerRepo implements CustomerRepo {
   async clearDefaultEmail(org: string, customerId: string, at: string): Promise<void> {
     this.sql.run(
       'UPDATE customer_emails SET is_default = 0, updated_at = ? WHERE organisation_id = ? AND customer_id = ? AND is_default = 1',
+      at,
+      org,
+      customerId,
+    );
+  }
+
+  async addCreditBalance(org: string, customerId: string, delta: number, at: string): Promise<void> {
+    this.sql.run(
+      'UPDATE customers SET credit_balance = credit_balance + ?, updated_at = ? WHERE organisation_id = ? AND id = ?',
+      delta,
       at,
       org,
       customerId,

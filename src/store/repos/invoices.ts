@@ -1,6 +1,7 @@
 import type { PageRequest } from '../../schemas/common.js';
 import type { Invoice, InvoiceLine, InvoicePayment, InvoiceStatus, InvoiceTax } from '../../schemas/invoices.js';
 import type { Sql } from '../sql.js';
+import { parseDecimal, unitsAt } from '../../domain/decimal.js';
 import { rateOfE4, rateToE4 } from '../../domain/money.js';
 
 export interface InvoiceFilter {
@@ -12,7 +13,7 @@ export interface InvoiceFilter {
 export interface InvoiceRepo {
   /** The invoice with its lines; payments are added with `insertPayment`. */
   insert(org: string, invoice: Invoice): Promise<void>;
-  /** Writes the header (status, number, amounts paid, dates); lines and payments are not touched. */
+  /** Writes the header (status, number, amounts paid, credited and applied, dates); lines and payments are not touched. */
   update(org: string, invoice: Invoice): Promise<void>;
   get(org: string, id: string): Promise<Invoice | undefined>;
   getByNumber(org: string, number: string): Promise<Invoice | undefined>;
@@ -30,7 +31,10 @@ interface InvoiceRow {
   net_amount: number;
   tax_amount: number;
   gross_amount: number;
-  amount_paid: number;
+  /** amountPaid + amountCredited + creditApplied: what is no longer due. */
+  amount_settled: number;
+  amount_credited: number;
+  credit_applied: number;
   taxes: string;
   issued_at: string | null;
   due_at: string | null;
@@ -47,7 +51,7 @@ interface LineRow {
   position: number;
   description: string;
   quantity: string;
-  unit_amount: number;
+  unit_amount_decimal: string;
   net_amount: number;
   tax_rate_e4: number;
   period_start: string | null;
@@ -76,12 +80,20 @@ function toE4(rate: number): number {
   return e4;
 }
 
+/** A unit price of whole minor units as an integer; null when it has a fraction of one. */
+function wholeUnits(decimalText: string): number | null {
+  const d = parseDecimal(decimalText);
+  const units = d && unitsAt(d, 0);
+  return units === undefined || units === null ? null : Number(units);
+}
+
 const toLine = (r: LineRow): InvoiceLine => ({
   id: r.id,
   position: r.position,
   description: r.description,
-  quantity: Number(r.quantity),
-  unitAmount: r.unit_amount,
+  quantity: r.quantity,
+  unitAmountDecimal: r.unit_amount_decimal,
+  unitAmount: wholeUnits(r.unit_amount_decimal),
   netAmount: r.net_amount,
   taxRate: rateOfE4(r.tax_rate_e4),
   periodStart: r.period_start,
@@ -106,8 +118,9 @@ export class SqliteInvoiceRepo implements InvoiceRepo {
     const taxes: StoredTax[] = inv.taxes.map((t) => ({ rateE4: toE4(t.rate), netAmount: t.netAmount, taxAmount: t.taxAmount }));
     this.sql.run(
       `INSERT INTO invoices (id, organisation_id, number, customer_id, subscription_id, status, currency_code, net_amount,
-         tax_amount, gross_amount, amount_paid, taxes, issued_at, due_at, paid_at, voided_at, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         tax_amount, gross_amount, amount_settled, amount_credited, credit_applied, taxes, issued_at, due_at, paid_at, voided_at,
+         created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       inv.id,
       org,
       inv.number,
@@ -118,7 +131,9 @@ export class SqliteInvoiceRepo implements InvoiceRepo {
       inv.netAmount,
       inv.taxAmount,
       inv.grossAmount,
-      inv.amountPaid,
+      inv.amountPaid + inv.amountCredited + inv.creditApplied,
+      inv.amountCredited,
+      inv.creditApplied,
       JSON.stringify(taxes),
       inv.issuedAt,
       inv.dueAt,
@@ -129,15 +144,15 @@ export class SqliteInvoiceRepo implements InvoiceRepo {
     );
     for (const l of inv.lines) {
       this.sql.run(
-        `INSERT INTO invoice_lines (id, organisation_id, invoice_id, position, description, quantity, unit_amount, net_amount,
-           tax_rate_e4, period_start, period_end) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO invoice_lines (id, organisation_id, invoice_id, position, description, quantity, unit_amount_decimal,
+           net_amount, tax_rate_e4, period_start, period_end) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         l.id,
         org,
         inv.id,
         l.position,
         l.description,
-        String(l.quantity),
-        l.unitAmount,
+        l.quantity,
+        l.unitAmountDecimal,
         l.netAmount,
         toE4(l.taxRate),
         l.periodStart,
@@ -148,11 +163,13 @@ export class SqliteInvoiceRepo implements InvoiceRepo {
 
   async update(org: string, inv: Invoice): Promise<void> {
     this.sql.run(
-      `UPDATE invoices SET number = ?, status = ?, amount_paid = ?, issued_at = ?, due_at = ?, paid_at = ?, voided_at = ?,
-         updated_at = ? WHERE organisation_id = ? AND id = ?`,
+      `UPDATE invoices SET number = ?, status = ?, amount_settled = ?, amount_credited = ?, credit_applied = ?, issued_at = ?,
+         due_at = ?, paid_at = ?, voided_at = ?, updated_at = ? WHERE organisation_id = ? AND id = ?`,
       inv.number,
       inv.status,
-      inv.amountPaid,
+      inv.amountPaid + inv.amountCredited + inv.creditApplied,
+      inv.amountCredited,
+      inv.creditApplied,
       inv.issuedAt,
       inv.dueAt,
       inv.paidAt,
@@ -235,8 +252,10 @@ export class SqliteInvoiceRepo implements InvoiceRepo {
       netAmount: r.net_amount,
       taxAmount: r.tax_amount,
       grossAmount: r.gross_amount,
-      amountPaid: r.amount_paid,
-      amountDue: r.status === 'void' ? 0 : r.gross_amount - r.amount_paid,
+      amountPaid: r.amount_settled - r.amount_credited - r.credit_applied,
+      amountCredited: r.amount_credited,
+      creditApplied: r.credit_applied,
+      amountDue: r.status === 'void' ? 0 : r.gross_amount - r.amount_settled,
       issuedAt: r.issued_at,
       dueAt: r.due_at,
       paidAt: r.paid_at,

@@ -1,0 +1,71 @@
+import { conflict, invalid, notFound } from '../errors.js';
+import type { PageRequest } from '../schemas/common.js';
+import type { CreditNote } from '../schemas/creditNotes.js';
+import type { CreditNoteFilter } from '../store/repos/creditNotes.js';
+import type { Tx } from '../store/store.js';
+import { customerIdOf } from './customers.js';
+import { getInvoice, invoiceIdOf, issueCreditNote, refuseIfPlanned, statusConflict } from './invoices.js';
+import { formatMoney } from './money.js';
+
+/**
+ * create_credit_note (CONTRACT section 8): on an open invoice at most its amount due (the default),
+ * taken off it; on a paid one at most its gross less earlier credit notes (the default), added to the
+ * customer's credit balance. More is a 422 on `amount`; a draft or void invoice, an invoice under an
+ * active payment plan, or a paid one credited in full already, a 409.
+ */
+export async function createCreditNote(
+  tx: Tx,
+  org: string,
+  invoiceRef: string,
+  input: { amount?: number | undefined; reason: string },
+  now: Date,
+): Promise<CreditNote> {
+  const invoice = await getInvoice(tx, org, invoiceRef);
+  if (invoice.status !== 'open' && invoice.status !== 'paid') {
+    statusConflict(
+      invoice,
+      'a credit note',
+      ['open', 'paid'],
+      invoice.status === 'draft' ? 'Change or void the draft instead.' : 'A void invoice owes nothing.',
+    );
+  }
+  await refuseIfPlanned(tx, org, invoice, 'crediting the invoice');
+  let max: number;
+  let what: string;
+  if (invoice.status === 'open') {
+    max = invoice.amountDue;
+    what = 'the amount due';
+  } else {
+    const customer = await tx.customers.get(org, invoice.customer);
+    if (customer && customer.currencyCode !== invoice.currencyCode) {
+      throw conflict(
+        `Invoice ${invoice.number} is in ${invoice.currencyCode} but its customer's credit balance is kept in ${customer.currencyCode}; a paid invoice can only be credited in the customer's currency`,
+      );
+    }
+    max = invoice.grossAmount - (await tx.creditNotes.totalForInvoice(org, invoice.id));
+    what = 'the gross amount less earlier credit notes';
+    if (max === 0) throw conflict(`Invoice ${invoice.number} is credited in full already; nothing is left to credit`);
+  }
+  const amount = input.amount ?? max;
+  if (amount > max) {
+    throw invalid(
+      'amount',
+      `amount ${amount} exceeds the ${max} minor units (${formatMoney(max, invoice.currencyCode)}) that can be credited on ${invoice.status} invoice ${invoice.number}: ${what}`,
+      'too_large',
+    );
+  }
+  return (await issueCreditNote(tx, org, invoice, { amount, reason: input.reason }, now)).creditNote;
+}
+
+/** A credit note by id or number (CN-2026-000001); a 404 when none. */
+export async function getCreditNote(tx: Tx, org: string, ref: string): Promise<CreditNote> {
+  const note = (await tx.creditNotes.get(org, ref)) ?? (await tx.creditNotes.getByNumber(org, ref));
+  if (!note) throw notFound('Credit note', ref);
+  return note;
+}
+
+export async function listCreditNotes(tx: Tx, org: string, filter: CreditNoteFilter, page: PageRequest) {
+  const invoice = filter.invoice === undefined ? undefined : await invoiceIdOf(tx, org, filter.invoice);
+  const customer = filter.customer === undefined ? undefined : await customerIdOf(tx, org, filter.customer);
+  return tx.creditNotes.list(org, { invoice, customer }, page);
+}
