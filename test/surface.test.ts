@@ -15,10 +15,14 @@ afterAll(() => env.close());
 type Schema = { type?: string; properties?: Record<string, Schema>; items?: Schema; description?: string; anyOf?: Schema[] };
 
 /** Paths of input properties (nested ones included) that carry no description. */
+/** A list's page, limit and order: described once, in the server instructions (INPUT_CONVENTIONS). */
+const CONVENTION_FIELDS = new Set(['page', 'limit', 'order']);
+
 function undocumented(schema: Schema, at = ''): string[] {
   const out: string[] = [];
   for (const [name, prop] of Object.entries(schema.properties ?? {})) {
     const path = at ? `${at}.${name}` : name;
+    if (!at && CONVENTION_FIELDS.has(name)) continue;
     if (!prop.description) out.push(path);
     for (const variant of [prop, prop.items, ...(prop.anyOf ?? [])]) {
       if (variant?.properties) out.push(...undocumented(variant, path));

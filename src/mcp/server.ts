@@ -16,7 +16,7 @@ import type { Logger } from '../logger.js';
 import type { Catalog, ToolsetSelection } from '../registry/catalog.js';
 import type { Executor } from '../registry/executor.js';
 import { faultViolation, findInputFault } from '../registry/inputGuard.js';
-import { INPUT_CONVENTIONS } from '../registry/jsonSchema.js';
+import { INPUT_CONVENTIONS, OUTPUT_CONVENTIONS } from '../registry/jsonSchema.js';
 import { inputError } from '../registry/validation.js';
 import { DISCOVERY_TOOLS, ToolsetSession } from './discovery.js';
 import { toolResult } from './results.js';
@@ -27,8 +27,8 @@ export const SERVER_INFO = { name: 'billing-mcp', version: '0.1.0' };
 
 const INSTRUCTIONS =
   'Subscription billing back office for one organisation. Money fields say their unit: integer minor units (cents) or decimal major units. ' +
-  'Date-times need an offset (2026-01-31T12:00:00Z). Lists answer summary rows a page at a time (page, limit 0-100); get_ tools give the details. ' +
-  `${INPUT_CONVENTIONS} Creates and actions accept idempotencyKey: reuse it when retrying the same call. ` +
+  'Date-times need an offset (2026-01-31T12:00:00Z). Lists answer summary rows a page at a time; get_ tools give the details. ' +
+  `${INPUT_CONVENTIONS} ${OUTPUT_CONVENTIONS} Creates and actions accept idempotencyKey: reuse it when retrying the same call. ` +
   'A failed call returns isError with a one-line summary and a problem JSON whose violations name each field to fix.';
 const DISCOVERY_INSTRUCTIONS = ' Only the everyday toolsets are listed at first: list_toolsets shows the others, enable_toolsets adds them.';
 

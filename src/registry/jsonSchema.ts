@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { REST_ONLY } from '../schemas/common.js';
+import { CONVENTION, REST_ONLY } from '../schemas/common.js';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -81,11 +81,14 @@ export function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSch
 }
 
 /** Conventions of every tool input, said once (in the server instructions) instead of on each field. */
-export const INPUT_CONVENTIONS = 'Text fields take at most 255 characters unless a field says otherwise; unknown fields are rejected.';
+export const INPUT_CONVENTIONS =
+  'Text fields take at most 255 characters unless a field says otherwise; unknown fields are rejected. ' +
+  'Lists take page (from 1), limit (0-100, default 30; 0 answers only the counts) and order { createdAt: asc|desc } (by creation time, then id; default asc).';
 
 /**
  * A tool's input schema for a model: the JSON Schema without what INPUT_CONVENTIONS says once
- * (`maxLength: 255`, `additionalProperties: false`), without the REST-only aliases, and an object that repeats the fields of one
+ * (`maxLength: 255`, `additionalProperties: false`, the descriptions of the fields marked CONVENTION:
+ * a list's page, limit and order), without the REST-only aliases, and an object that repeats the fields of one
  * before it (order entries and their children) said once. The server still validates all of it.
  */
 export function toToolInputSchema(schema: z.ZodType): JsonSchema {
@@ -95,6 +98,10 @@ export function toToolInputSchema(schema: z.ZodType): JsonSchema {
     const properties = s.properties as Record<string, JsonSchema> | undefined;
     for (const [name, property] of Object.entries(properties ?? {})) {
       if (property[REST_ONLY] === true) delete properties![name];
+      if (property[CONVENTION] === true) {
+        delete property[CONVENTION];
+        walk(property, (inner) => delete inner.description);
+      }
     }
   });
   return sayRepeatedObjectsOnce(json);
@@ -131,10 +138,23 @@ function sayRepeatedObjectsOnce(root: JsonSchema): JsonSchema {
 
 /**
  * A tool's output schema: without `additionalProperties: false`, which tells a model nothing (a
- * result carries exactly the fields its view declares; the scenario test holds results to that).
+ * result carries exactly the fields its view declares; the scenario test holds results to that), and,
+ * below the top level, without a `required` list that names every property: a nested object always
+ * carries every field (null when empty), which OUTPUT_CONVENTIONS says once. The top level keeps its
+ * list, so a client still rejects a result of the wrong shape; a nested object with optional fields
+ * keeps its list too.
  */
 export function toToolOutputSchema(schema: z.ZodType): JsonSchema {
-  return walk(toJsonSchema(schema, 'output'), (s) => {
+  const root = toJsonSchema(schema, 'output');
+  const required = root.required;
+  walk(root, (s) => {
     if (s.additionalProperties === false) delete s.additionalProperties;
+    const properties = s.properties as Record<string, unknown> | undefined;
+    if (Array.isArray(s.required) && properties && s.required.length === Object.keys(properties).length) delete s.required;
   });
+  if (required !== undefined) root.required = required;
+  return root;
 }
+
+/** What every tool result has in common, said once in the server instructions. */
+export const OUTPUT_CONVENTIONS = 'Objects in results carry every field of their output schema (null when empty).';

@@ -42,16 +42,23 @@ export const filterBy = (resource: Numbered, items: string) =>
  */
 export const REST_ONLY = 'x-rest-only';
 
+/**
+ * Marks an input field that the server instructions describe once for every tool (a list's page,
+ * limit and order): a model's tool list does not repeat its description.
+ */
+export const CONVENTION = 'x-convention';
+
 /** Query parameters every list operation takes. */
 export const pageInput = {
-  page: z.number().int().min(1, { message: 'must be an integer >= 1' }).default(1).describe('Page, from 1.'),
+  page: z.number().int().min(1, { message: 'must be an integer >= 1' }).default(1).describe('Page, from 1.').meta({ [CONVENTION]: true }),
   limit: z
     .number()
     .int()
     .min(0, { message: 'must be an integer from 0 to 100' })
     .max(100, { message: 'must be an integer from 0 to 100' })
     .optional()
-    .describe('Rows per page (default 30); 0: only the counts.'),
+    .describe('Rows per page (default 30); 0: only the counts.')
+    .meta({ [CONVENTION]: true }),
   itemsPerPage: z
     .number()
     .int()
@@ -63,7 +70,8 @@ export const pageInput = {
   order: z
     .strictObject({ createdAt: z.enum(['asc', 'desc']).describe('Default asc.') })
     .optional()
-    .describe('Order by creation time, then id (HTTP: order[createdAt]=desc).'),
+    .describe('Order by creation time, then id (HTTP: order[createdAt]=desc).')
+    .meta({ [CONVENTION]: true }),
 };
 
 export interface PageRequest {
