@@ -267,6 +267,58 @@ describe('discounts', () => {
   });
 });
 
+describe('prices', () => {
+  it('a per-unit price of 0.002 EUR: 2,150.5 units with 1,000 free cost 1,150.5 x 0.2 cents = 230.1 → 2.30 EUR', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const s = await subscribe([{ measurement: { aggregationType: 'sum', type: 'metered' }, price: { type: 'per_unit', price: { amount: 0.002 }, freeUnits: 1000 } }]);
+    env.setNow('2026-01-20T00:00:00Z');
+    await ok(env.mcp, 'create_subscription_measurement', { subscriptionItem: s.items[0].id, quantity: '2150.5' });
+    env.setNow('2026-02-15T10:00:00Z');
+    const [invoice] = await bill(s.id);
+    expect(invoice.lines[0]).toMatchObject({ quantity: '1150.5', unitAmountDecimal: '0.2', unitAmount: null, netAmount: 230 });
+    expect(invoice).toMatchObject({ netAmount: 230, taxAmount: 44, grossAmount: 274 });
+  });
+
+  it('graduated tiers in a run: 150 units are 10 x 1.00 + 90 x 0.50 + 50 x 0.25, plus the first tier flat fee of 5.00', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const tiers = [
+      { upTo: 10, unitAmount: 1, flatAmount: 5 },
+      { upTo: 100, unitAmount: 0.5 },
+      { upTo: null, unitAmount: 0.25 },
+    ];
+    const s = await subscribe([{ measurement: { aggregationType: 'sum', type: 'metered' }, price: { type: 'graduated', price: undefined, tiers } }]);
+    env.setNow('2026-01-20T00:00:00Z');
+    await ok(env.mcp, 'create_subscription_measurement', { subscriptionItem: s.items[0].id, quantity: 150 });
+    env.setNow('2026-02-15T10:00:00Z');
+    const [invoice] = await bill(s.id);
+    expect(invoice.lines.map((l: any) => [l.quantity, l.unitAmountDecimal, l.netAmount])).toEqual([
+      ['10', '100', 1000],
+      ['1', '500', 500],
+      ['90', '50', 4500],
+      ['50', '25', 1250],
+    ]);
+    expect(invoice.netAmount).toBe(7250);
+  });
+
+  it('a forever coupon discounts every invoice; a 100 % discount makes an invoice of 0, paid at once', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const code = `FOREVER${n}`;
+    await ok(env.mcp, 'create_coupon', { code, name: 'Forever', type: 'percentage', frequency: 'forever', percentage: 100 });
+    const s = await subscribe([{ price: { price: { amount: 0 } } }]);
+    const { product, pricePlan } = await charge({});
+    await ok(env.mcp, 'order_subscription_products', { id: s.id, products: [{ product, pricePlan, discount: { coupon: code } }] });
+    env.setNow('2026-03-16T00:00:00Z');
+    const invoices = await bill(s.id);
+    expect(invoices.map((i) => [i.status, i.grossAmount, i.lines.length])).toEqual([
+      ['paid', 0, 3],
+      ['paid', 0, 3],
+      ['paid', 0, 3],
+    ]);
+    const item = (await env.http('GET', `/subscriptions/${s.id}`)).body.items[1];
+    expect(item.appliedDiscounts.map((d: any) => [d.status, d.appliedIntervals])).toEqual([['active', 3]]);
+  });
+});
+
 describe('ends, pauses and resumes', () => {
   it('termination bills the final partial arrears period pro rata (10/31 days) and stops billing', async () => {
     env.setNow('2026-01-15T10:00:00Z');

@@ -5,6 +5,7 @@ import { findCoupon } from '../src/domain/coupons.js';
 import { validateCustomFields } from '../src/domain/customFields.js';
 import { ULID_RE, ulidToUuid } from '../src/ids.js';
 import { fails, ok, paths, setup, type Org, type TestEnv } from './helpers.js';
+import { ownFields } from './schemaWalk.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -164,7 +165,7 @@ describe('coupons', () => {
     [{ ...percent, frequency: 'limited', frequencyInterval: 0 }, ['frequencyInterval']],
     [{ ...percent, frequency: 'limited', frequencyInterval: 1.5 }, ['frequencyInterval']],
     [{ ...percent, type: 'free' }, ['type']],
-    [{ ...percent, frequency: 'forever' }, ['frequency']],
+    [{ ...percent, frequency: 'always' }, ['frequency']],
     [{ ...percent, name: '' }, ['name']],
     [{ ...percent, code: '' }, ['code']],
     [{ ...percent, code: 'c'.repeat(256) }, ['code']],
@@ -315,7 +316,7 @@ describe('descriptions, isolation and permissions', () => {
     for (const name of tools) {
       const tool = listed.find((t) => t.name === name);
       expect(tool?.outputSchema, name).toBeDefined();
-      for (const [field, schema] of Object.entries(tool?.inputSchema.properties ?? {})) {
+      for (const [field, schema] of ownFields(tool?.inputSchema)) {
         expect((schema as { description?: string }).description, `${name}.${field}`).toBeTruthy();
       }
     }

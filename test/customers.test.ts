@@ -1,6 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fails, ok, paths, setup, type TestEnv } from './helpers.js';
+import { ownFields } from './schemaWalk.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -315,7 +316,7 @@ describe('isolation and permissions', () => {
     for (const name of names) {
       const tool = tools.find((t) => t.name === name);
       expect(tool?.outputSchema, name).toBeDefined();
-      for (const [field, schema] of Object.entries(tool?.inputSchema.properties ?? {})) {
+      for (const [field, schema] of ownFields(tool?.inputSchema)) {
         expect((schema as { description?: string }).description, `${name}.${field}`).toBeTruthy();
       }
     }

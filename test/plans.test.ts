@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCustomPricePlan } from '../src/domain/products.js';
 import { getPlan } from '../src/domain/plans.js';
 import { fails, ok, paths, setup, type Org, type TestEnv } from './helpers.js';
+import { ownFields } from './schemaWalk.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -362,7 +363,7 @@ describe('plans', () => {
     for (const name of ['create_plan', 'list_plans', 'get_plan', 'update_plan']) {
       const tool = tools.find((t) => t.name === name);
       expect(tool?.outputSchema, name).toBeDefined();
-      for (const [field, schema] of Object.entries(tool?.inputSchema.properties ?? {})) {
+      for (const [field, schema] of ownFields(tool?.inputSchema)) {
         expect((schema as { description?: string }).description, `${name}.${field}`).toBeTruthy();
       }
     }

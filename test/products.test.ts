@@ -2,6 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCustomPricePlan, getPricePlan } from '../src/domain/products.js';
 import { fails, ok, paths, setup, type Org, type TestEnv } from './helpers.js';
+import { ownFields } from './schemaWalk.js';
 
 let env: TestEnv;
 let measurementId: string;
@@ -139,7 +140,7 @@ describe('products', () => {
     for (const name of ['create_product', 'list_products', 'get_product', 'update_product', 'create_price_plan', 'list_price_plans']) {
       const tool = tools.find((t) => t.name === name);
       expect(tool?.outputSchema, name).toBeDefined();
-      for (const [field, schema] of Object.entries(tool?.inputSchema.properties ?? {})) {
+      for (const [field, schema] of ownFields(tool?.inputSchema)) {
         expect((schema as { description?: string }).description, `${name}.${field}`).toBeTruthy();
       }
     }

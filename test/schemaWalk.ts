@@ -1,3 +1,4 @@
+import { CONVENTION_FIELDS } from '../src/schemas/common.js';
 /** A JSON Schema node as tools/list shows it. */
 export type SchemaNode = Record<string, unknown>;
 
@@ -16,4 +17,12 @@ export function eachSchema(root: unknown, at: string, visit: (node: SchemaNode, 
     if (s.items) stack.push([s.items, `${path}[]`]);
     for (const branch of (s.anyOf ?? []) as unknown[]) stack.push([branch, path]);
   }
+}
+
+/**
+ * The top-level input fields a tool describes itself: all but a list's page, limit and order, which
+ * the server instructions describe once (CONVENTION_FIELDS).
+ */
+export function ownFields(inputSchema: { properties?: Record<string, unknown> } | undefined): Array<[string, unknown]> {
+  return Object.entries(inputSchema?.properties ?? {}).filter(([name]) => !CONVENTION_FIELDS.has(name));
 }

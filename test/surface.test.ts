@@ -1,3 +1,4 @@
+import { CONVENTION_FIELDS } from '../src/schemas/common.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Validator } from '@seriousme/openapi-schema-validator';
@@ -15,9 +16,6 @@ afterAll(() => env.close());
 type Schema = { type?: string; properties?: Record<string, Schema>; items?: Schema; description?: string; anyOf?: Schema[] };
 
 /** Paths of input properties (nested ones included) that carry no description. */
-/** A list's page, limit and order: described once, in the server instructions (INPUT_CONVENTIONS). */
-const CONVENTION_FIELDS = new Set(['page', 'limit', 'order']);
-
 function undocumented(schema: Schema, at = ''): string[] {
   const out: string[] = [];
   for (const [name, prop] of Object.entries(schema.properties ?? {})) {

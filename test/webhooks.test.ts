@@ -3,6 +3,7 @@ import { addressRefusal, hostRefusal, urlViolation } from '../src/domain/webhook
 import { EVENT_TYPES } from '../src/schemas/webhooks.js';
 import { ACCEPTED, REFUSED, urlHost } from './addresses.js';
 import { call, fails, ok, paths, setup, type TestEnv } from './helpers.js';
+import { ownFields } from './schemaWalk.js';
 
 const SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
 const MERGE_PATCH = 'application/merge-patch+json';
@@ -200,7 +201,7 @@ describe('create_webhook', () => {
     for (const name of ['create_webhook', 'list_webhooks', 'get_webhook', 'update_webhook', 'delete_webhook']) {
       const tool = tools.find((t) => t.name === name);
       expect(tool?.description, name).toBeTruthy();
-      for (const [field, schema] of Object.entries(tool!.inputSchema.properties ?? {})) {
+      for (const [field, schema] of ownFields(tool!.inputSchema)) {
         expect((schema as { description?: string }).description, `${name}.${field}`).toBeTruthy();
       }
     }

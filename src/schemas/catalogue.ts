@@ -20,7 +20,7 @@ export const CHANGE_BEHAVIOURS = [
 export const CHANGE_APPLY_BEHAVIOURS = ['end_of_period', 'immediately'] as const;
 export const BILLING_GROUP_TYPES = ['end_of_month', 'custom_day', 'anniversary'] as const;
 export const COUPON_TYPES = ['percentage', 'fixed_amount'] as const;
-export const COUPON_FREQUENCIES = ['once', 'limited'] as const;
+export const COUPON_FREQUENCIES = ['once', 'limited', 'forever'] as const;
 export const CUSTOM_FIELD_ENTITIES = ['subscription', 'customer', 'product'] as const;
 export const CUSTOM_FIELD_TYPES = ['string', 'number', 'boolean', 'date', 'select'] as const;
 

@@ -74,6 +74,13 @@ export const pageInput = {
     .meta({ [CONVENTION]: true }),
 };
 
+/** The fields of every list (page, limit, order) whose descriptions the server instructions give once. */
+export const CONVENTION_FIELDS: ReadonlySet<string> = new Set(
+  Object.entries(pageInput)
+    .filter(([, schema]) => schema.meta()?.[CONVENTION] === true)
+    .map(([name]) => name),
+);
+
 export interface PageRequest {
   page: number;
   limit: number;

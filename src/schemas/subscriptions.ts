@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { invoiceAddressSchema, paymentMethodSchema } from './billingDetails.js';
-import { billingGroupSchema, couponSchema, fixedAmountSchema, planSchema, pricePlanSchema, productSchema } from './catalogue.js';
+import { billingGroupSchema, COUPON_FREQUENCIES, couponSchema, fixedAmountSchema, planSchema, pricePlanSchema, productSchema } from './catalogue.js';
 import { dateTime, timestamps } from './common.js';
 import { customerSchema } from './customers.js';
 import { measurementValueSchema } from './usage.js';
@@ -20,7 +20,7 @@ export type Period = z.infer<typeof periodSchema>;
 const inlineDiscountSchema = z.object({
   name: z.string().nullable(),
   type: z.enum(['percentage', 'fixed_amount']),
-  frequency: z.enum(['once', 'limited']),
+  frequency: z.enum(COUPON_FREQUENCIES),
   percentage: z.number().nullable(),
   fixedAmount: fixedAmountSchema,
   frequencyInterval: z.number().int().nullable(),

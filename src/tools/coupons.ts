@@ -29,7 +29,7 @@ export const couponOperations = [
       type: z.enum(COUPON_TYPES).describe('Which of percentage or fixedAmount gives the discount.'),
       frequency: z
         .enum(COUPON_FREQUENCIES)
-        .describe('once: the first invoice only; limited: frequencyInterval invoices.'),
+        .describe('once: the first invoice only; limited: frequencyInterval invoices; forever: every invoice.'),
       percentage: z
         .number()
         .refine((v) => percentageE2(v) !== undefined, {

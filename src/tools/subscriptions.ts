@@ -16,7 +16,7 @@ import { getSubscription, getSubscriptionItem, listSubscriptions } from '../doma
 import { estimateInvoice } from '../domain/estimate.js';
 import { defineOperation } from '../registry/operation.js';
 import { estimateSchema } from '../schemas/estimate.js';
-import { amountInput, currencyCodeInput, customPricePlanShape } from '../schemas/catalogue.js';
+import { amountInput, COUPON_FREQUENCIES, currencyCodeInput, customPricePlanShape } from '../schemas/catalogue.js';
 import { dateTimeInput, filterBy, idOrNumber, listOf, MAJOR, pageInput, pathId, text255, paged } from '../schemas/common.js';
 import { SUBSCRIPTION_STATUSES, subscriptionItemSchema, subscriptionSchema, type Subscription } from '../schemas/subscriptions.js';
 import type { Tx } from '../store/store.js';
@@ -77,7 +77,7 @@ const discount = z
     name: text255.nullable().optional().describe('Invoice label of an inline discount.'),
     coupon: ref('Id or code of an enabled coupon (list_coupons), instead of an inline discount.').optional(),
     type: z.enum(['percentage', 'fixed_amount']).optional().describe('Kind of inline discount.'),
-    frequency: z.enum(['once', 'limited']).optional().describe('once (the next invoice; default) or limited (frequencyInterval invoices).'),
+    frequency: z.enum(COUPON_FREQUENCIES).optional().describe('once (the next invoice; default), limited (frequencyInterval invoices) or forever.'),
     percentage: z
       .number()
       .gt(0, { message: 'must be more than 0' })

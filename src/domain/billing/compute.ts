@@ -215,7 +215,7 @@ export async function discountLines(
     left -= off;
     lines.push({ description: what, quantity: '1', unitAmountDecimal: String(-off), netAmount: -off, taxRateE4: taxRate, periodStart: null, periodEnd: null });
     const applied = d.appliedIntervals + 1;
-    const limit = spec.frequency === 'once' ? 1 : (spec.frequencyInterval ?? 1);
+    const limit = spec.frequency === 'forever' ? Number.POSITIVE_INFINITY : spec.frequency === 'once' ? 1 : (spec.frequencyInterval ?? 1);
     consumed.push({ ...d, appliedIntervals: applied, status: applied >= limit ? 'expired' : 'active' });
   }
   return { lines, consumed };

@@ -19,7 +19,7 @@ export interface DiscountInput {
   name?: string | null | undefined;
   coupon?: string | undefined;
   type?: 'percentage' | 'fixed_amount' | undefined;
-  frequency?: 'once' | 'limited' | undefined;
+  frequency?: 'once' | 'limited' | 'forever' | undefined;
   percentage?: number | undefined;
   fixedAmount?: { amount: number; currency: string } | undefined;
   frequencyInterval?: number | undefined;
@@ -108,7 +108,7 @@ async function discountOf(
   if (frequency === 'limited' && d.frequencyInterval === undefined) {
     violations.push({ propertyPath: `${at}.frequencyInterval`, message: `${at}.frequencyInterval (invoices to discount, >= 1) is required when frequency is limited`, code: 'required' });
   }
-  if (frequency === 'once' && d.frequencyInterval !== undefined) {
+  if (frequency !== 'limited' && d.frequencyInterval !== undefined) {
     violations.push({ propertyPath: `${at}.frequencyInterval`, message: `${at}.frequencyInterval is only for frequency limited`, code: 'forbidden' });
   }
   if (violations.length > before) return undefined;

@@ -12,6 +12,7 @@ import { pricing } from './011_pricing.js';
 import { creditNotes } from './012_credit_notes.js';
 import { billingRuns } from './013_billing_runs.js';
 import { organisationSeller } from './015_organisation_seller.js';
+import { couponForever } from './016_coupon_forever.js';
 
 export interface Migration {
   version: number;
@@ -35,4 +36,5 @@ export const MIGRATIONS: Migration[] = [
   creditNotes,
   billingRuns,
   organisationSeller,
+  couponForever,
 ];

@@ -75,7 +75,7 @@ export interface ItemRecord {
 export interface InlineDiscount {
   name: string | null;
   type: 'percentage' | 'fixed_amount';
-  frequency: 'once' | 'limited';
+  frequency: 'once' | 'limited' | 'forever';
   percentage: number | null;
   fixedAmount: { amount: number; currency: string } | null;
   frequencyInterval: number | null;
