@@ -16,7 +16,7 @@ import { intervalValue, timeWeightedValue, type ItemInterval } from '../aggregat
 import { defaultInvoiceAddress, getInvoiceAddress } from '../billingDetails.js';
 import { findBillingGroup } from '../billingGroups.js';
 import { findCoupon, percentageE2 } from '../coupons.js';
-import { toIso, zoned } from '../dates.js';
+import { toIso } from '../dates.js';
 import type { BilledLineInput } from '../invoices.js';
 import { percentOf, rateToE4, toMinor } from '../money.js';
 import { priceCharge } from '../pricing.js';
@@ -33,16 +33,25 @@ import {
   type BillingPeriod,
   type ChargeKind,
   type ItemTerms,
+  zonedIn,
 } from './schedule.js';
+import { ZoneCache, type RunZone } from './zones.js';
 
 /**
  * Catalogue entries a billing run reads again and again (products with their tax groups, price
- * plans, billing groups), loaded once per run. Never shared between runs.
+ * plans, billing groups), loaded once per run, and the time zones it computes in. Never shared
+ * between runs.
  */
 export class CatalogueCache {
   private readonly products = new Map<string, Promise<Product>>();
   private readonly plans = new Map<string, Promise<PricePlan>>();
   private readonly groups = new Map<string, Promise<BillingGroup | undefined>>();
+  private readonly zones = new ZoneCache();
+
+  /** The customer's time zone, remembering its offsets for the run (see zones.ts). */
+  zone(name: string): RunZone {
+    return this.zones.get(name);
+  }
 
   product(tx: Tx, org: string, id: string): Promise<Product> {
     return this.memo(this.products, `${org} ${id}`, () => getProduct(tx, org, id));
@@ -209,7 +218,7 @@ export async function computeDue(
 ): Promise<DueBilling> {
   const { cache, now } = options;
   const customer = (await tx.customers.get(org, record.customerId)) as Customer;
-  const timeZone = customer.timeZone;
+  const timeZone = cache.zone(customer.timeZone);
   const group = record.billingGroupId ? await cache.billingGroup(tx, org, record.billingGroupId) : undefined;
   const alignment = alignmentOf(group);
   const items = await tx.subscriptions.items(org, [record.id]);
@@ -224,7 +233,7 @@ export async function computeDue(
     states.push({ item, product, plan, kind, terms: itemTerms(record, item, plan, kind, alignment, timeZone, now) });
   }
 
-  const asOf = options.asOf ? zoned(options.asOf, timeZone) : null;
+  const asOf = options.asOf ? zonedIn(options.asOf, timeZone) : null;
   const byDate = new Map<string, Array<{ state: ItemState; period: BillingPeriod }>>();
   let next: string | null = null;
   for (const state of states) {
@@ -248,7 +257,7 @@ export async function computeDue(
 
   const drafts: DraftInvoice[] = [];
   for (const date of dates) {
-    const localDate = zoned(date, timeZone).toISODate() as string;
+    const localDate = zonedIn(date, timeZone).toISODate() as string;
     const draft: DraftInvoice = { billingDate: date, lines: [], keys: [], progress: new Map(), discounts: [] };
     const entries = byDate.get(date)!;
     for (const state of states) {
