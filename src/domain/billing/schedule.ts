@@ -66,13 +66,14 @@ export function itemTerms(
   alignment: Alignment,
   timeZone: string | Zone,
   now: Date,
+  at: (instant: string) => DateTime = (instant) => zonedIn(instant, timeZone),
 ): ItemTerms {
   const end = itemEnd(record, item);
   return {
-    anchor: zonedIn(itemBillingStart(record, item, now), timeZone),
+    anchor: at(itemBillingStart(record, item, now)),
     interval: parseInterval(plan.billingInterval),
     alignment,
-    end: end ? zonedIn(end, timeZone) : null,
+    end: end ? at(end) : null,
     inAdvance: kind === 'flat' && plan.payInAdvance,
   };
 }
@@ -90,9 +91,13 @@ export interface BillingPeriod {
 }
 
 /** Where unbilled time begins: the end of the last billed period, never before the billing start. */
-export function cursorOf(terms: ItemTerms, item: Pick<ItemRecord, 'lastBilledTo'>): DateTime {
+export function cursorOf(
+  terms: ItemTerms,
+  item: Pick<ItemRecord, 'lastBilledTo'>,
+  at: (instant: string) => DateTime = (instant) => zonedIn(instant, terms.anchor.zone),
+): DateTime {
   if (item.lastBilledTo === null) return terms.anchor;
-  const last = zonedIn(item.lastBilledTo, terms.anchor.zone);
+  const last = at(item.lastBilledTo);
   return last > terms.anchor ? last : terms.anchor;
 }
 
