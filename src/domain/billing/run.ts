@@ -69,12 +69,11 @@ export async function billSubscription(
   }
   const at = now.toISOString();
   const last = due.drafts[due.drafts.length - 1]!;
+  // The items computeDue read in this unit, where they stand after the last invoice that billed each.
   const progress = new Map(due.drafts.flatMap((d) => [...d.progress].map(([id, p]) => [id, { ...p, billedAt: d.billingDate }] as const)));
-  for (const item of await tx.subscriptions.items(org, [record.id])) {
-    const p = progress.get(item.id);
-    if (!p) continue;
-    await tx.subscriptions.updateItem(org, {
-      ...item,
+  for (const [id, p] of progress) {
+    await tx.subscriptions.updateItemBilling(org, {
+      id,
       lastBilledAt: p.billedAt,
       lastBilledFrom: p.lastBilledFrom,
       lastBilledTo: p.lastBilledTo,
@@ -82,7 +81,7 @@ export async function billSubscription(
       updatedAt: at,
     });
   }
-  await tx.subscriptions.update(org, { ...record, lastBillingAt: last.billingDate, updatedAt: at });
+  await tx.subscriptions.updateLastBilling(org, record.id, last.billingDate, at);
   return { invoices };
 }
 
