@@ -8,6 +8,7 @@ import type { BillingRun, BillingRunTrigger } from '../../schemas/billingRuns.js
 import { RUN_LIST_LIMIT } from '../../schemas/billingRuns.js';
 import type { PageRequest } from '../../schemas/common.js';
 import type { Invoice } from '../../schemas/invoices.js';
+import type { DueItem } from '../../store/repos/billingRuns.js';
 import type { Store, Tx } from '../../store/store.js';
 import { issueBilledInvoice } from '../invoices.js';
 import { findSubscription } from '../subscriptions/records.js';
@@ -136,6 +137,33 @@ function recordFailure(run: BillingRun, subscriptionId: string, err: unknown): v
   }
 }
 
+/** Due items read per page: each page is a short read, with the event loop free between pages. */
+const DUE_PAGE = 2000;
+
+/**
+ * The subscriptions with an item due by `asOf`, in the order of their first due item (next billing
+ * date, then organisation and subscription): the due items' index read page by page, so that a run
+ * over tens of thousands of subscriptions does not hold the event loop for one long query.
+ */
+async function dueSubscriptions(store: Store, asOf: string, org: string | undefined): Promise<Array<{ org: string; subscriptionId: string }>> {
+  const seen = new Set<string>();
+  const out: Array<{ org: string; subscriptionId: string }> = [];
+  let after: DueItem | null = null;
+  for (;;) {
+    const from: DueItem | null = after;
+    const page: DueItem[] = await store.read((tx): Promise<DueItem[]> => tx.billing.dueItems(asOf, org, from, DUE_PAGE));
+    for (const item of page) {
+      const key = `${item.org} ${item.subscriptionId}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push({ org: item.org, subscriptionId: item.subscriptionId });
+    }
+    if (page.length < DUE_PAGE) return out;
+    after = page[page.length - 1]!;
+    await yieldToLoop();
+  }
+}
+
 function emptyRun(request: RunRequest, subscription: string | null): BillingRun {
   const at = request.now.toISOString();
   return {
@@ -175,7 +203,7 @@ export async function runBilling(deps: RunDeps, request: RunRequest): Promise<Bi
     only = record.id;
     targets = [{ org, subscriptionId: record.id }];
   } else {
-    targets = await store.read((tx) => tx.billing.dueSubscriptions(request.asOf.toISOString(), request.org));
+    targets = await dueSubscriptions(store, request.asOf.toISOString(), request.org);
   }
   const runs = new Map<string, BillingRun>();
   if (request.org) runs.set(request.org, emptyRun(request, only));
