@@ -1,8 +1,10 @@
 // Runs every benchmark; each reports its figures as a ratio to a baseline measured in the same run.
 import { benchAggregation } from './aggregation.mjs';
+import { benchBilling } from './billing.mjs';
 import { benchIngestion } from './ingestion.mjs';
 import { benchSurfaces } from './surfaces.mjs';
 
 await benchSurfaces();
 await benchIngestion();
 await benchAggregation();
+await benchBilling();

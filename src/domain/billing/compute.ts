@@ -18,7 +18,7 @@ import { defaultInvoiceAddress, getInvoiceAddress } from '../billingDetails.js';
 import { findBillingGroup } from '../billingGroups.js';
 import { EU_MEMBER_STATES } from '../countries.js';
 import { findCoupon, percentageE2 } from '../coupons.js';
-import { toIso, zoned } from '../dates.js';
+import { toIso } from '../dates.js';
 import type { BilledLineInput } from '../invoices.js';
 import { percentOf, rateToE4, toMinor } from '../money.js';
 import { priceCharge } from '../pricing.js';
@@ -30,23 +30,31 @@ import {
   chargeKindOf,
   cursorOf,
   itemTerms,
-  nextBillingDate,
   periodFrom,
   proRataShare,
   type BillingPeriod,
   type ChargeKind,
   type ItemTerms,
+  zonedIn,
 } from './schedule.js';
+import { ZoneCache, type RunZone } from './zones.js';
 
 /**
  * Catalogue entries a billing run reads again and again (products with their tax groups, price
- * plans, billing groups), loaded once per run. Never shared between runs.
+ * plans, billing groups), loaded once per run, and the time zones it computes in. Never shared
+ * between runs.
  */
 export class CatalogueCache {
   private readonly products = new Map<string, Promise<Product>>();
   private readonly plans = new Map<string, Promise<PricePlan>>();
   private readonly groups = new Map<string, Promise<BillingGroup | undefined>>();
   private readonly sellers = new Map<string, Promise<Organisation>>();
+  private readonly zones = new ZoneCache();
+
+  /** The customer's time zone, remembering its offsets for the run (see zones.ts). */
+  zone(name: string): RunZone {
+    return this.zones.get(name);
+  }
 
   product(tx: Tx, org: string, id: string): Promise<Product> {
     return this.memo(this.products, `${org} ${id}`, () => getProduct(tx, org, id));
@@ -140,16 +148,69 @@ interface ItemState {
   plan: PricePlan;
   kind: ChargeKind;
   terms: ItemTerms;
+  /** What its periods depend on besides the cursor (the alignment is the subscription's, the same for every item). */
+  termsKey: string;
+}
+
+/**
+ * The calendar of one subscription's computation: its items mostly share their start, interval and
+ * dates, and each date is asked about several times (due periods, next billing dates, upcoming), so
+ * parsed instants, periods and ISO strings are remembered for the computation. All are immutable.
+ */
+class Calendar {
+  private readonly instants = new Map<string, DateTime>();
+  private readonly periods = new Map<string, BillingPeriod | undefined>();
+  private readonly isos = new Map<number, string>();
+
+  constructor(private readonly zone: RunZone) {}
+
+  readonly at = (instant: string): DateTime => {
+    let dt = this.instants.get(instant);
+    if (!dt) {
+      dt = zonedIn(instant, this.zone);
+      this.instants.set(instant, dt);
+    }
+    return dt;
+  };
+
+  iso(dt: DateTime): string {
+    const ms = dt.toMillis();
+    let text = this.isos.get(ms);
+    if (text === undefined) {
+      text = toIso(dt);
+      this.isos.set(ms, text);
+    }
+    return text;
+  }
+
+  /** `periodFrom` of the item's terms. */
+  period(state: ItemState, cursor: DateTime): BillingPeriod | undefined {
+    const key = `${state.termsKey} ${cursor.toMillis()}`;
+    if (this.periods.has(key)) return this.periods.get(key);
+    const p = periodFrom(state.terms, cursor);
+    this.periods.set(key, p);
+    return p;
+  }
+
+  /** `nextBillingDate` of the item's terms. */
+  nextBillingDate(state: ItemState, cursor: DateTime): string | null {
+    const p = this.period(state, cursor);
+    return p ? this.iso(p.billDate) : null;
+  }
+}
+
+function termsKey(terms: ItemTerms): string {
+  return `${terms.anchor.toMillis()} ${terms.interval.count}${terms.interval.unit} ${terms.end?.toMillis() ?? '-'} ${terms.inAdvance}`;
 }
 
 /** At most this many periods of one item are billed in one go (a daily item after years of downtime bills in several runs). */
 const MAX_PERIODS_PER_ITEM = 1000;
 
 /** The periods of an item billable by `asOf` (only its first unbilled one when `asOf` is null), oldest first. */
-function duePeriods(state: ItemState, asOf: DateTime | null): BillingPeriod[] {
+function duePeriods(calendar: Calendar, state: ItemState, asOf: DateTime | null): BillingPeriod[] {
   const out: BillingPeriod[] = [];
-  let cursor = cursorOf(state.terms, state.item);
-  for (let p = periodFrom(state.terms, cursor); p && out.length < MAX_PERIODS_PER_ITEM; p = periodFrom(state.terms, cursor)) {
+  let cursor = cursorOf(state.terms, state.item, calendar.at);
+  for (let p = calendar.period(state, cursor); p && out.length < MAX_PERIODS_PER_ITEM; p = calendar.period(state, cursor)) {
     if (asOf && p.billDate > asOf) break;
     out.push(p);
     if (!asOf) break;
@@ -235,7 +296,8 @@ export async function computeDue(
 ): Promise<DueBilling> {
   const { cache, now } = options;
   const customer = (await tx.customers.get(org, record.customerId)) as Customer;
-  const timeZone = customer.timeZone;
+  const timeZone = cache.zone(customer.timeZone);
+  const calendar = new Calendar(timeZone);
   const group = record.billingGroupId ? await cache.billingGroup(tx, org, record.billingGroupId) : undefined;
   const alignment = alignmentOf(group);
   const items = await tx.subscriptions.items(org, [record.id]);
@@ -247,15 +309,16 @@ export async function computeDue(
     const plan = await cache.pricePlan(tx, org, item.pricePlanId);
     const kind = chargeKindOf(product.measurement, plan.type);
     if (kind === 'instant') continue;
-    states.push({ item, product, plan, kind, terms: itemTerms(record, item, plan, kind, alignment, timeZone, now) });
+    const terms = itemTerms(record, item, plan, kind, alignment, timeZone, now, calendar.at);
+    states.push({ item, product, plan, kind, terms, termsKey: termsKey(terms) });
   }
 
-  const asOf = options.asOf ? zoned(options.asOf, timeZone) : null;
+  const asOf = options.asOf ? zonedIn(options.asOf, timeZone) : null;
   const byDate = new Map<string, Array<{ state: ItemState; period: BillingPeriod }>>();
   let next: string | null = null;
   for (const state of states) {
-    for (const period of duePeriods(state, asOf)) {
-      const date = toIso(period.billDate);
+    for (const period of duePeriods(calendar, state, asOf)) {
+      const date = calendar.iso(period.billDate);
       let group = byDate.get(date);
       if (!group) byDate.set(date, (group = []));
       group.push({ state, period });
@@ -276,7 +339,7 @@ export async function computeDue(
 
   const drafts: DraftInvoice[] = [];
   for (const date of dates) {
-    const localDate = zoned(date, timeZone).toISODate() as string;
+    const localDate = calendar.at(date).toISODate() as string;
     const draft: DraftInvoice = { billingDate: date, lines: [], keys: [], progress: new Map(), discounts: [] };
     const entries = byDate.get(date)!;
     for (const state of states) {
@@ -287,8 +350,8 @@ export async function computeDue(
       for (const { period } of own) {
         const q = state.kind === 'flat' ? toMicros(state.item.quantity) : await usageMicros(tx, org, state, period);
         const share = state.kind === 'flat' && state.plan.proRata ? proRataShare(period) : undefined;
-        const periodStart = toIso(period.start);
-        const periodEnd = toIso(period.end);
+        const periodStart = calendar.iso(period.start);
+        const periodEnd = calendar.iso(period.end);
         for (const priced of priceCharge(state.plan, q, share)) {
           draft.lines.push({
             itemId: state.item.id,
@@ -306,7 +369,7 @@ export async function computeDue(
         draft.progress.set(state.item.id, {
           lastBilledFrom: periodStart,
           lastBilledTo: periodEnd,
-          nextBillingAt: nextBillingDate(state.terms, period.end),
+          nextBillingAt: calendar.nextBillingDate(state, period.end),
         });
         state.item = { ...state.item, lastBilledFrom: periodStart, lastBilledTo: periodEnd };
       }
@@ -325,7 +388,7 @@ export async function computeDue(
     next = dates[0] ?? null;
   } else {
     const upcoming = states
-      .map((s) => nextBillingDate(s.terms, cursorOf(s.terms, s.item)))
+      .map((s) => calendar.nextBillingDate(s, cursorOf(s.terms, s.item, calendar.at)))
       .filter((d): d is string => d !== null)
       .sort();
     next = upcoming[0] ?? null;

@@ -8,6 +8,7 @@ import type { BillingRun, BillingRunTrigger } from '../../schemas/billingRuns.js
 import { RUN_LIST_LIMIT } from '../../schemas/billingRuns.js';
 import type { PageRequest } from '../../schemas/common.js';
 import type { Invoice } from '../../schemas/invoices.js';
+import type { DueItem } from '../../store/repos/billingRuns.js';
 import type { Store, Tx } from '../../store/store.js';
 import { issueBilledInvoice } from '../invoices.js';
 import { findSubscription } from '../subscriptions/records.js';
@@ -69,12 +70,11 @@ export async function billSubscription(
   }
   const at = now.toISOString();
   const last = due.drafts[due.drafts.length - 1]!;
+  // The items computeDue read in this unit, where they stand after the last invoice that billed each.
   const progress = new Map(due.drafts.flatMap((d) => [...d.progress].map(([id, p]) => [id, { ...p, billedAt: d.billingDate }] as const)));
-  for (const item of await tx.subscriptions.items(org, [record.id])) {
-    const p = progress.get(item.id);
-    if (!p) continue;
-    await tx.subscriptions.updateItem(org, {
-      ...item,
+  for (const [id, p] of progress) {
+    await tx.subscriptions.updateItemBilling(org, {
+      id,
       lastBilledAt: p.billedAt,
       lastBilledFrom: p.lastBilledFrom,
       lastBilledTo: p.lastBilledTo,
@@ -82,7 +82,7 @@ export async function billSubscription(
       updatedAt: at,
     });
   }
-  await tx.subscriptions.update(org, { ...record, lastBillingAt: last.billingDate, updatedAt: at });
+  await tx.subscriptions.updateLastBilling(org, record.id, last.billingDate, at);
   return { invoices };
 }
 
@@ -106,6 +106,63 @@ export interface RunDeps {
 }
 
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+const noop = () => undefined;
+
+/**
+ * How long a run bills subscriptions before it yields to the event loop (and the group of units it
+ * ran commits). Requests wait at most about this long, plus the COMMIT's disk sync.
+ */
+const SLICE_MS = 10;
+
+function recordOutcome(run: BillingRun, subscriptionId: string, outcome: BillingOutcome, deps: RunDeps): void {
+  if ('skipped' in outcome) {
+    run.subscriptionsSkipped += 1;
+    if (run.skipped.length < RUN_LIST_LIMIT) run.skipped.push({ subscription: subscriptionId, reason: outcome.skipped });
+  } else {
+    run.subscriptionsBilled += 1;
+    run.invoicesCreated += outcome.invoices.length;
+    for (const i of outcome.invoices) if (run.invoices.length < RUN_LIST_LIMIT) run.invoices.push(i.id);
+    deps.afterInvoices?.();
+  }
+}
+
+function recordFailure(run: BillingRun, subscriptionId: string, err: unknown): void {
+  if (err instanceof AlreadyBilled) {
+    run.subscriptionsSkipped += 1;
+    if (run.skipped.length < RUN_LIST_LIMIT) run.skipped.push({ subscription: subscriptionId, reason: 'billed by a concurrent run' });
+  } else {
+    run.subscriptionsFailed += 1;
+    run.status = 'failed';
+    if (run.failed.length < RUN_LIST_LIMIT) run.failed.push({ subscription: subscriptionId, error: err instanceof Error ? err.message : String(err) });
+  }
+}
+
+/** Due items read per page: each page is a short read, with the event loop free between pages. */
+const DUE_PAGE = 2000;
+
+/**
+ * The subscriptions with an item due by `asOf`, in the order of their first due item (next billing
+ * date, then organisation and subscription): the due items' index read page by page, so that a run
+ * over tens of thousands of subscriptions does not hold the event loop for one long query.
+ */
+async function dueSubscriptions(store: Store, asOf: string, org: string | undefined): Promise<Array<{ org: string; subscriptionId: string }>> {
+  const seen = new Set<string>();
+  const out: Array<{ org: string; subscriptionId: string }> = [];
+  let after: DueItem | null = null;
+  for (;;) {
+    const from: DueItem | null = after;
+    const page: DueItem[] = await store.read((tx): Promise<DueItem[]> => tx.billing.dueItems(asOf, org, from, DUE_PAGE));
+    for (const item of page) {
+      const key = `${item.org} ${item.subscriptionId}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push({ org: item.org, subscriptionId: item.subscriptionId });
+    }
+    if (page.length < DUE_PAGE) return out;
+    after = page[page.length - 1]!;
+    await yieldToLoop();
+  }
+}
 
 function emptyRun(request: RunRequest, subscription: string | null): BillingRun {
   const at = request.now.toISOString();
@@ -129,8 +186,9 @@ function emptyRun(request: RunRequest, subscription: string | null): BillingRun 
 
 /**
  * One billing run: each due subscription (or the one asked for) billed in its own unit of work,
- * yielding to the event loop between them so that the server stays responsive; one recorded run per
- * organisation. A subscription that fails is listed with its error and the run goes on.
+ * yielding to the event loop every SLICE_MS so that the server stays responsive; the units of a slice
+ * commit together. One recorded run per organisation. A subscription that fails is listed with its
+ * error and the run goes on.
  */
 export async function runBilling(deps: RunDeps, request: RunRequest): Promise<BillingRun[]> {
   const { store } = deps;
@@ -145,37 +203,36 @@ export async function runBilling(deps: RunDeps, request: RunRequest): Promise<Bi
     only = record.id;
     targets = [{ org, subscriptionId: record.id }];
   } else {
-    targets = await store.read((tx) => tx.billing.dueSubscriptions(request.asOf.toISOString(), request.org));
+    targets = await dueSubscriptions(store, request.asOf.toISOString(), request.org);
   }
   const runs = new Map<string, BillingRun>();
   if (request.org) runs.set(request.org, emptyRun(request, only));
   const cache = new CatalogueCache();
+  const outcomes: Array<Promise<void>> = [];
+  let slice = performance.now();
   for (const { org, subscriptionId } of targets) {
     let run = runs.get(org);
     if (!run) runs.set(org, (run = emptyRun(request, only)));
-    try {
-      const outcome = await store.transaction((tx) => billSubscription(tx, org, subscriptionId, request.asOf, request.now, deps.settings, cache));
-      if ('skipped' in outcome) {
-        run.subscriptionsSkipped += 1;
-        if (run.skipped.length < RUN_LIST_LIMIT) run.skipped.push({ subscription: subscriptionId, reason: outcome.skipped });
-      } else {
-        run.subscriptionsBilled += 1;
-        run.invoicesCreated += outcome.invoices.length;
-        for (const i of outcome.invoices) if (run.invoices.length < RUN_LIST_LIMIT) run.invoices.push(i.id);
-        deps.afterInvoices?.();
+    const counted = run;
+    let ran!: () => void;
+    const done = new Promise<void>((resolve) => (ran = resolve));
+    const unit = store.transaction(async (tx) => {
+      try {
+        return await billSubscription(tx, org, subscriptionId, request.asOf, request.now, deps.settings, cache);
+      } finally {
+        ran();
       }
-    } catch (err) {
-      if (err instanceof AlreadyBilled) {
-        run.subscriptionsSkipped += 1;
-        if (run.skipped.length < RUN_LIST_LIMIT) run.skipped.push({ subscription: subscriptionId, reason: 'billed by a concurrent run' });
-      } else {
-        run.subscriptionsFailed += 1;
-        run.status = 'failed';
-        if (run.failed.length < RUN_LIST_LIMIT) run.failed.push({ subscription: subscriptionId, error: err instanceof Error ? err.message : String(err) });
-      }
+    });
+    outcomes.push(unit.then((outcome) => recordOutcome(counted, subscriptionId, outcome, deps), (err: unknown) => recordFailure(counted, subscriptionId, err)));
+    // The next unit starts as soon as this one has run, without waiting for its COMMIT: the units of
+    // one slice share the store's group commit (one disk sync), each still in its own savepoint.
+    await Promise.race([done, unit.then(noop, noop)]);
+    if (performance.now() - slice >= SLICE_MS) {
+      await yieldToLoop();
+      slice = performance.now();
     }
-    await yieldToLoop();
   }
+  await Promise.all(outcomes);
   const finishedAt = new Date(request.now.getTime() + (Date.now() - started)).toISOString();
   const recorded: BillingRun[] = [];
   for (const [org, run] of runs) {

@@ -5,10 +5,17 @@
  * fee paid in advance, its end otherwise (usage is always billed in arrears). The item's stop (billing
  * end, cancellation, termination) cuts its last period short. Everything here is pure.
  */
-import type { DateTime } from 'luxon';
+import { DateTime, type Zone } from 'luxon';
 import type { Measurement } from '../../schemas/measurements.js';
 import type { ItemRecord, SubscriptionRecord } from '../../store/repos/subscriptions.js';
-import { parseInterval, periodContaining, subtractInterval, toIso, zoned, type Alignment, type Interval } from '../dates.js';
+import { parseInterval, periodContaining, subtractInterval, toIso, type Alignment, type Interval } from '../dates.js';
+
+/** An instant on the wall clock of a zone given by name or as a zone (a run's `RunZone`): `zoned` of dates.ts, for either. */
+export function zonedIn(instant: string | Date, zone: string | Zone): DateTime {
+  const dt = typeof instant === 'string' ? DateTime.fromISO(instant, { zone }) : DateTime.fromJSDate(instant, { zone });
+  if (!dt.isValid) throw new Error(`invalid instant ${String(instant)} in ${typeof zone === 'string' ? zone : zone.name}`);
+  return dt;
+}
 
 export function alignmentOf(group: { type: string; customDay: number | null; customMonth?: number | null } | undefined): Alignment {
   if (group?.type === 'end_of_month') return { type: 'end_of_month' };
@@ -57,15 +64,16 @@ export function itemTerms(
   plan: { billingInterval: string; payInAdvance: boolean },
   kind: ChargeKind,
   alignment: Alignment,
-  timeZone: string,
+  timeZone: string | Zone,
   now: Date,
+  at: (instant: string) => DateTime = (instant) => zonedIn(instant, timeZone),
 ): ItemTerms {
   const end = itemEnd(record, item);
   return {
-    anchor: zoned(itemBillingStart(record, item, now), timeZone),
+    anchor: at(itemBillingStart(record, item, now)),
     interval: parseInterval(plan.billingInterval),
     alignment,
-    end: end ? zoned(end, timeZone) : null,
+    end: end ? at(end) : null,
     inAdvance: kind === 'flat' && plan.payInAdvance,
   };
 }
@@ -83,9 +91,13 @@ export interface BillingPeriod {
 }
 
 /** Where unbilled time begins: the end of the last billed period, never before the billing start. */
-export function cursorOf(terms: ItemTerms, item: Pick<ItemRecord, 'lastBilledTo'>): DateTime {
+export function cursorOf(
+  terms: ItemTerms,
+  item: Pick<ItemRecord, 'lastBilledTo'>,
+  at: (instant: string) => DateTime = (instant) => zonedIn(instant, terms.anchor.zone),
+): DateTime {
   if (item.lastBilledTo === null) return terms.anchor;
-  const last = zoned(item.lastBilledTo, terms.anchor.zoneName as string);
+  const last = at(item.lastBilledTo);
   return last > terms.anchor ? last : terms.anchor;
 }
 

@@ -14,9 +14,22 @@ export interface DueSubscription {
   subscriptionId: string;
 }
 
+/** A due item's place in the index of due items. */
+export interface DueItem {
+  nextBillingAt: string;
+  org: string;
+  subscriptionId: string;
+  rowid: number;
+}
+
 export interface BillingRunRepo {
   /** Subscriptions with an item whose next billing date is not after `asOf`, oldest due first; of one organisation when given. */
   dueSubscriptions(asOf: string, org?: string): Promise<DueSubscription[]>;
+  /**
+   * One page of the due items in the order of their index (next billing date, organisation,
+   * subscription), after `after` (the last item of the previous page; null for the first).
+   */
+  dueItems(asOf: string, org: string | undefined, after: DueItem | null, limit: number): Promise<DueItem[]>;
   /** Claims the keys for the invoice; returns how many were free (a taken key is left as it is). */
   claim(org: string, keys: readonly BilledChargeKey[], invoiceId: string): Promise<number>;
   insertRun(org: string, run: BillingRun): Promise<void>;
@@ -71,6 +84,25 @@ export class SqliteBillingRunRepo implements BillingRunRepo {
       org ?? null,
     );
     return rows.map((r) => ({ org: r.org, subscriptionId: r.id }));
+  }
+
+  async dueItems(asOf: string, org: string | undefined, after: DueItem | null, limit: number): Promise<DueItem[]> {
+    // Row-value keyset on the covering index subscription_items_due (its entries end with the rowid): no sort, no temp b-tree.
+    return this.sql.all<DueItem>(
+      `SELECT next_billing_at AS nextBillingAt, organisation_id AS org, subscription_id AS subscriptionId, rowid
+         FROM subscription_items INDEXED BY subscription_items_due
+        WHERE next_billing_at IS NOT NULL AND next_billing_at <= ? AND (? IS NULL OR organisation_id = ?)
+          AND (next_billing_at, organisation_id, subscription_id, rowid) > (?, ?, ?, ?)
+        ORDER BY next_billing_at, organisation_id, subscription_id, rowid LIMIT ?`,
+      asOf,
+      org ?? null,
+      org ?? null,
+      after?.nextBillingAt ?? '',
+      after?.org ?? '',
+      after?.subscriptionId ?? '',
+      after?.rowid ?? -1,
+      limit,
+    );
   }
 
   async claim(org: string, keys: readonly BilledChargeKey[], invoiceId: string): Promise<number> {

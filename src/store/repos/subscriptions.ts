@@ -72,6 +72,8 @@ export interface ItemRecord {
   updatedAt: string;
 }
 
+export type ItemBillingProgress = Pick<ItemRecord, 'id' | 'lastBilledAt' | 'lastBilledFrom' | 'lastBilledTo' | 'nextBillingAt' | 'updatedAt'>;
+
 export interface InlineDiscount {
   name: string | null;
   type: 'percentage' | 'fixed_amount';
@@ -107,6 +109,10 @@ export interface SubscriptionRepo {
 
   insertItem(org: string, item: ItemRecord): Promise<void>;
   updateItem(org: string, item: ItemRecord): Promise<void>;
+  /** The billing progress of an item after a billing run's invoice (only these columns change). */
+  updateItemBilling(org: string, progress: ItemBillingProgress): Promise<void>;
+  /** `lastBillingAt` of a subscription after a billing run's invoices (only it and updatedAt change). */
+  updateLastBilling(org: string, id: string, lastBillingAt: string, updatedAt: string): Promise<void>;
   getItem(org: string, id: string): Promise<ItemRecord | undefined>;
   items(org: string, subscriptionIds: readonly string[]): Promise<ItemRecord[]>;
 
@@ -323,6 +329,26 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
     this.sql.update('subscription_items', org, i.id, itemColumns(i));
   }
 
+  // Only the changed columns: an UPDATE naming an indexed column rewrites that index entry even when
+  // its value stays, and the full updates rewrote three indexes of the item and two of the subscription.
+  async updateItemBilling(org: string, p: ItemBillingProgress): Promise<void> {
+    this.sql.run(
+      `UPDATE subscription_items SET last_billed_at = ?, last_billed_from = ?, last_billed_to = ?, next_billing_at = ?, updated_at = ?
+        WHERE organisation_id = ? AND id = ?`,
+      p.lastBilledAt,
+      p.lastBilledFrom,
+      p.lastBilledTo,
+      p.nextBillingAt,
+      p.updatedAt,
+      org,
+      p.id,
+    );
+  }
+
+  async updateLastBilling(org: string, id: string, lastBillingAt: string, updatedAt: string): Promise<void> {
+    this.sql.run('UPDATE subscriptions SET last_billing_at = ?, updated_at = ? WHERE organisation_id = ? AND id = ?', lastBillingAt, updatedAt, org, id);
+  }
+
   async getItem(org: string, id: string): Promise<ItemRecord | undefined> {
     const row = this.sql.get<ItemRow>('SELECT * FROM subscription_items WHERE organisation_id = ? AND id = ?', org, id);
     return row && toItem(row);
@@ -332,7 +358,9 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
     if (subscriptionIds.length === 0) return [];
     return this.sql
       .all<ItemRow>(
-        `SELECT * FROM subscription_items WHERE organisation_id = ? AND subscription_id IN (SELECT value FROM json_each(?))
+        // `+organisation_id`: without statistics SQLite would otherwise pick the (organisation_id,
+        // price_plan_id) index and read every item of the organisation; by subscription it reads its own.
+        `SELECT * FROM subscription_items WHERE +organisation_id = ? AND subscription_id IN (SELECT value FROM json_each(?))
          ORDER BY created_at, id`,
         org,
         JSON.stringify(subscriptionIds),
