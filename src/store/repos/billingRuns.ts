@@ -9,11 +9,6 @@ export interface BilledChargeKey {
   kind: 'flat' | 'usage' | 'instant';
 }
 
-export interface DueSubscription {
-  org: string;
-  subscriptionId: string;
-}
-
 /** A due item's place in the index of due items. */
 export interface DueItem {
   nextBillingAt: string;
@@ -23,8 +18,6 @@ export interface DueItem {
 }
 
 export interface BillingRunRepo {
-  /** Subscriptions with an item whose next billing date is not after `asOf`, oldest due first; of one organisation when given. */
-  dueSubscriptions(asOf: string, org?: string): Promise<DueSubscription[]>;
   /**
    * One page of the due items in the order of their index (next billing date, organisation,
    * subscription), after `after` (the last item of the previous page; null for the first).
@@ -73,18 +66,6 @@ const toRun = (r: Row): BillingRun => ({
 
 export class SqliteBillingRunRepo implements BillingRunRepo {
   constructor(private readonly sql: Sql) {}
-
-  async dueSubscriptions(asOf: string, org?: string): Promise<DueSubscription[]> {
-    const rows = this.sql.all<{ org: string; id: string }>(
-      `SELECT organisation_id AS org, subscription_id AS id FROM subscription_items
-        WHERE next_billing_at IS NOT NULL AND next_billing_at <= ? AND (? IS NULL OR organisation_id = ?)
-        GROUP BY organisation_id, subscription_id ORDER BY min(next_billing_at), subscription_id`,
-      asOf,
-      org ?? null,
-      org ?? null,
-    );
-    return rows.map((r) => ({ org: r.org, subscriptionId: r.id }));
-  }
 
   async dueItems(asOf: string, org: string | undefined, after: DueItem | null, limit: number): Promise<DueItem[]> {
     // Row-value keyset on the covering index subscription_items_due (its entries end with the rowid): no sort, no temp b-tree.
