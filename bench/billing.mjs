@@ -159,7 +159,7 @@ function bare(file, org) {
   );
   const sub = db.prepare('SELECT id, customer_id, start_date FROM subscriptions WHERE organisation_id = ? AND id = ?');
   const items = db.prepare(
-    `SELECT i.id, i.quantity, i.last_billed_to, i.next_billing_at, p.name, p.measurement_id, pp.type, pp.price_cents, pp.pay_in_advance
+    `SELECT i.id, i.quantity, i.last_billed_to, i.next_billing_at, p.name, p.measurement_id, pp.type, pp.price, pp.pay_in_advance
        FROM subscription_items i JOIN products p ON p.id = i.product_id JOIN price_plans pp ON pp.id = i.price_plan_id
       WHERE i.organisation_id = ? AND i.subscription_id = ? ORDER BY i.created_at, i.id`,
   );
@@ -172,11 +172,11 @@ function bare(file, org) {
     .pluck();
   const insertInvoice = db.prepare(
     `INSERT INTO invoices (id, organisation_id, number, customer_id, subscription_id, status, currency_code, net_amount,
-       tax_amount, gross_amount, amount_paid, taxes, issued_at, due_at, paid_at, voided_at, created_at, updated_at)
+       tax_amount, gross_amount, amount_settled, taxes, issued_at, due_at, paid_at, voided_at, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, 'open', 'EUR', ?, ?, ?, 0, ?, ?, ?, NULL, NULL, ?, ?)`,
   );
   const insertLine = db.prepare(
-    `INSERT INTO invoice_lines (id, organisation_id, invoice_id, position, description, quantity, unit_amount, net_amount,
+    `INSERT INTO invoice_lines (id, organisation_id, invoice_id, position, description, quantity, unit_amount_decimal, net_amount,
        tax_rate_e4, period_start, period_end) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1900, ?, ?)`,
   );
   const t = performance.now();
@@ -196,6 +196,7 @@ function bare(file, org) {
       const rows = [];
       let invoiceNet = 0;
       for (const item of items.all(org, id)) {
+        const cents = Math.round(Number(item.price) * 100);
         let from;
         let to;
         let quantity;
@@ -205,15 +206,15 @@ function bare(file, org) {
           to = item.next_billing_at;
           const micros = sum.get(org, item.id, item.measurement_id, from, to) ?? 0n;
           quantity = String(micros / 1_000_000n);
-          amount = Number((micros * BigInt(item.price_cents) + 500_000n) / 1_000_000n);
+          amount = Number((micros * BigInt(cents) + 500_000n) / 1_000_000n);
         } else {
           from = item.next_billing_at;
           to = monthAfter(from);
           quantity = item.quantity;
-          amount = Math.round(Number(item.quantity) * item.price_cents);
+          amount = Math.round(Number(item.quantity) * cents);
         }
         invoiceNet += amount;
-        rows.push([item.name, quantity, item.price_cents, amount, from, to]);
+        rows.push([item.name, quantity, String(cents), amount, from, to]);
       }
       const tax = Math.round(invoiceNet * 0.19);
       const issued = rows[0][4];

@@ -1,4 +1,4 @@
-import { DateTime } from 'luxon';
+import { DateTime, IANAZone, type Zone } from 'luxon';
 
 /**
  * Calendar arithmetic for billing: intervals and contract periods (`<n>D|W|M|Y`), period boundaries
@@ -23,9 +23,53 @@ export function parseInterval(text: string): Interval {
 
 const UNIT_KEY = { D: 'days', W: 'weeks', M: 'months', Y: 'years' } as const;
 
-export function zoned(instant: string | Date, timeZone: string): DateTime {
-  const dt = typeof instant === 'string' ? DateTime.fromISO(instant, { zone: timeZone }) : DateTime.fromJSDate(instant, { zone: timeZone });
-  if (!dt.isValid) throw new Error(`invalid instant ${String(instant)} in ${timeZone}`);
+const HOUR_MS = 3_600_000;
+/** Hours remembered per zone before its memory starts afresh (about eleven years of hours). */
+const MAX_HOURS = 100_000;
+
+/**
+ * An IANA zone (equal to it: same name, same offsets) that remembers, per hour, the UTC offset that
+ * holds through the whole hour. Every wall-clock step Luxon takes (`plus`, `diff`, `fromISO` with a
+ * zone) asks the zone for offsets several times, and each answer is an `Intl.DateTimeFormat`
+ * `formatToParts` call (10-30 µs); billing asks thousands of times a second about the same few hours.
+ * An hour in which the offset changes is not remembered: each instant in it is asked as before, so the
+ * answers are exactly the zone's own (tzdb never changes an offset twice within an hour).
+ */
+class HourlyZone extends IANAZone {
+  private readonly hours = new Map<number, number | null>();
+
+  override offset(ts: number): number {
+    const hour = Math.floor(ts / HOUR_MS);
+    let known = this.hours.get(hour);
+    if (known === undefined) {
+      if (!Number.isFinite(hour)) return super.offset(ts);
+      const first = super.offset(hour * HOUR_MS);
+      const last = super.offset(hour * HOUR_MS + HOUR_MS - 1);
+      known = first === last && !Number.isNaN(first) ? first : null;
+      if (this.hours.size >= MAX_HOURS) this.hours.clear();
+      this.hours.set(hour, known);
+    }
+    return known ?? super.offset(ts);
+  }
+}
+
+const zones = new Map<string, Zone>();
+
+/** The IANA zone of a name (Europe/Berlin), remembering its offsets per hour; one per name for the process. */
+export function zoneOf(name: string): Zone {
+  let zone = zones.get(name);
+  if (!zone) {
+    zone = new HourlyZone(name);
+    zones.set(name, zone);
+  }
+  return zone;
+}
+
+/** An instant on the wall clock of a time zone given by name or as a zone. */
+export function zoned(instant: string | Date, timeZone: string | Zone): DateTime {
+  const zone = typeof timeZone === 'string' ? zoneOf(timeZone) : timeZone;
+  const dt = typeof instant === 'string' ? DateTime.fromISO(instant, { zone }) : DateTime.fromJSDate(instant, { zone });
+  if (!dt.isValid) throw new Error(`invalid instant ${String(instant)} in ${zone.name}`);
   return dt;
 }
 

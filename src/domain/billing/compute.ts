@@ -5,7 +5,7 @@
  * a subscription unchanged between the two, the next invoice therefore equals the estimate line for
  * line and cent for cent.
  */
-import type { DateTime } from 'luxon';
+import type { DateTime, Zone } from 'luxon';
 import type { BillingGroup, PricePlan, Product } from '../../schemas/catalogue.js';
 import type { Customer } from '../../schemas/customers.js';
 import type { Organisation } from '../../schemas/organisation.js';
@@ -18,7 +18,7 @@ import { defaultInvoiceAddress, getInvoiceAddress } from '../billingDetails.js';
 import { findBillingGroup } from '../billingGroups.js';
 import { EU_MEMBER_STATES } from '../countries.js';
 import { findCoupon, percentageE2 } from '../coupons.js';
-import { toIso } from '../dates.js';
+import { toIso, zoned, zoneOf } from '../dates.js';
 import type { BilledLineInput } from '../invoices.js';
 import { percentOf, rateToE4, toMinor } from '../money.js';
 import { priceCharge } from '../pricing.js';
@@ -35,9 +35,7 @@ import {
   type BillingPeriod,
   type ChargeKind,
   type ItemTerms,
-  zonedIn,
 } from './schedule.js';
-import { ZoneCache, type RunZone } from './zones.js';
 
 /**
  * Catalogue entries a billing run reads again and again (products with their tax groups, price
@@ -49,12 +47,6 @@ export class CatalogueCache {
   private readonly plans = new Map<string, Promise<PricePlan>>();
   private readonly groups = new Map<string, Promise<BillingGroup | undefined>>();
   private readonly sellers = new Map<string, Promise<Organisation>>();
-  private readonly zones = new ZoneCache();
-
-  /** The customer's time zone, remembering its offsets for the run (see zones.ts). */
-  zone(name: string): RunZone {
-    return this.zones.get(name);
-  }
 
   product(tx: Tx, org: string, id: string): Promise<Product> {
     return this.memo(this.products, `${org} ${id}`, () => getProduct(tx, org, id));
@@ -162,12 +154,12 @@ class Calendar {
   private readonly periods = new Map<string, BillingPeriod | undefined>();
   private readonly isos = new Map<number, string>();
 
-  constructor(private readonly zone: RunZone) {}
+  constructor(private readonly zone: Zone) {}
 
   readonly at = (instant: string): DateTime => {
     let dt = this.instants.get(instant);
     if (!dt) {
-      dt = zonedIn(instant, this.zone);
+      dt = zoned(instant, this.zone);
       this.instants.set(instant, dt);
     }
     return dt;
@@ -296,7 +288,7 @@ export async function computeDue(
 ): Promise<DueBilling> {
   const { cache, now } = options;
   const customer = (await tx.customers.get(org, record.customerId)) as Customer;
-  const timeZone = cache.zone(customer.timeZone);
+  const timeZone = zoneOf(customer.timeZone);
   const calendar = new Calendar(timeZone);
   const group = record.billingGroupId ? await cache.billingGroup(tx, org, record.billingGroupId) : undefined;
   const alignment = alignmentOf(group);
@@ -313,7 +305,7 @@ export async function computeDue(
     states.push({ item, product, plan, kind, terms, termsKey: termsKey(terms) });
   }
 
-  const asOf = options.asOf ? zonedIn(options.asOf, timeZone) : null;
+  const asOf = options.asOf ? zoned(options.asOf, timeZone) : null;
   const byDate = new Map<string, Array<{ state: ItemState; period: BillingPeriod }>>();
   let next: string | null = null;
   for (const state of states) {

@@ -8,14 +8,7 @@
 import { DateTime, type Zone } from 'luxon';
 import type { Measurement } from '../../schemas/measurements.js';
 import type { ItemRecord, SubscriptionRecord } from '../../store/repos/subscriptions.js';
-import { parseInterval, periodContaining, subtractInterval, toIso, type Alignment, type Interval } from '../dates.js';
-
-/** An instant on the wall clock of a zone given by name or as a zone (a run's `RunZone`): `zoned` of dates.ts, for either. */
-export function zonedIn(instant: string | Date, zone: string | Zone): DateTime {
-  const dt = typeof instant === 'string' ? DateTime.fromISO(instant, { zone }) : DateTime.fromJSDate(instant, { zone });
-  if (!dt.isValid) throw new Error(`invalid instant ${String(instant)} in ${typeof zone === 'string' ? zone : zone.name}`);
-  return dt;
-}
+import { parseInterval, periodContaining, subtractInterval, toIso, zoned, type Alignment, type Interval } from '../dates.js';
 
 export function alignmentOf(group: { type: string; customDay: number | null; customMonth?: number | null } | undefined): Alignment {
   if (group?.type === 'end_of_month') return { type: 'end_of_month' };
@@ -66,7 +59,7 @@ export function itemTerms(
   alignment: Alignment,
   timeZone: string | Zone,
   now: Date,
-  at: (instant: string) => DateTime = (instant) => zonedIn(instant, timeZone),
+  at: (instant: string) => DateTime = (instant) => zoned(instant, timeZone),
 ): ItemTerms {
   const end = itemEnd(record, item);
   return {
@@ -94,7 +87,7 @@ export interface BillingPeriod {
 export function cursorOf(
   terms: ItemTerms,
   item: Pick<ItemRecord, 'lastBilledTo'>,
-  at: (instant: string) => DateTime = (instant) => zonedIn(instant, terms.anchor.zone),
+  at: (instant: string) => DateTime = (instant) => zoned(instant, terms.anchor.zone),
 ): DateTime {
   if (item.lastBilledTo === null) return terms.anchor;
   const last = at(item.lastBilledTo);
