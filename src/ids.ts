@@ -43,7 +43,8 @@ export function newId(): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-const ulidFactory = monotonicFactory();
+/** The ulid package's random source, drawn from the same pool (its default asks the system for each character). */
+const ulidFactory = monotonicFactory(() => randomTen()[0]! / 256);
 
 export function newUlid(): string {
   return ulidFactory();

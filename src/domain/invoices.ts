@@ -305,9 +305,8 @@ export async function createInvoice(tx: Tx, org: string, input: InvoiceInput, no
   }
   const issued = await issue(tx, org, draft, customer, now.toISOString(), paymentTermDays, now);
   await tx.invoices.insert(org, issued);
-  const stored = await getInvoice(tx, org, issued.id);
-  await announceIssued(tx, org, stored, now);
-  return stored;
+  await announceIssued(tx, org, issued, now);
+  return issued;
 }
 
 export interface BilledLineInput {
@@ -370,9 +369,8 @@ export async function issueBilledInvoice(
   if (draft.grossAmount > MAX_AMOUNT_CENTS) throw new RangeError(`a billed invoice cannot total more than ${MAX_AMOUNT_CENTS} (got ${draft.grossAmount})`);
   const issued = await issue(tx, org, draft, customer, issuedAt.toISOString(), input.paymentTermDays, now);
   await tx.invoices.insert(org, issued);
-  const stored = await getInvoice(tx, org, issued.id);
-  await announceIssued(tx, org, stored, now);
-  return stored;
+  await announceIssued(tx, org, issued, now);
+  return issued;
 }
 
 /** An invoice by id or by number (INV-2026-000001): every input naming an invoice accepts both. */
