@@ -8,6 +8,7 @@
 // no event-loop block above 50 ms.
 import fs from 'node:fs';
 import http from 'node:http';
+import inspector from 'node:inspector';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
@@ -272,6 +273,22 @@ function pollHealthz(url) {
   };
 }
 
+/** A CPU profile of the run alone (BENCH_CPU_PROFILE=<file>), written as a .cpuprofile that Chrome DevTools opens. */
+async function startProfile() {
+  const session = new inspector.Session();
+  session.connect();
+  const post = (method, params) => new Promise((resolve, reject) => session.post(method, params, (err, res) => (err ? reject(err) : resolve(res))));
+  await post('Profiler.enable');
+  await post('Profiler.start');
+  return {
+    async stop(file) {
+      const { profile } = await post('Profiler.stop');
+      fs.writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
+
 /** `runBilling` over every due subscription, with the HTTP server on the same store polled meanwhile. */
 async function ours(file) {
   const store = SqliteStore.open(file);
@@ -286,9 +303,11 @@ async function ours(file) {
     await new Promise((r) => setTimeout(r, 200));
     const histogram = monitorEventLoopDelay({ resolution: 1 });
     histogram.enable();
+    const profiler = process.env.BENCH_CPU_PROFILE ? await startProfile() : undefined;
     const t = performance.now();
     const [run] = await runBilling({ store, settings: { paymentTermDays: 14 } }, { trigger: 'cli', asOf: RUN_AT, now: RUN_AT, recordEmpty: true });
     const ms = performance.now() - t;
+    if (profiler) await profiler.stop(process.env.BENCH_CPU_PROFILE);
     histogram.disable();
     const healthz = await poller.stop();
     const billed = `FROM invoices WHERE issued_at > '${T0.toISOString()}'`;

@@ -23,7 +23,7 @@ import { SqliteSystemRepo, type ApiKeyRecord } from './repos/system.js';
 import { SqliteUsageRepo } from './repos/usage.js';
 import { SqliteWebhookRepo } from './repos/webhooks.js';
 import { Sql } from './sql.js';
-import type { Store, Tx } from './store.js';
+import type { Store, Tx, UnitOptions } from './store.js';
 
 export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
 
@@ -143,6 +143,10 @@ interface Group {
   committed: Promise<void>;
   resolve(): void;
   reject(err: unknown): void;
+  /** When (performance.now()) the group opened. */
+  openedAt: number;
+  /** Not committed before this instant: a unit asked the group to linger (see `transaction`). */
+  lingerUntil: number;
 }
 
 export class SqliteStore implements Store {
@@ -218,10 +222,14 @@ export class SqliteStore implements Store {
    * Group commit: the first unit opens a transaction, each unit runs in a savepoint of it (rolled
    * back alone when it fails), and one COMMIT after the event loop's poll phase (setImmediate) makes
    * every unit that arrived meanwhile durable with a single disk sync. A unit is answered only after
-   * that COMMIT; if the COMMIT fails, every unit of the group fails and nothing of it stays.
+   * that COMMIT; if the COMMIT fails, every unit of the group fails and nothing of it stays. A unit
+   * with `lingerMs` keeps its group open that long after it opened, so that the units following it
+   * over several event-loop turns share the COMMIT (a billing run: one disk sync per linger, not per
+   * turn); other units joining the group wait for the same COMMIT.
    */
-  async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: Tx) => Promise<T>, options: UnitOptions = {}): Promise<T> {
     const group = await this.enterGroup();
+    if (options.lingerMs) group.lingerUntil = Math.max(group.lingerUntil, group.openedAt + options.lingerMs);
     let outcome: { ok: true; value: T } | { ok: false; error: unknown };
     try {
       this.db.exec('SAVEPOINT unit');
@@ -287,9 +295,14 @@ export class SqliteStore implements Store {
     });
     // Every unit of the group awaits `committed`; this only keeps a failure at close from counting as unhandled.
     committed.catch(() => undefined);
-    const group: Group = { committed, resolve, reject };
+    const group: Group = { committed, resolve, reject, openedAt: performance.now(), lingerUntil: 0 };
     this.group = group;
-    setImmediate(() => {
+    const commitSoon = () => {
+      const lingering = group.lingerUntil - performance.now();
+      if (lingering > 0 && this.group === group && !this.closed) {
+        setTimeout(commitSoon, lingering);
+        return;
+      }
       void (async () => {
         const wait = this.writeTurn.take();
         if (wait) await wait;
@@ -299,7 +312,8 @@ export class SqliteStore implements Store {
           this.writeTurn.give();
         }
       })();
-    });
+    };
+    setImmediate(commitSoon);
     return group;
   }
 

@@ -41,6 +41,15 @@ export interface Tx {
   features: FeatureRepo;
 }
 
+export interface UnitOptions {
+  /**
+   * Keep the commit group this unit joins open for this many milliseconds after it opened, so that
+   * the units that follow share one COMMIT (one disk sync): for a long run of units such as a billing
+   * run. Units are acknowledged at the COMMIT, so this is also how long they may wait for it.
+   */
+  lingerMs?: number;
+}
+
 /**
  * The store: write units run one at a time on the write connection, group-committed; `transaction`
  * commits or rolls back as a whole and answers only after its COMMIT. A `read` sees committed data
@@ -49,7 +58,7 @@ export interface Tx {
  */
 export interface Store {
   read<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
-  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Tx) => Promise<T>, options?: UnitOptions): Promise<T>;
   /**
    * The API key with this hash, read outside the unit-of-work queue: authentication never waits
    * behind other operations, and api_keys is written only by key management, never by an operation.
