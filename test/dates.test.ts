@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { addInterval, boundary, parseInterval, periodContaining, termsAfter, toIso, zoned, type Alignment } from '../src/domain/dates.js';
 
 const BERLIN = 'Europe/Berlin';
@@ -108,5 +109,28 @@ describe('contract terms', () => {
   it('skips terms that ended before the given instant', () => {
     const terms = termsAfter(at('2020-01-01T00:00:00'), periods(['1Y', '1M']), at('2026-06-01T00:00:00'), 2);
     expect(terms.map((t) => t.end.toISODate())).toEqual(['2027-01-01', '2028-01-01']);
+  });
+});
+
+describe('addInterval steps on the wall clock exactly as Luxon does', () => {
+  it('equals DateTime#plus for random instants, zones, units and counts (DST gaps and overlaps, month ends)', () => {
+    const zones = ['Europe/Berlin', 'America/New_York', 'Australia/Lord_Howe', 'Asia/Kolkata', 'Pacific/Chatham', 'UTC', 'America/Santiago'];
+    const keys = { D: 'days', W: 'weeks', M: 'months', Y: 'years' } as const;
+    fc.assert(
+      fc.property(
+        fc.integer({ min: Date.parse('2000-01-01T00:00:00Z'), max: Date.parse('2040-01-01T00:00:00Z') }),
+        fc.constantFrom(...zones),
+        fc.constantFrom('D', 'W', 'M', 'Y'),
+        fc.integer({ min: -40, max: 40 }),
+        (ms, zone, unit, count) => {
+          const start = zoned(new Date(ms), zone);
+          const ours = addInterval(start, { count: 1, unit: unit as 'D' | 'W' | 'M' | 'Y' }, count);
+          const luxon = start.plus({ [keys[unit as 'D']]: count });
+          expect(ours.toMillis()).toBe(luxon.toMillis());
+          expect(ours.zoneName).toBe(zone);
+        },
+      ),
+      { seed: 20261123, numRuns: 3000 },
+    );
   });
 });

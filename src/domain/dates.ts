@@ -21,7 +21,6 @@ export function parseInterval(text: string): Interval {
   return { count: Number(m[1]), unit: m[2] as IntervalUnit };
 }
 
-const UNIT_KEY = { D: 'days', W: 'weeks', M: 'months', Y: 'years' } as const;
 
 const HOUR_MS = 3_600_000;
 /** Hours remembered per zone before its memory starts afresh (about eleven years of hours). */
@@ -88,11 +87,46 @@ export function toIso(dt: DateTime): string {
 
 /** anchor + times·interval on the wall clock; a month end that does not exist clamps (Jan 31 + 1M = Feb 28/29). */
 export function addInterval(anchor: DateTime, interval: Interval, times = 1): DateTime {
-  return anchor.plus({ [UNIT_KEY[interval.unit]]: interval.count * times });
+  const n = interval.count * times;
+  switch (interval.unit) {
+    case 'D':
+      return plusCalendar(anchor, 0, n);
+    case 'W':
+      return plusCalendar(anchor, 0, 7 * n);
+    case 'M':
+      return plusCalendar(anchor, n, 0);
+    case 'Y':
+      return plusCalendar(anchor, 12 * n, 0);
+  }
 }
 
 export function subtractInterval(anchor: DateTime, interval: Interval): DateTime {
-  return anchor.minus({ [UNIT_KEY[interval.unit]]: interval.count });
+  return addInterval(anchor, interval, -1);
+}
+
+const daysInMonth = (year: number, month: number): number => new Date(Date.UTC(year, month, 0)).getUTCDate();
+
+/**
+ * `dt.plus({ months, days })` on the wall clock, as Luxon computes it (months first, the day clamped
+ * to the target month's length, then days; the local time kept; across an offset change the instant
+ * found as Luxon's `fixOffset` finds it: the offset before the step, corrected once or twice), in
+ * about a seventh of the time: billing steps through periods thousands of times a second.
+ */
+function plusCalendar(dt: DateTime, months: number, days: number): DateTime {
+  const total = dt.year * 12 + (dt.month - 1) + months;
+  const year = Math.floor(total / 12);
+  const month = total - year * 12 + 1;
+  const local = Date.UTC(year, month - 1, Math.min(dt.day, daysInMonth(year, month)) + days, dt.hour, dt.minute, dt.second, dt.millisecond);
+  const zone = dt.zone;
+  const before = dt.offset;
+  let ts = local - before * 60_000;
+  const o2 = zone.offset(ts);
+  if (o2 !== before) {
+    ts -= (o2 - before) * 60_000;
+    const o3 = zone.offset(ts);
+    if (o3 !== o2) ts = local - Math.min(o2, o3) * 60_000;
+  }
+  return DateTime.fromMillis(ts, { zone });
 }
 
 export type Alignment =
