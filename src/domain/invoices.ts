@@ -7,7 +7,7 @@ import type { Invoice, InvoiceLine, InvoiceStatus, InvoiceTax } from '../schemas
 import type { InvoiceFilter } from '../store/repos/invoices.js';
 import type { Tx } from '../store/store.js';
 import { customerIdOf, findCustomer } from './customers.js';
-import { toIso, zoned } from './dates.js';
+import { addInterval, toIso, zoned } from './dates.js';
 import { decimal, formatDecimal, fractionDigits, multiply, parseDecimal, roundedUnits, unitsAt } from './decimal.js';
 import { emitEvent } from './events.js';
 import { formatMoney, percentOf, RATE_SCALE, rateOfE4, rateToE4 } from './money.js';
@@ -127,7 +127,7 @@ async function nextInvoiceNumber(tx: Tx, org: string, issuedAt: Date): Promise<s
  */
 export function dueDateOf(issuedAt: string, customer: Pick<Customer, 'paymentTermDays' | 'timeZone'>, defaultDays: number): string {
   const days = customer.paymentTermDays ?? defaultDays;
-  return toIso(zoned(issuedAt, customer.timeZone).plus({ days }));
+  return toIso(addInterval(zoned(issuedAt, customer.timeZone), { count: days, unit: 'D' }));
 }
 
 export type InvoiceEventType = 'invoice.created' | 'invoice.paid' | 'invoice.voided';

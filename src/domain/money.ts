@@ -155,15 +155,27 @@ export const RATE_SCALE = 10_000;
 
 /** A percentage (19, 7.7, 5.5) as integer 1/10,000 percent (190000, 77000, 55000); undefined beyond 4 fractional digits or for a negative rate. */
 export function rateToE4(rate: number): number | undefined {
+  if (e4OfRate.has(rate)) return e4OfRate.get(rate);
   const parsed = decimalOfNumber(rate);
-  if (!parsed.ok || parsed.value.units < 0n) return undefined;
-  const e4 = unitsAt(parsed.value, RATE_DIGITS);
-  return e4 === undefined ? undefined : Number(e4);
+  const e4 = parsed.ok && parsed.value.units >= 0n ? unitsAt(parsed.value, RATE_DIGITS) : undefined;
+  const result = e4 === undefined ? undefined : Number(e4);
+  if (e4OfRate.size < RATES_REMEMBERED) e4OfRate.set(rate, result);
+  return result;
 }
+
+/** Tax rates are few and converted for every invoice line: the conversions are remembered (up to this many). */
+const RATES_REMEMBERED = 1000;
+const e4OfRate = new Map<number, number | undefined>();
+const rateOfE4s = new Map<number, number>();
 
 /** The percentage of `e4` 1/10,000 percent: 77000 is 7.7. */
 export function rateOfE4(e4: number): number {
-  return toNumber(decimal(e4, RATE_DIGITS));
+  let rate = rateOfE4s.get(e4);
+  if (rate === undefined) {
+    rate = toNumber(decimal(e4, RATE_DIGITS));
+    if (rateOfE4s.size < RATES_REMEMBERED) rateOfE4s.set(e4, rate);
+  }
+  return rate;
 }
 
 /** `percent`/100 of `minor` minor units (`percent` given as integer 1/10^`digits` percent), rounded half-up to the minor unit. */

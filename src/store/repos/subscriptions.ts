@@ -356,6 +356,16 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
 
   async items(org: string, subscriptionIds: readonly string[]): Promise<ItemRecord[]> {
     if (subscriptionIds.length === 0) return [];
+    if (subscriptionIds.length === 1) {
+      // One subscription (every billing unit, every get): its index gives the rows in order, no sort.
+      return this.sql
+        .all<ItemRow>(
+          'SELECT * FROM subscription_items WHERE subscription_id = ? AND +organisation_id = ? ORDER BY created_at, id',
+          subscriptionIds[0],
+          org,
+        )
+        .map(toItem);
+    }
     return this.sql
       .all<ItemRow>(
         // `+organisation_id`: without statistics SQLite would otherwise pick the (organisation_id,
