@@ -3,6 +3,9 @@ import type { PageRequest } from '../schemas/common.js';
 
 type Params = unknown[];
 
+/** Rows per multi-row INSERT: few statement variants to cache, far below SQLite's limit of bound values. */
+const ROWS_PER_INSERT = 32;
+
 /** Prepared statements cached by their text; the only door to the connection for repositories. */
 export class Sql {
   private readonly cache = new Map<string, Database.Statement>();
@@ -37,6 +40,26 @@ export class Sql {
       `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
       ...Object.values(row),
     );
+  }
+
+  /**
+   * INSERT of many rows given as column → value, all with the same columns, in statements of at most
+   * ROWS_PER_INSERT rows (cached per table, columns and row count); `suffix` follows the VALUES (e.g.
+   * `ON CONFLICT DO NOTHING`). Returns the rows inserted.
+   */
+  insertMany(table: string, rows: ReadonlyArray<Record<string, unknown>>, suffix = ''): number {
+    if (rows.length === 0) return 0;
+    const columns = Object.keys(rows[0]!);
+    const tuple = `(${columns.map(() => '?').join(', ')})`;
+    let changes = 0;
+    for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+      const chunk = rows.slice(i, i + ROWS_PER_INSERT);
+      changes += this.run(
+        `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${chunk.map(() => tuple).join(', ')} ${suffix}`,
+        ...chunk.flatMap((r) => columns.map((c) => r[c])),
+      ).changes;
+    }
+    return changes;
   }
 
   /** UPDATE of the given columns of one organisation's row by id. */

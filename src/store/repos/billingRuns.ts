@@ -87,20 +87,10 @@ export class SqliteBillingRunRepo implements BillingRunRepo {
   }
 
   async claim(org: string, keys: readonly BilledChargeKey[], invoiceId: string): Promise<number> {
-    let claimed = 0;
-    for (const k of keys) {
-      claimed += this.sql.run(
-        `INSERT INTO billed_charges (organisation_id, item_id, period_key, kind, invoice_id) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT DO NOTHING`,
-        org,
-        k.itemId,
-        k.periodKey,
-        k.kind,
-        invoiceId,
-      ).changes;
-    }
-    return claimed;
+    const rows = keys.map((k) => ({ organisation_id: org, item_id: k.itemId, period_key: k.periodKey, kind: k.kind, invoice_id: invoiceId }));
+    return this.sql.insertMany('billed_charges', rows, 'ON CONFLICT DO NOTHING');
   }
+
 
   async insertRun(org: string, run: BillingRun): Promise<void> {
     this.sql.insert('billing_runs', {

@@ -142,23 +142,22 @@ export class SqliteInvoiceRepo implements InvoiceRepo {
       inv.createdAt,
       inv.updatedAt,
     );
-    for (const l of inv.lines) {
-      this.sql.run(
-        `INSERT INTO invoice_lines (id, organisation_id, invoice_id, position, description, quantity, unit_amount_decimal,
-           net_amount, tax_rate_e4, period_start, period_end) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        l.id,
-        org,
-        inv.id,
-        l.position,
-        l.description,
-        l.quantity,
-        l.unitAmountDecimal,
-        l.netAmount,
-        toE4(l.taxRate),
-        l.periodStart,
-        l.periodEnd,
-      );
-    }
+    this.sql.insertMany(
+      'invoice_lines',
+      inv.lines.map((l) => ({
+        id: l.id,
+        organisation_id: org,
+        invoice_id: inv.id,
+        position: l.position,
+        description: l.description,
+        quantity: l.quantity,
+        unit_amount_decimal: l.unitAmountDecimal,
+        net_amount: l.netAmount,
+        tax_rate_e4: toE4(l.taxRate),
+        period_start: l.periodStart,
+        period_end: l.periodEnd,
+      })),
+    );
   }
 
   async update(org: string, inv: Invoice): Promise<void> {
