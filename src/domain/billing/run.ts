@@ -72,16 +72,17 @@ export async function billSubscription(
   const last = due.drafts[due.drafts.length - 1]!;
   // The items computeDue read in this unit, where they stand after the last invoice that billed each.
   const progress = new Map(due.drafts.flatMap((d) => [...d.progress].map(([id, p]) => [id, { ...p, billedAt: d.billingDate }] as const)));
-  for (const [id, p] of progress) {
-    await tx.subscriptions.updateItemBilling(org, {
+  await tx.subscriptions.updateItemsBilling(
+    org,
+    [...progress].map(([id, p]) => ({
       id,
       lastBilledAt: p.billedAt,
       lastBilledFrom: p.lastBilledFrom,
       lastBilledTo: p.lastBilledTo,
       nextBillingAt: p.nextBillingAt,
       updatedAt: at,
-    });
-  }
+    })),
+  );
   await tx.subscriptions.updateLastBilling(org, record.id, last.billingDate, at);
   return { invoices };
 }

@@ -110,7 +110,8 @@ export interface SubscriptionRepo {
   insertItem(org: string, item: ItemRecord): Promise<void>;
   updateItem(org: string, item: ItemRecord): Promise<void>;
   /** The billing progress of an item after a billing run's invoice (only these columns change). */
-  updateItemBilling(org: string, progress: ItemBillingProgress): Promise<void>;
+  /** Where the billing of these items stands, written in one statement. */
+  updateItemsBilling(org: string, progress: readonly ItemBillingProgress[]): Promise<void>;
   /** `lastBillingAt` of a subscription after a billing run's invoices (only it and updatedAt change). */
   updateLastBilling(org: string, id: string, lastBillingAt: string, updatedAt: string): Promise<void>;
   getItem(org: string, id: string): Promise<ItemRecord | undefined>;
@@ -331,19 +332,21 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
 
   // Only the changed columns: an UPDATE naming an indexed column rewrites that index entry even when
   // its value stays, and the full updates rewrote three indexes of the item and two of the subscription.
-  async updateItemBilling(org: string, p: ItemBillingProgress): Promise<void> {
-    this.sql.run(
-      `UPDATE subscription_items SET last_billed_at = ?, last_billed_from = ?, last_billed_to = ?, next_billing_at = ?, updated_at = ?
-        WHERE organisation_id = ? AND id = ?`,
-      p.lastBilledAt,
-      p.lastBilledFrom,
-      p.lastBilledTo,
-      p.nextBillingAt,
-      p.updatedAt,
-      org,
-      p.id,
-    );
+  async updateItemsBilling(org: string, progress: readonly ItemBillingProgress[]): Promise<void> {
+    // Up to 32 items a statement (a subscription's, usually all at once): few statement variants to cache.
+    for (let i = 0; i < progress.length; i += 32) {
+      const chunk = progress.slice(i, i + 32);
+      this.sql.run(
+        `UPDATE subscription_items SET last_billed_at = v.column2, last_billed_from = v.column3, last_billed_to = v.column4,
+           next_billing_at = v.column5, updated_at = v.column6
+           FROM (VALUES ${chunk.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}) AS v
+          WHERE subscription_items.id = v.column1 AND subscription_items.organisation_id = ?`,
+        ...chunk.flatMap((p) => [p.id, p.lastBilledAt, p.lastBilledFrom, p.lastBilledTo, p.nextBillingAt, p.updatedAt]),
+        org,
+      );
+    }
   }
+
 
   async updateLastBilling(org: string, id: string, lastBillingAt: string, updatedAt: string): Promise<void> {
     this.sql.run('UPDATE subscriptions SET last_billing_at = ?, updated_at = ? WHERE organisation_id = ? AND id = ?', lastBillingAt, updatedAt, org, id);
