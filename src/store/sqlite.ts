@@ -159,12 +159,15 @@ export class SqliteStore implements Store {
   /** The open group transaction; undefined while none is open. */
   private group: Group | undefined;
   private closed = false;
+  /** A unit's savepoint statements, prepared once (`exec` would parse them for every unit). */
+  private readonly unit: { open: Database.Statement; release: Database.Statement; rollback: Database.Statement };
 
   constructor(
     readonly db: Database.Database,
     options: StoreOptions = {},
   ) {
     this.tx = repositories(new Sql(db));
+    this.unit = { open: db.prepare('SAVEPOINT unit'), release: db.prepare('RELEASE unit'), rollback: db.prepare('ROLLBACK TO unit') };
     this.lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
     // A busy write lock answers at once; `enterGroup` waits for it asynchronously instead.
     db.pragma('busy_timeout = 0');
@@ -232,13 +235,13 @@ export class SqliteStore implements Store {
     if (options.lingerMs) group.lingerUntil = Math.max(group.lingerUntil, group.openedAt + options.lingerMs);
     let outcome: { ok: true; value: T } | { ok: false; error: unknown };
     try {
-      this.db.exec('SAVEPOINT unit');
+      this.unit.open.run();
       try {
         outcome = { ok: true, value: await fn(this.tx) };
-        this.db.exec('RELEASE unit');
+        this.unit.release.run();
       } catch (err) {
-        if (!(err instanceof AppError && err.keepChanges)) this.db.exec('ROLLBACK TO unit');
-        this.db.exec('RELEASE unit');
+        if (!(err instanceof AppError && err.keepChanges)) this.unit.rollback.run();
+        this.unit.release.run();
         outcome = { ok: false, error: err };
       }
     } finally {
