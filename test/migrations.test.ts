@@ -1,0 +1,74 @@
+/** Migrations 015 and 016 against rows written before them. */
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { MIGRATIONS } from '../src/store/migrations/index.js';
+import { migrate, SqliteStore } from '../src/store/sqlite.js';
+
+function databaseAt(version: number): Database.Database {
+  const db = new Database(':memory:');
+  db.pragma('foreign_keys = ON');
+  db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT');
+  for (const m of MIGRATIONS.filter((m) => m.version <= version)) {
+    db.exec(m.sql);
+    db.prepare('INSERT INTO schema_migrations VALUES (?, ?, ?)').run(m.version, m.name, '2026-01-01T00:00:00Z');
+  }
+  return db;
+}
+
+const at = '2026-03-01T00:00:00.000Z';
+
+describe('migration 016: coupons with frequency forever', () => {
+  it('keeps every coupon as it was, widens the frequency CHECK to forever and keeps the others', async () => {
+    const db = databaseAt(15);
+    db.exec(`
+      INSERT INTO organisations (id, name, created_at) VALUES ('o', 'Old', '${at}');
+      INSERT INTO coupons (id, organisation_id, code, name, type, frequency, percentage_e2, fixed_amount_cents, fixed_amount_currency,
+        frequency_interval, is_enabled, created_at, updated_at)
+      VALUES ('c1', 'o', 'TEN', 'Ten', 'percentage', 'once', 1000, NULL, NULL, NULL, 1, '${at}', '${at}'),
+             ('c2', 'o', 'FIVE', 'Five', 'fixed_amount', 'limited', NULL, 500, 'EUR', 3, 0, '${at}', '${at}');
+    `);
+    const before = db.prepare('SELECT * FROM coupons ORDER BY id').all();
+    migrate(db);
+    expect(db.prepare('SELECT * FROM coupons ORDER BY id').all()).toEqual(before);
+    expect(db.pragma('foreign_key_check')).toEqual([]);
+    const insert = (id: string, frequency: string, interval: number | null) =>
+      db
+        .prepare(
+          `INSERT INTO coupons (id, organisation_id, code, name, type, frequency, percentage_e2, frequency_interval, is_enabled, created_at, updated_at)
+           VALUES (?, 'o', ?, 'X', 'percentage', ?, 100, ?, 1, '${at}', '${at}')`,
+        )
+        .run(id, id, frequency, interval);
+    insert('c3', 'forever', null);
+    expect(() => insert('c4', 'always', null)).toThrow(/CHECK/);
+    expect(() => insert('c5', 'forever', 2)).toThrow(/CHECK/);
+    expect(() => insert('c6', 'once', null)).not.toThrow();
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'coupons_list'").get()).toBeDefined();
+    const store = new SqliteStore(db);
+    expect((await store.read((tx) => tx.billingSetup.getCoupon('o', 'c3')))?.frequency).toBe('forever');
+    store.close();
+  });
+});
+
+describe('migration 015: the organisation as seller', () => {
+  it('gives existing organisations empty seller details', async () => {
+    const db = databaseAt(14);
+    db.exec(`INSERT INTO organisations (id, name, created_at) VALUES ('o', 'Old', '${at}');`);
+    migrate(db);
+    const store = new SqliteStore(db);
+    expect(await store.read((tx) => tx.organisations.get('o'))).toEqual({
+      id: 'o',
+      name: 'Old',
+      legalName: null,
+      address: null,
+      vatId: null,
+      taxNumber: null,
+      email: null,
+      paymentTermDays: null,
+      invoiceFooter: null,
+      brandColor: null,
+      createdAt: at,
+      updatedAt: at,
+    });
+    store.close();
+  });
+});
