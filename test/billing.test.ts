@@ -145,6 +145,9 @@ describe('alignment and pro rata', () => {
     const [first] = await bill(s.id);
     // 49.90 x 17 / 31 = 27.3645… → 27.36; 1 February 00:00 in Berlin is 31 January 23:00 UTC.
     expect(lines(first)).toEqual([[`Product ${n - 1} (pro rata 17/31 days)`, '1', 2736, '2026-01-15T10:00:00.000Z', '2026-01-31T23:00:00.000Z']]);
+    // The estimate reads in the customer's dates: February in Berlin, not 31 January to 28 February in UTC.
+    const estimate = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
+    expect(estimate.estimate).toContain(`Product ${n - 1} 2026-02-01 – 2026-02-28`);
     env.setNow('2026-02-01T00:00:00Z');
     const [second] = await bill(s.id);
     expect(second.issuedAt).toBe('2026-01-31T23:00:00.000Z');
@@ -171,6 +174,19 @@ describe('alignment and pro rata', () => {
     const [first] = await bill(s.id);
     // 15 January to 1 March is 45 days of the 365 from 1 March 2025: 365.00 x 45 / 365 = 45.00
     expect(lines(first)).toEqual([[`Product ${n} (pro rata 45/365 days)`, '1', 4500, '2026-01-15T10:00:00.000Z', '2026-02-28T23:00:00.000Z']]);
+  });
+
+  it('an item ordered onto a running subscription bills from the order, not from the subscription start', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const s = await subscribe([{}]);
+    env.setNow('2026-03-03T12:00:00Z');
+    expect(await bill(s.id)).toHaveLength(2);
+    const { product, pricePlan } = await charge({ price: { price: { amount: 20 } } });
+    const ordered = await ok(env.mcp, 'order_subscription_products', { id: s.id, products: [{ product, pricePlan }] });
+    expect(ordered.items[1].billing.nextBillingAt).toBe('2026-03-03T12:00:00.000Z');
+    const [invoice] = await bill(s.id);
+    // 3 March 13:00 in Berlin plus a month is 3 April 13:00 in summer time: 11:00 UTC.
+    expect(lines(invoice)).toEqual([[`Product ${n}`, '1', 2000, '2026-03-03T12:00:00.000Z', '2026-04-03T11:00:00.000Z']]);
   });
 
   it('quantity multiplies a flat fee', async () => {

@@ -7,13 +7,19 @@ import { invoiceTotals } from './invoices.js';
 import { formatMoney, formatUnitAmount, rateOfE4 } from './money.js';
 import { loadSubscription } from './subscriptions/records.js';
 
-function render(e: Omit<Estimate, 'estimate'>, header: string[]): string {
+/** A service period as people read it: the local dates of its first and last day in the customer's time zone (the end is exclusive). */
+function localPeriod(start: string, end: string, timeZone: string): string {
+  const last = zoned(new Date(Date.parse(end) - 1), timeZone);
+  return `${zoned(start, timeZone).toISODate()} – ${last.toISODate()}`;
+}
+
+function render(e: Omit<Estimate, 'estimate'>, header: string[], timeZone: string): string {
   const width = 72;
   const money = (minor: number) => formatMoney(minor, e.currencyCode);
   const row = (left: string, right: string) => `${left}${' '.repeat(Math.max(1, width - left.length - right.length))}${right}`;
   const lines = [...header, ''];
   for (const l of e.lines) {
-    const period = l.periodStart ? ` ${l.periodStart.slice(0, 10)} – ${l.periodEnd?.slice(0, 10)}` : '';
+    const period = l.periodStart && l.periodEnd ? ` ${localPeriod(l.periodStart, l.periodEnd, timeZone)}` : '';
     const qty = l.netAmount < 0 ? '' : ` ${l.quantity} × ${formatUnitAmount(l.unitAmountDecimal, e.currencyCode)}`;
     lines.push(row(`${l.description}${period}${qty}`, money(l.netAmount)));
   }
@@ -66,5 +72,5 @@ export async function estimateInvoice(tx: Tx, org: string, id: string, now: Date
     `Billing date: ${localDate} (${customer.timeZone})`,
     address ? `Invoice address: ${address.street}${address.houseNumber ? ` ${address.houseNumber}` : ''}, ${address.zip} ${address.city}, ${address.countryCode}` : 'Invoice address: none (no tax applied)',
   ];
-  return { estimate: render(result, header), ...result };
+  return { estimate: render(result, header, customer.timeZone), ...result };
 }

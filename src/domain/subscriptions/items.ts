@@ -232,7 +232,9 @@ export async function orderProducts(tx: Tx, org: string, id: string, input: Orde
       name: p.entry.customName ?? null,
       description: p.entry.customDescription ?? null,
       periods: p.entry.periods ? newPeriods(p.entry.periods, at) : null,
-      startDate: input.startDate ? new Date(input.startDate).toISOString() : null,
+      // On a running subscription an item starts when it is ordered, unless a start is given: its
+      // billing never reaches back before the order.
+      startDate: input.startDate ? new Date(input.startDate).toISOString() : record.status === 'active' || record.status === 'paused' ? at : null,
       billingStart: input.billingStart ? new Date(input.billingStart).toISOString() : null,
       billingEnd: input.endDate ? new Date(input.endDate).toISOString() : null,
     };
