@@ -189,6 +189,42 @@ describe('alignment and pro rata', () => {
     expect(lines(invoice)).toEqual([[`Product ${n}`, '1', 2000, '2026-03-03T12:00:00.000Z', '2026-04-03T11:00:00.000Z']]);
   });
 
+  it('a quantity change within an arrears period bills each quantity for its days (20/31 at 2, 11/31 at 3); without pro rata the last quantity', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const s = await subscribe([
+      { quantity: 2, price: { price: { amount: 10 }, payInAdvance: false, proRata: true } },
+      { quantity: 2, price: { price: { amount: 10 }, payInAdvance: false } },
+    ]);
+    env.setNow('2026-02-04T10:00:00Z');
+    for (const item of s.items) await ok(env.mcp, 'update_subscription_item', { id: item.id, quantity: 3 });
+    env.setNow('2026-02-15T10:00:00Z');
+    const [invoice] = await bill(s.id);
+    // 2 x 10.00 x 20/31 = 12.9032 → 12.90; 3 x 10.00 x 11/31 = 10.645 → 10.65 (half up); the other item: 3 x 10.00.
+    expect(lines(invoice)).toEqual([
+      [`Product ${n - 1} (pro rata 20/31 days, quantity 2 from 2026-01-15)`, '2', 1290, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z'],
+      [`Product ${n - 1} (pro rata 11/31 days, quantity 3 from 2026-02-04)`, '3', 1065, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z'],
+      [`Product ${n}`, '3', 3000, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z'],
+    ]);
+  });
+
+  it('a quantity change within a period paid in advance is settled pro rata on the next invoice (1 → 3 for 11/31 days)', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const s = await subscribe([{ price: { proRata: true } }]);
+    await bill(s.id);
+    env.setNow('2026-02-04T10:00:00Z');
+    await ok(env.mcp, 'update_subscription_item', { id: s.items[0].id, quantity: 3 });
+    const estimate = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
+    env.setNow('2026-02-15T10:00:00Z');
+    const [invoice] = await bill(s.id);
+    // 3 x 49.90 x 11/31 = 53.119 → 53.12, less 1 x 49.90 x 11/31 = 17.706 → 17.71: 35.41; then February at 3: 149.70.
+    expect(lines(invoice)).toEqual([
+      [`Product ${n} (quantity 1 → 3 from 2026-02-04, pro rata 11/31 days)`, '1', 3541, '2026-02-04T10:00:00.000Z', '2026-02-15T10:00:00.000Z'],
+      [`Product ${n}`, '3', 14970, '2026-02-15T10:00:00.000Z', '2026-03-15T10:00:00.000Z'],
+    ]);
+    expect(estimate.lines.map((l: any) => l.netAmount)).toEqual([3541, 14970]);
+    expect((await ok(env.mcp, 'run_billing', { subscription: s.id })).invoicesCreated).toBe(0);
+  });
+
   it('quantity multiplies a flat fee', async () => {
     env.setNow('2026-01-15T10:00:00Z');
     const s = await subscribe([{ quantity: 3 }]);

@@ -10,7 +10,7 @@ import type { BillingGroup, PricePlan, Product } from '../../schemas/catalogue.j
 import type { Customer } from '../../schemas/customers.js';
 import type { Organisation } from '../../schemas/organisation.js';
 import type { InvoiceAddress } from '../../schemas/billingDetails.js';
-import type { AppliedDiscountRecord, ItemRecord, SubscriptionRecord } from '../../store/repos/subscriptions.js';
+import type { AppliedDiscountRecord, ItemRecord, QuantityChange, SubscriptionRecord } from '../../store/repos/subscriptions.js';
 import type { BilledChargeKey } from '../../store/repos/billingRuns.js';
 import type { Tx } from '../../store/store.js';
 import { intervalValue, timeWeightedValue, type ItemInterval } from '../aggregation.js';
@@ -21,7 +21,7 @@ import { findCoupon, percentageE2 } from '../coupons.js';
 import { toIso, zoned, zoneOf } from '../dates.js';
 import type { BilledLineInput } from '../invoices.js';
 import { percentOf, rateToE4, toMinor } from '../money.js';
-import { priceCharge } from '../pricing.js';
+import { priceCharge, type PricedLine } from '../pricing.js';
 import { getOrganisation } from '../organisation.js';
 import { getPricePlan, getProduct } from '../products.js';
 import { formatQuantity, toMicros } from '../quantity.js';
@@ -142,6 +142,45 @@ interface ItemState {
   terms: ItemTerms;
   /** What its periods depend on besides the cursor (the alignment is the subscription's, the same for every item). */
   termsKey: string;
+  /** Its quantity changes while it bills, oldest first (flat charges). */
+  changes: QuantityChange[];
+}
+
+/** The item's quantity at an instant: set by the last change at or before it, else as before the first change after it, else its quantity. */
+function quantityAt(state: ItemState, at: DateTime): string {
+  const ms = at.toMillis();
+  let quantity: string | undefined;
+  for (const c of state.changes) {
+    if (Date.parse(c.changedAt) <= ms) quantity = c.newQuantity;
+    else return quantity ?? c.oldQuantity;
+  }
+  return quantity ?? state.item.quantity;
+}
+
+/**
+ * The parts of a flat charge's period and the quantity each was billed at: in advance, the quantity at
+ * the period's start (a later change is settled on the next invoice, see `quantityAdjustments`); in
+ * arrears, each quantity for the days it held when `proRata`, else the last quantity of the period.
+ */
+function flatParts(state: ItemState, period: BillingPeriod, at: (instant: string) => DateTime): Array<{ from: DateTime; to: DateTime; quantity: string }> {
+  if (state.terms.inAdvance) return [{ from: period.start, to: period.end, quantity: quantityAt(state, period.start) }];
+  const inside = state.changes.filter((c) => {
+    const t = at(c.changedAt);
+    return t > period.start && t < period.end;
+  });
+  if (!inside.length) return [{ from: period.start, to: period.end, quantity: quantityAt(state, period.start) }];
+  if (!state.plan.proRata) return [{ from: period.start, to: period.end, quantity: inside[inside.length - 1]!.newQuantity }];
+  const parts = [];
+  let from = period.start;
+  let quantity = inside[0]!.oldQuantity;
+  for (const c of inside) {
+    const t = at(c.changedAt);
+    parts.push({ from, to: t, quantity });
+    from = t;
+    quantity = c.newQuantity;
+  }
+  parts.push({ from, to: period.end, quantity });
+  return parts;
 }
 
 /**
@@ -275,6 +314,48 @@ export async function discountLines(
 }
 
 /**
+ * What the quantity changes within an item's last billed in-advance period cost for the rest of it,
+ * billed with its next period (`proRata` only; without it the new quantity counts from the next
+ * period): per change, the price at the new quantity less the price at the old one, each for the days
+ * from the change to the period's end. Negative for a decrease.
+ */
+function quantityAdjustments(
+  state: ItemState,
+  period: BillingPeriod,
+  calendar: Calendar,
+): Array<{ change: QuantityChange; line: Omit<BilledLineInput, 'taxRateE4'> }> {
+  const { lastBilledFrom, lastBilledTo } = state.item;
+  if (!state.terms.inAdvance || !state.plan.proRata || lastBilledFrom === null || lastBilledTo === null || !state.changes.length) return [];
+  if (calendar.iso(period.start) !== lastBilledTo) return [];
+  const billed = calendar.period(state, calendar.at(lastBilledFrom));
+  if (!billed) return [];
+  const end = calendar.at(lastBilledTo);
+  const out = [];
+  for (const change of state.changes) {
+    const at = calendar.at(change.changedAt);
+    if (at <= billed.start || at >= end) continue;
+    const share = proRataShare(billed, at, end);
+    const net = (q: string) => priceCharge(state.plan, toMicros(q), share).reduce((sum, l) => sum + l.netAmount, 0);
+    const diff = net(change.newQuantity) - net(change.oldQuantity);
+    if (diff === 0) continue;
+    const name = state.item.name ?? state.product.name;
+    const days = share ? `, pro rata ${share.days}/${share.of} days` : '';
+    out.push({
+      change,
+      line: {
+        description: `${name} (quantity ${change.oldQuantity} → ${change.newQuantity} from ${at.toISODate()}${days})`,
+        quantity: '1',
+        unitAmountDecimal: String(diff),
+        netAmount: diff,
+        periodStart: calendar.iso(at),
+        periodEnd: lastBilledTo,
+      },
+    });
+  }
+  return out;
+}
+
+/**
  * The invoices due for a subscription as of `asOf`, oldest billing date first: every period of every
  * item whose billing date has come, one invoice per billing date, one line per charge and period, then
  * each item's discount lines. With `asOf` null only the next invoice is computed, whenever it falls
@@ -302,7 +383,11 @@ export async function computeDue(
     const kind = chargeKindOf(product.measurement, plan.type);
     if (kind === 'instant') continue;
     const terms = itemTerms(record, item, plan, kind, alignment, timeZone, now, calendar.at);
-    states.push({ item, product, plan, kind, terms, termsKey: termsKey(terms) });
+    states.push({ item, product, plan, kind, terms, termsKey: termsKey(terms), changes: [] });
+  }
+  const flat = states.filter((s) => s.kind === 'flat');
+  for (const c of await tx.subscriptions.quantityChanges(org, flat.map((s) => s.item.id))) {
+    flat.find((s) => s.item.id === c.itemId)!.changes.push(c);
   }
 
   const asOf = options.asOf ? zoned(options.asOf, timeZone) : null;
@@ -340,22 +425,38 @@ export async function computeDue(
       const rate = taxRateE4(state.product, address, sellerCountry, localDate);
       let itemNet = 0;
       for (const { period } of own) {
-        const q = state.kind === 'flat' ? toMicros(state.item.quantity) : await usageMicros(tx, org, state, period);
-        const share = state.kind === 'flat' && state.plan.proRata ? proRataShare(period) : undefined;
         const periodStart = calendar.iso(period.start);
         const periodEnd = calendar.iso(period.end);
-        for (const priced of priceCharge(state.plan, q, share)) {
+        const priced: Array<{ line: PricedLine; q: bigint; share: ReturnType<typeof proRataShare>; part: string | null }> = [];
+        if (state.kind === 'flat') {
+          for (const a of quantityAdjustments(state, period, calendar)) {
+            draft.lines.push({ itemId: state.item.id, ...a.line, taxRateE4: rate });
+            draft.keys.push({ itemId: state.item.id, periodKey: `change:${a.change.id}`, kind: 'flat' });
+            itemNet += a.line.netAmount;
+          }
+          const parts = flatParts(state, period, calendar.at);
+          for (const part of parts) {
+            const q = toMicros(part.quantity);
+            const share = state.plan.proRata ? proRataShare(period, part.from, part.to) : undefined;
+            const label = parts.length > 1 ? `quantity ${part.quantity} from ${part.from.toISODate()}` : null;
+            for (const line of priceCharge(state.plan, q, share)) priced.push({ line, q, share, part: label });
+          }
+        } else {
+          const q = await usageMicros(tx, org, state, period);
+          for (const line of priceCharge(state.plan, q)) priced.push({ line, q, share: undefined, part: null });
+        }
+        for (const { line, q, share, part } of priced) {
           draft.lines.push({
             itemId: state.item.id,
-            description: chargeDescription(state, q, share, priced.label),
-            quantity: priced.quantity,
-            unitAmountDecimal: priced.unitAmountDecimal,
-            netAmount: priced.netAmount,
+            description: chargeDescription(state, q, share, [part, line.label].filter(Boolean).join(', ') || null),
+            quantity: line.quantity,
+            unitAmountDecimal: line.unitAmountDecimal,
+            netAmount: line.netAmount,
             taxRateE4: rate,
             periodStart,
             periodEnd,
           });
-          itemNet += priced.netAmount;
+          itemNet += line.netAmount;
         }
         draft.keys.push({ itemId: state.item.id, periodKey: periodStart, kind: state.kind });
         draft.progress.set(state.item.id, {

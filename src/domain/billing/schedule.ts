@@ -118,10 +118,11 @@ export function calendarDays(from: DateTime, to: DateTime): number {
 
 /**
  * The share of its aligned period a partial period is (`proRata`): days used / days of the aligned
- * period; undefined for a whole period.
+ * period; undefined for a whole period. `from` and `to` narrow it to a part of the period (the days
+ * one quantity held).
  */
-export function proRataShare(p: BillingPeriod): { num: bigint; den: bigint; days: number; of: number } | undefined {
-  const days = calendarDays(p.start, p.end);
+export function proRataShare(p: BillingPeriod, from: DateTime = p.start, to: DateTime = p.end): { num: bigint; den: bigint; days: number; of: number } | undefined {
+  const days = calendarDays(from, to);
   const of = calendarDays(p.fullStart, p.fullEnd);
   if (days >= of || of <= 0) return undefined;
   return { num: BigInt(days), den: BigInt(of), days, of };

@@ -278,9 +278,20 @@ export async function updateSubscriptionItem(
       );
     }
   }
+  const quantity = patch.quantity === undefined ? item.quantity : String(patch.quantity);
+  if (quantity !== item.quantity && item.activatedAt !== null) {
+    // A change while the item bills: periods are billed at each quantity for the days it held.
+    await tx.subscriptions.insertQuantityChange(org, {
+      id: newId(),
+      itemId: item.id,
+      changedAt: now.toISOString(),
+      oldQuantity: item.quantity,
+      newQuantity: quantity,
+    });
+  }
   await tx.subscriptions.updateItem(org, {
     ...item,
-    quantity: patch.quantity === undefined ? item.quantity : String(patch.quantity),
+    quantity,
     name: patch.name === undefined ? item.name : patch.name,
     description: patch.description === undefined ? item.description : patch.description,
     updatedAt: now.toISOString(),

@@ -13,6 +13,7 @@ import { creditNotes } from './012_credit_notes.js';
 import { billingRuns } from './013_billing_runs.js';
 import { organisationSeller } from './015_organisation_seller.js';
 import { couponForever } from './016_coupon_forever.js';
+import { quantityChanges } from './017_quantity_changes.js';
 
 export interface Migration {
   version: number;
@@ -37,4 +38,5 @@ export const MIGRATIONS: Migration[] = [
   billingRuns,
   organisationSeller,
   couponForever,
+  quantityChanges,
 ];

@@ -72,6 +72,15 @@ export interface ItemRecord {
   updatedAt: string;
 }
 
+/** A quantity change of an item while it bills (decimal strings). */
+export interface QuantityChange {
+  id: string;
+  itemId: string;
+  changedAt: string;
+  oldQuantity: string;
+  newQuantity: string;
+}
+
 export type ItemBillingProgress = Pick<ItemRecord, 'id' | 'lastBilledAt' | 'lastBilledFrom' | 'lastBilledTo' | 'nextBillingAt' | 'updatedAt'>;
 
 export interface InlineDiscount {
@@ -110,6 +119,9 @@ export interface SubscriptionRepo {
   insertItem(org: string, item: ItemRecord): Promise<void>;
   updateItem(org: string, item: ItemRecord): Promise<void>;
   /** The billing progress of an item after a billing run's invoice (only these columns change). */
+  insertQuantityChange(org: string, change: QuantityChange): Promise<void>;
+  /** The quantity changes of these items, oldest first. */
+  quantityChanges(org: string, itemIds: readonly string[]): Promise<QuantityChange[]>;
   /** Where the billing of these items stands, written in one statement. */
   updateItemsBilling(org: string, progress: readonly ItemBillingProgress[]): Promise<void>;
   /** `lastBillingAt` of a subscription after a billing run's invoices (only it and updatedAt change). */
@@ -332,6 +344,29 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
 
   // Only the changed columns: an UPDATE naming an indexed column rewrites that index entry even when
   // its value stays, and the full updates rewrote three indexes of the item and two of the subscription.
+  async insertQuantityChange(org: string, c: QuantityChange): Promise<void> {
+    this.sql.insert('item_quantity_changes', {
+      id: c.id,
+      organisation_id: org,
+      item_id: c.itemId,
+      changed_at: c.changedAt,
+      old_quantity: c.oldQuantity,
+      new_quantity: c.newQuantity,
+    });
+  }
+
+  async quantityChanges(org: string, itemIds: readonly string[]): Promise<QuantityChange[]> {
+    if (itemIds.length === 0) return [];
+    return this.sql
+      .all<{ id: string; item_id: string; changed_at: string; old_quantity: string; new_quantity: string }>(
+        `SELECT * FROM item_quantity_changes WHERE item_id IN (SELECT value FROM json_each(?)) AND organisation_id = ?
+          ORDER BY changed_at, id`,
+        JSON.stringify(itemIds),
+        org,
+      )
+      .map((r) => ({ id: r.id, itemId: r.item_id, changedAt: r.changed_at, oldQuantity: r.old_quantity, newQuantity: r.new_quantity }));
+  }
+
   async updateItemsBilling(org: string, progress: readonly ItemBillingProgress[]): Promise<void> {
     // Up to 32 items a statement (a subscription's, usually all at once): few statement variants to cache.
     for (let i = 0; i < progress.length; i += 32) {
