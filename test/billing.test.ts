@@ -528,3 +528,31 @@ describe('the organisation as seller', () => {
     await ok(env.mcp, 'update_organisation', { paymentTermDays: null, address: null });
   });
 });
+
+describe('what an invoice shows and in which currency', () => {
+  it('invoiceVisibility never or if_not_zero leaves out lines of 0 (the period is still billed); a charged line always shows', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const s = await subscribe([{}, { price: { price: { amount: 0 } } }, { price: { price: { amount: 0 } } }, { price: { price: { amount: 5 } } }]);
+    await ok(env.mcp, 'update_product', { id: s.items[1].product.id, name: s.items[1].product.name, invoiceVisibility: 'never' });
+    await ok(env.mcp, 'update_product', { id: s.items[2].product.id, name: s.items[2].product.name, invoiceVisibility: 'if_not_zero' });
+    await ok(env.mcp, 'update_product', { id: s.items[3].product.id, name: s.items[3].product.name, invoiceVisibility: 'never' });
+    const [invoice] = await bill(s.id);
+    expect(invoice.lines.map((l: any) => [l.description, l.netAmount])).toEqual([
+      [`Product ${n - 3}`, 4990],
+      [`Product ${n}`, 500],
+    ]);
+    const after = (await env.http('GET', `/subscriptions/${s.id}`)).body;
+    expect(after.items.map((i: any) => i.billing.nextBillingAt)).toEqual(after.items.map(() => '2026-02-15T10:00:00.000Z'));
+  });
+
+  it("a customer's currency is fixed once it has a subscription or an invoice (409 naming the rule); before, it may change", async () => {
+    const fresh = await ok(env.mcp, 'create_customer', { companyName: 'Currency GmbH' });
+    expect((await ok(env.mcp, 'update_customer', { id: fresh.id, currencyCode: 'USD' })).currencyCode).toBe('USD');
+    await ok(env.mcp, 'update_customer', { id: fresh.id, currencyCode: 'EUR' });
+    await ok(env.mcp, 'create_invoice', { customer: fresh.id, lines: [{ description: 'One-off', quantity: 1, unitAmount: 100 }] });
+    const refused = await fails(env.mcp, 'update_customer', { id: fresh.id, currencyCode: 'USD' }, 409);
+    expect(refused.detail).toMatch(/currency of customer .* is fixed at EUR: it has 1 invoice\(s\)/);
+    expect((await ok(env.mcp, 'get_customer', { id: fresh.id })).currencyCode).toBe('EUR');
+    expect((await ok(env.mcp, 'update_customer', { id: fresh.id, companyName: 'Renamed GmbH' })).companyName).toBe('Renamed GmbH');
+  });
+});

@@ -1,4 +1,4 @@
-import { invalidMany, notFound, type Violation } from '../errors.js';
+import { conflict, invalidMany, notFound, type Violation } from '../errors.js';
 import { newId } from '../ids.js';
 import type { PageRequest } from '../schemas/common.js';
 import type { Customer, CustomerEmail } from '../schemas/customers.js';
@@ -107,6 +107,25 @@ export async function listCustomers(tx: Tx, org: string, filter: { status?: Cust
   return tx.customers.list(org, filter, page);
 }
 
+/**
+ * A customer's currency is fixed once anything is billed or priced in it: a subscription (its price
+ * plans are in that currency), an invoice, or a credit balance. Before that it may change.
+ */
+async function assertCurrencyFree(tx: Tx, org: string, customer: Customer): Promise<void> {
+  const none = { page: 1, limit: 0, descending: false };
+  const subscriptions = (await tx.subscriptions.list(org, { customer: customer.id }, none)).total;
+  const invoices = (await tx.invoices.list(org, { customer: customer.id }, none)).total;
+  if (subscriptions === 0 && invoices === 0 && customer.creditBalance === 0) return;
+  const what = [
+    subscriptions ? `${subscriptions} subscription(s)` : '',
+    invoices ? `${invoices} invoice(s)` : '',
+    customer.creditBalance ? 'a credit balance' : '',
+  ].filter(Boolean);
+  throw conflict(
+    `The currency of customer ${customer.customerNumber} is fixed at ${customer.currencyCode}: it has ${what.join(' and ')} in it. Create a new customer to bill in another currency`,
+  );
+}
+
 /** An omitted field (undefined) keeps its current value; null is a value and clears it. */
 const given = <T>(value: T | undefined, current: T): T => (value === undefined ? current : value);
 
@@ -136,6 +155,7 @@ export async function updateCustomer(
     nameViolation(next),
     next.customerNumber === current.customerNumber ? undefined : await numberViolation(tx, org, next.customerNumber, current.id),
   ]);
+  if (next.currencyCode !== current.currencyCode) await assertCurrencyFree(tx, org, current);
   await tx.customers.update(org, next);
   return next;
 }

@@ -45,7 +45,7 @@ const costCentre = text255.nullable().describe('Cost centre for accounting expor
 const costCentre2 = text255.nullable().describe('Second cost centre for accounting exports.');
 const invoiceVisibility = z
   .enum(INVOICE_VISIBILITIES)
-  .describe('When it shows as an invoice line; if_not_zero: when its amount is not 0.');
+  .describe('When its invoice lines show: always; if_not_zero or never: lines of 0 are left out (a charged line always shows).');
 const customFields = z
   .record(z.string(), z.unknown())
   .describe(

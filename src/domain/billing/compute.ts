@@ -358,7 +358,8 @@ function quantityAdjustments(
 /**
  * The invoices due for a subscription as of `asOf`, oldest billing date first: every period of every
  * item whose billing date has come, one invoice per billing date, one line per charge and period, then
- * each item's discount lines. With `asOf` null only the next invoice is computed, whenever it falls
+ * each item's discount lines. A line of 0 is left out when its product's `invoiceVisibility` is
+ * `never` or `if_not_zero` (the period is billed all the same); a line that charges is always shown. With `asOf` null only the next invoice is computed, whenever it falls
  * due (the estimate). Usage counts as measured so far.
  */
 export async function computeDue(
@@ -446,6 +447,7 @@ export async function computeDue(
           for (const line of priceCharge(state.plan, q)) priced.push({ line, q, share: undefined, part: null });
         }
         for (const { line, q, share, part } of priced) {
+          if (line.netAmount === 0 && state.product.invoiceVisibility !== 'always') continue;
           draft.lines.push({
             itemId: state.item.id,
             description: chargeDescription(state, q, share, [part, line.label].filter(Boolean).join(', ') || null),
