@@ -407,6 +407,9 @@ describe('ends, pauses and resumes', () => {
     env.setNow('2026-03-20T00:00:00Z');
     const run = await ok(env.mcp, 'run_billing', { subscription: s.id });
     expect(run.skipped[0].reason).toMatch(/^paused since 2026-02-01T00:00:00.000Z/);
+    // A run over everything due does not even look at it (it would only skip it, every time).
+    const all = await ok(env.mcp, 'run_billing', {});
+    expect([...all.invoices, ...all.skipped.map((x: any) => x.subscription)]).not.toContain(s.id);
     await ok(env.mcp, 'resume_subscription', { id: s.id });
     expect((await bill(s.id)).map((i) => i.issuedAt)).toEqual(['2026-02-15T10:00:00.000Z', '2026-03-15T10:00:00.000Z']);
   });

@@ -20,7 +20,8 @@ export interface DueItem {
 export interface BillingRunRepo {
   /**
    * One page of the due items in the order of their index (next billing date, organisation,
-   * subscription), after `after` (the last item of the previous page; null for the first).
+   * subscription), after `after` (the last item of the previous page; null for the first). Items of
+   * paused, draft and offer subscriptions are not due: a run would only skip them, every time.
    */
   dueItems(asOf: string, org: string | undefined, after: DueItem | null, limit: number): Promise<DueItem[]>;
   /** Claims the keys for the invoice; returns how many were free (a taken key is left as it is). */
@@ -74,6 +75,7 @@ export class SqliteBillingRunRepo implements BillingRunRepo {
          FROM subscription_items INDEXED BY subscription_items_due
         WHERE next_billing_at IS NOT NULL AND next_billing_at <= ? AND (? IS NULL OR organisation_id = ?)
           AND (next_billing_at, organisation_id, subscription_id, rowid) > (?, ?, ?, ?)
+          AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = subscription_items.subscription_id AND s.status IN ('active', 'cancelled', 'terminated'))
         ORDER BY next_billing_at, organisation_id, subscription_id, rowid LIMIT ?`,
       asOf,
       org ?? null,
