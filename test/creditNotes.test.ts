@@ -247,12 +247,11 @@ describe('credit notes on paid invoices and the credit balance', () => {
     expect((await ok(env.mcp, 'finalize_invoice', { id: draft.id })).creditApplied).toBe(1_190);
     expect((await ok(env.mcp, 'get_customer', { id: c.id })).creditBalance).toBe(2_760);
 
-    // The balance is kept in the customer's currency: a paid invoice in an earlier currency cannot feed it.
+    // The balance is kept in the customer's currency, which is fixed once the customer has an invoice.
     const moved = await customer();
     const eur = await invoice(moved.id, 100);
     await ok(env.mcp, 'record_invoice_payment', { id: eur.id, amount: eur.amountDue });
-    await ok(env.mcp, 'update_customer', { id: moved.id, currencyCode: 'USD' });
-    expect((await fails(env.mcp, 'create_credit_note', { id: eur.id, reason: 'x' }, 409)).detail).toContain('kept in USD');
+    expect((await fails(env.mcp, 'update_customer', { id: moved.id, currencyCode: 'USD' }, 409)).detail).toContain('fixed at EUR');
 
     const full = await fails(env.mcp, 'create_credit_note', { id: inv.id, reason: 'x' }, 409);
     expect(full.detail).toContain('credited in full');

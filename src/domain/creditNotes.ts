@@ -36,12 +36,7 @@ export async function createCreditNote(
     max = invoice.amountDue;
     what = 'the amount due';
   } else {
-    const customer = await tx.customers.get(org, invoice.customer);
-    if (customer && customer.currencyCode !== invoice.currencyCode) {
-      throw conflict(
-        `Invoice ${invoice.number} is in ${invoice.currencyCode} but its customer's credit balance is kept in ${customer.currencyCode}; a paid invoice can only be credited in the customer's currency`,
-      );
-    }
+    // The credit balance is in the customer's currency, which is the invoice's: it is fixed once the customer has an invoice.
     max = invoice.grossAmount - (await tx.creditNotes.totalForInvoice(org, invoice.id));
     what = 'the gross amount less earlier credit notes';
     if (max === 0) throw conflict(`Invoice ${invoice.number} is credited in full already; nothing is left to credit`);
