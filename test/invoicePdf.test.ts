@@ -133,6 +133,29 @@ describe('GET /invoices/{id}/pdf', () => {
     await pdf.destroy();
   });
 
+  it("prints the seller's name and the title in the organisation's brandColor", async () => {
+    await ok(env.mcp, 'update_organisation', { brandColor: '#D00000' });
+    try {
+      const customer = await customerWithAddress();
+      const invoice = await ok(env.mcp, 'create_invoice', { customer: customer.id, lines: LINES });
+      const pdf = await openPdf((await fetchPdf(`${env.url}/invoices/${invoice.id}/pdf`)).bytes);
+      const page = await pdf.getPage(1);
+      const viewport = page.getViewport({ scale: 1 });
+      const canvas = createCanvas(Math.ceil(viewport.width), Math.ceil(viewport.height));
+      const context = canvas.getContext('2d');
+      context.fillStyle = '#ffffff';
+      context.fillRect(0, 0, canvas.width, canvas.height);
+      await page.render({ canvas: canvas as never, canvasContext: context as never, viewport }).promise;
+      const { data } = context.getImageData(0, 0, canvas.width, 80);
+      let red = 0;
+      for (let i = 0; i < data.length; i += 4) if (data[i]! > 150 && data[i + 1]! < 90 && data[i + 2]! < 90) red++;
+      expect(red).toBeGreaterThan(100);
+      await pdf.destroy();
+    } finally {
+      await ok(env.mcp, 'update_organisation', { brandColor: null });
+    }
+  });
+
   it('continues a long invoice on further pages, each line once', async () => {
     const customer = await customerWithAddress();
     const lines = Array.from({ length: 120 }, (_, i) => ({ description: `Item ${String(i + 1).padStart(3, '0')}`, quantity: 1, unitAmount: 100 + i, taxRate: 19 }));

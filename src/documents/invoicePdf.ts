@@ -30,6 +30,8 @@ export interface Seller {
   taxNumber?: string | null;
   email?: string | null;
   invoiceFooter?: string | null;
+  /** #RRGGBB: the seller's name and the invoice title are printed in it. */
+  brandColor?: string | null;
 }
 
 export interface InvoiceDocument {
@@ -160,7 +162,8 @@ export async function renderInvoicePdf(doc: InvoiceDocument): Promise<Buffer> {
   };
 
   // Seller and title.
-  pdf.font('Helvetica-Bold').fontSize(16).fillColor('black');
+  const brand = seller.brandColor ?? 'black';
+  pdf.font('Helvetica-Bold').fontSize(16).fillColor(brand);
   at(seller.legalName ?? seller.name, left, MARGIN, { width: width * 0.6 });
   let y = pdf.y + 2;
   pdf.font('Helvetica').fontSize(SMALL).fillColor(GREY);
@@ -168,7 +171,7 @@ export async function renderInvoicePdf(doc: InvoiceDocument): Promise<Buffer> {
     at(line, left, y, { width: width * 0.6 });
     y = pdf.y;
   }
-  pdf.font('Helvetica-Bold').fontSize(14).fillColor('black');
+  pdf.font('Helvetica-Bold').fontSize(14).fillColor(brand);
   at(title, left + width * 0.55, MARGIN, { width: width * 0.45, align: 'right' });
   let right = pdf.y + 4;
   pdf.font('Helvetica').fontSize(BODY);
