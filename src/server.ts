@@ -4,7 +4,7 @@ import { createApiKey } from './auth/keys.js';
 import type { Config } from './config.js';
 import { createHttpApp } from './http/app.js';
 import { newId } from './ids.js';
-import { runDueJobs } from './jobs/runner.js';
+import { nonOverlapping, runDueJobs } from './jobs/runner.js';
 import { createLogger, type Logger } from './logger.js';
 import { Catalog } from './registry/catalog.js';
 import { Executor } from './registry/executor.js';
@@ -108,8 +108,9 @@ export async function startHttp(app: App, host = app.config.host, port = app.con
   });
   let timer: NodeJS.Timeout | undefined;
   if (app.config.jobsIntervalMs > 0) {
+    const tick = nonOverlapping(() => runDueJobs(app, app.clock()));
     timer = setInterval(() => {
-      runDueJobs(app, app.clock()).catch((err: unknown) => app.logger.error({ err }, 'jobs run failed'));
+      tick().catch((err: unknown) => app.logger.error({ err }, 'jobs run failed'));
     }, app.config.jobsIntervalMs);
     timer.unref();
   }

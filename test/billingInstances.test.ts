@@ -72,3 +72,24 @@ describe('billing on two instances', () => {
     expect((await ok(env.mcp, 'list_invoices', { subscription: s.id })).data).toHaveLength(1);
   });
 });
+
+describe('the job loop', () => {
+  it('skips a tick while the previous run is still going, and runs again after it', async () => {
+    const { nonOverlapping } = await import('../src/jobs/runner.js');
+    let release!: () => void;
+    let calls = 0;
+    const tick = nonOverlapping(async () => {
+      calls += 1;
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    const first = tick();
+    expect(await tick()).toBe(false);
+    expect(calls).toBe(1);
+    release();
+    expect(await first).toBe(true);
+    const third = tick();
+    expect(calls).toBe(2);
+    release();
+    expect(await third).toBe(true);
+  });
+});

@@ -65,3 +65,22 @@ export async function runDueJobs(deps: JobsDeps, now: Date, trigger: 'schedule' 
   deps.logger.debug(summary, 'jobs run');
   return summary;
 }
+
+/**
+ * `fn` for a timer: a call while the previous one is still running is skipped (and answers false),
+ * so a long run (billing thousands of subscriptions) is never overlapped by the next tick, which only
+ * would find the same work taken. The next tick after it ends catches up.
+ */
+export function nonOverlapping(fn: () => Promise<unknown>): () => Promise<boolean> {
+  let running = false;
+  return async () => {
+    if (running) return false;
+    running = true;
+    try {
+      await fn();
+      return true;
+    } finally {
+      running = false;
+    }
+  };
+}
