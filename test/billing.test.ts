@@ -225,6 +225,31 @@ describe('alignment and pro rata', () => {
     expect((await ok(env.mcp, 'run_billing', { subscription: s.id })).invoicesCreated).toBe(0);
   });
 
+  it('a billing group set on a running subscription aligns from where billing stands, and moves the next billing date', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const s = await subscribe([{ price: { proRata: true } }, { price: { price: { amount: 10 }, payInAdvance: false, proRata: true } }]);
+    await bill(s.id);
+    env.setNow('2026-01-20T10:00:00Z');
+    const group = await ok(env.mcp, 'create_billing_group', { name: 'Month ends', type: 'end_of_month' });
+    const updated = await ok(env.mcp, 'update_subscription', { id: s.id, periods: [{ contractPeriod: '12M', cancellationPeriod: '1M' }], billingGroup: group.id });
+    // The arrears item's period now ends with January (1 February 00:00 in Berlin), not on 15 February.
+    expect(updated.nextBillingDate).toBe('2026-01-31T23:00:00.000Z');
+    env.setNow('2026-03-01T00:00:00Z');
+    const invoices = await bill(s.id);
+    expect(invoices.map((i) => lines(i))).toEqual([
+      // 10.00 x 17/31 = 5.48: 15 January to the month's end.
+      [[`Product ${n} (pro rata 17/31 days)`, '1', 548, '2026-01-15T10:00:00.000Z', '2026-01-31T23:00:00.000Z']],
+      // The in-advance fee goes on from 15 February (14 of February's 28 days: 24.95); February in arrears.
+      [
+        [`Product ${n - 1} (pro rata 14/28 days)`, '1', 2495, '2026-02-15T10:00:00.000Z', '2026-02-28T23:00:00.000Z'],
+      ],
+      [
+        [`Product ${n - 1}`, '1', 4990, '2026-02-28T23:00:00.000Z', '2026-03-31T22:00:00.000Z'],
+        [`Product ${n}`, '1', 1000, '2026-01-31T23:00:00.000Z', '2026-02-28T23:00:00.000Z'],
+      ],
+    ]);
+  });
+
   it('quantity multiplies a flat fee', async () => {
     env.setNow('2026-01-15T10:00:00Z');
     const s = await subscribe([{ quantity: 3 }]);

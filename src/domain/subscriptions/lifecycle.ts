@@ -262,6 +262,9 @@ export async function updateSubscription(tx: Tx, org: string, id: string, input:
     updatedAt: at,
   };
   await tx.subscriptions.update(org, next);
+  // A new billing group aligns the periods from where billing stands: the rest of the current period
+  // up to the new alignment, then aligned periods.
+  if (next.billingGroupId !== current.billingGroupId) await rescheduleItems(tx, org, next, now);
   return toResource(tx, org, next, now);
 }
 
