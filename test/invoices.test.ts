@@ -18,6 +18,15 @@ async function customer(mcp: Client = env.mcp, currencyCode = 'EUR'): Promise<st
 
 const consulting = { description: 'Consulting', quantity: 3, unitAmount: 12_000, taxRate: 19 };
 
+/** A draft subscription of the customer, on a one-charge plan of its organisation. */
+async function subscriptionOf(mcp: Client, customerId: string): Promise<string> {
+  const product = await ok(mcp, 'create_product', { name: 'Seat' });
+  const price = await ok(mcp, 'create_price_plan', { id: product.id, type: 'flat_fee', currencyCode: 'EUR', price: { amount: 10 }, billingInterval: '1M' });
+  const plan = await ok(mcp, 'create_plan', { code: `seat-${product.id}`, name: 'Seat', charges: [{ product: product.id, pricePlan: price.id }] });
+  const s = await ok(mcp, 'create_subscription', { customer: customerId, plan: plan.id, periods: [{ contractPeriod: '1M', cancellationPeriod: '0D' }] });
+  return s.id;
+}
+
 describe('create_invoice', () => {
   it('issues an open invoice with the next number, totals per rate and the customer currency', async () => {
     const mcp = await env.mcpFor((await env.newOrg()).apiKey);
@@ -88,13 +97,15 @@ describe('create_invoice', () => {
   });
 
   it('keeps a given dueAt and subscription, normalised to UTC', async () => {
+    const c = await customer();
+    const sub = await subscriptionOf(env.mcp, c);
     const inv = await ok(env.mcp, 'create_invoice', {
-      customer: await customer(),
-      subscription: UUID,
+      customer: c,
+      subscription: sub,
       dueAt: '2026-12-20T12:00:00+01:00',
       lines: [consulting],
     });
-    expect(inv).toMatchObject({ subscription: UUID, dueAt: '2026-12-20T11:00:00.000Z', issuedAt: NOW });
+    expect(inv).toMatchObject({ subscription: sub, dueAt: '2026-12-20T11:00:00.000Z', issuedAt: NOW });
   });
 
   it('allows discount lines but not a negative total; an invoice of 0 is paid at once', async () => {
@@ -217,25 +228,42 @@ describe('invoice transitions', () => {
   });
 });
 
+describe('create_invoice names a subscription', () => {
+  it("of its own customer only: an unknown id, another organisation's or another customer's subscription is a 422 at subscription", async () => {
+    const a = await customer();
+    const b = await customer();
+    const subB = await subscriptionOf(env.mcp, b);
+    const org = await env.newOrg();
+    const mcp = await env.mcpFor(org.apiKey);
+    const foreign = await subscriptionOf(mcp, await customer(mcp));
+    for (const subscription of [UUID, foreign, subB]) {
+      expect(paths(await fails(env.mcp, 'create_invoice', { customer: a, subscription, lines: [consulting] }, 422))).toEqual(['subscription']);
+    }
+    const own = await subscriptionOf(env.mcp, a);
+    expect((await ok(env.mcp, 'create_invoice', { customer: a, subscription: own, lines: [consulting] })).subscription).toBe(own);
+  });
+});
+
 describe('list_invoices', () => {
   it('filters by customer, subscription and status', async () => {
     const org = await env.newOrg();
     const mcp = await env.mcpFor(org.apiKey);
     const a = await customer(mcp);
     const b = await customer(mcp);
+    const sub = await subscriptionOf(mcp, a);
     const first = await ok(mcp, 'create_invoice', { customer: a, lines: [consulting] });
-    const draft = await ok(mcp, 'create_invoice', { customer: a, status: 'draft', subscription: UUID, lines: [consulting] });
+    const draft = await ok(mcp, 'create_invoice', { customer: a, status: 'draft', subscription: sub, lines: [consulting] });
     const other = await ok(mcp, 'create_invoice', { customer: b, lines: [consulting] });
     const ids = (page: { data: Array<{ id: string }> }) => page.data.map((i) => i.id);
     expect(ids(await ok(mcp, 'list_invoices', {}))).toEqual([first.id, draft.id, other.id]);
     expect(ids(await ok(mcp, 'list_invoices', { customer: a }))).toEqual([first.id, draft.id]);
-    expect(ids(await ok(mcp, 'list_invoices', { subscription: UUID }))).toEqual([draft.id]);
+    expect(ids(await ok(mcp, 'list_invoices', { subscription: sub }))).toEqual([draft.id]);
     expect(ids(await ok(mcp, 'list_invoices', { status: 'open' }))).toEqual([first.id, other.id]);
     expect(ids(await ok(mcp, 'list_invoices', { customer: a, status: 'draft' }))).toEqual([draft.id]);
     const page = await ok(mcp, 'list_invoices', { limit: 1, page: 2, order: { createdAt: 'desc' } });
     expect(ids(page)).toEqual([draft.id]);
     expect(page.meta.pagination).toEqual({ totalItems: 3, itemsPerPage: 1, currentPage: 2, lastPage: 3, pageTotalItems: 1 });
-    expect(page.data[0]).toMatchObject({ id: draft.id, customer: a, subscription: UUID, status: 'draft' });
+    expect(page.data[0]).toMatchObject({ id: draft.id, customer: a, subscription: sub, status: 'draft' });
     expect((await ok(mcp, 'get_invoice', { id: page.data[0].id })).lines).toHaveLength(1);
     const rest = await env.http('GET', '/invoices?limit=1&page=2&order[createdAt]=desc', { token: org.apiKey });
     expect(rest.status).toBe(200);

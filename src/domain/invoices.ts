@@ -1,5 +1,5 @@
 import { conflict, invalid, invalidMany, notFound, type Violation } from '../errors.js';
-import { newId, UUID_RE } from '../ids.js';
+import { newId } from '../ids.js';
 import type { PageRequest } from '../schemas/common.js';
 import type { CreditNote } from '../schemas/creditNotes.js';
 import type { Customer } from '../schemas/customers.js';
@@ -202,21 +202,34 @@ function lineViolations(lines: InvoiceLineInput[]): Violation[] {
 }
 
 /**
- * The id of the subscription an invoice names by id or number. An id of no subscription is kept as
- * given (a manual invoice may refer to a subscription billed elsewhere); an unknown number is a violation.
+ * The id of the subscription an invoice names by id or number: one of this organisation's, and of
+ * the invoice's customer; anything else is a violation (an invoice never points at nothing).
  */
-async function invoiceSubscription(tx: Tx, org: string, ref: string | undefined, violations: Violation[]): Promise<string | null> {
+async function invoiceSubscription(
+  tx: Tx,
+  org: string,
+  ref: string | undefined,
+  customerId: string | undefined,
+  violations: Violation[],
+): Promise<string | null> {
   if (ref === undefined) return null;
   const subscription = await findSubscription(tx, org, ref);
-  if (subscription) return subscription.id;
-  if (!UUID_RE.test(ref)) {
+  if (!subscription) {
     violations.push({
       propertyPath: 'subscription',
       message: `subscription '${ref}' is neither the id nor the number of a subscription; use one from list_subscriptions, or omit it for a one-off invoice`,
       code: 'unknown_reference',
     });
+    return null;
   }
-  return ref;
+  if (customerId !== undefined && subscription.customerId !== customerId) {
+    violations.push({
+      propertyPath: 'subscription',
+      message: `subscription ${subscription.number} belongs to another customer; name one of the invoice's customer, or omit it`,
+      code: 'wrong_customer',
+    });
+  }
+  return subscription.id;
 }
 
 /** A draft invoice of lines whose net amounts are known; totals per CONTRACT section 8. */
@@ -268,7 +281,7 @@ export async function createInvoice(tx: Tx, org: string, input: InvoiceInput, no
       code: 'unknown_reference',
     });
   }
-  const subscription = await invoiceSubscription(tx, org, input.subscription, violations);
+  const subscription = await invoiceSubscription(tx, org, input.subscription, customer?.id, violations);
   violations.push(...lineViolations(input.lines));
   if (violations.length || !customer) throw invalidMany(violations);
 
