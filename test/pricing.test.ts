@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decimalOfPrice, priceCharge, unitAmountDecimalOf, unitPriceProblem, type PricedLine } from '../src/domain/pricing.js';
+import { decimalOfPrice, priceCharge, unitPriceProblem, type PricedLine } from '../src/domain/pricing.js';
 import type { PricePlan } from '../src/schemas/catalogue.js';
 
 /**
@@ -211,8 +211,8 @@ describe('unit prices', () => {
     [plan('package', 'EUR', { amount: 5, packageSize: 100 }), '500'],
     [plan('graduated', 'EUR', { tiers }), '100'],
     [plan('volume', 'EUR', { tiers: [{ upTo: null, unitAmount: 0.0000000001 }] }), '0.00000001'],
-  ])('unitAmountDecimalOf %#', (p, expected) => {
-    expect(unitAmountDecimalOf(p)).toBe(expected);
+  ])('the unit price of one unit, in minor units: %#', (p, expected) => {
+    expect(priceCharge(p, 1_000_000n)[0]!.unitAmountDecimal).toBe(expected);
   });
 
   it('reads exponent texts exactly and allows 10 fractional digits, not 11', () => {

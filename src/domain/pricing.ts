@@ -188,15 +188,6 @@ export function priceCharge(plan: PricePlan, quantityMicros: bigint, fraction?: 
   }
 }
 
-/**
- * The unit price of a plan as an exact decimal string of minor units (e.g. EUR 0.002 -> '0.2'), for display:
- * the price of flat_fee, per_unit and package plans, the first tier's unitAmount of graduated and volume plans.
- */
-export function unitAmountDecimalOf(plan: PricePlan): string {
-  if (plan.type === 'graduated' || plan.type === 'volume') return formatDecimal(tiersOf(plan)[0]!.unit);
-  return formatDecimal(priceOf(plan));
-}
-
 /** A stored exact decimal text of major units as the wire's JSON number (exact up to 15 significant digits). */
 export function numberOfDecimalText(text: string): number {
   const d = parseDecimal(text);
