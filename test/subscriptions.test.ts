@@ -119,6 +119,17 @@ describe('create_subscription', () => {
     ]);
   });
 
+  it('lists by externalId, over MCP and REST (the id another system gave the subscription)', async () => {
+    const tagged = await ok(env.mcp, 'create_subscription', { customer: f.customer.id, plan: f.plan.id, periods: yearly, externalId: 'crm-4711' });
+    await ok(env.mcp, 'create_subscription', { customer: f.customer.id, plan: f.plan.id, periods: yearly, externalId: 'crm-4712' });
+    const listed = await ok(env.mcp, 'list_subscriptions', { externalId: 'crm-4711' });
+    expect(listed.data.map((r: any) => r.id)).toEqual([tagged.id]);
+    const rest = await env.http('GET', '/subscriptions?externalId=crm-4711');
+    expect(rest.status).toBe(200);
+    expect(rest.body.data.map((r: any) => r.id)).toEqual([tagged.id]);
+    expect((await ok(env.mcp, 'list_subscriptions', { externalId: 'nobody' })).data).toEqual([]);
+  });
+
   it('serves REST: 201 with Location, list filters by customer and status', async () => {
     const res = await env.http('POST', '/subscriptions', { body: { customer: f.customer.id, plan: f.plan.id, periods: yearly, activate: true } });
     expect(res.status).toBe(201);

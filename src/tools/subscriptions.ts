@@ -181,7 +181,7 @@ export const subscriptionOperations = [
   defineOperation({
     name: 'list_subscriptions',
     title: 'List subscriptions',
-    description: 'List subscriptions, oldest first, optionally by customer and status.',
+    description: 'List subscriptions, oldest first, optionally by customer, status or externalId.',
     toolset: 'subscriptions',
     method: 'GET',
     path: '/subscriptions',
@@ -192,6 +192,7 @@ export const subscriptionOperations = [
       ...pageInput,
       customer: filterBy('customer', 'subscriptions'),
       status: z.enum(SUBSCRIPTION_STATUSES).optional().describe('Only subscriptions in this status.'),
+      externalId: text255.min(1).optional().describe("Only the subscriptions with this externalId (another system's id)."),
     }),
     output: listOf(subscriptionSchema),
     mcp: listView(subscriptionRow),

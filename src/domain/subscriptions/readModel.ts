@@ -172,7 +172,7 @@ export async function getSubscription(tx: Tx, org: string, id: string, now: Date
 export async function listSubscriptions(
   tx: Tx,
   org: string,
-  filter: { customer?: string | undefined; status?: string | undefined },
+  filter: { customer?: string | undefined; status?: string | undefined; externalId?: string | undefined },
   page: PageRequest,
   now: Date,
 ): Promise<{ rows: Subscription[]; total: number }> {

@@ -14,6 +14,7 @@ import { billingRuns } from './013_billing_runs.js';
 import { organisationSeller } from './015_organisation_seller.js';
 import { couponForever } from './016_coupon_forever.js';
 import { quantityChanges } from './017_quantity_changes.js';
+import { subscriptionExternalId } from './018_subscription_external_id.js';
 
 export interface Migration {
   version: number;
@@ -39,4 +40,5 @@ export const MIGRATIONS: Migration[] = [
   organisationSeller,
   couponForever,
   quantityChanges,
+  subscriptionExternalId,
 ];

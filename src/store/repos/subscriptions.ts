@@ -110,7 +110,7 @@ export interface SubscriptionRepo {
   numberTaken(org: string, number: string, exceptId?: string): Promise<boolean>;
   list(
     org: string,
-    filter: { customer?: string | undefined; status?: string | undefined },
+    filter: { customer?: string | undefined; status?: string | undefined; externalId?: string | undefined },
     page: PageRequest,
   ): Promise<{ rows: SubscriptionRecord[]; total: number }>;
   /** Active or paused subscriptions whose cancellation date has come. */
@@ -311,7 +311,7 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
     return this.sql.get('SELECT 1 FROM subscriptions WHERE organisation_id = ? AND number = ? AND id <> ?', org, number, exceptId) !== undefined;
   }
 
-  async list(org: string, filter: { customer?: string | undefined; status?: string | undefined }, page: PageRequest) {
+  async list(org: string, filter: { customer?: string | undefined; status?: string | undefined; externalId?: string | undefined }, page: PageRequest) {
     const where = ['organisation_id = ?'];
     const params: unknown[] = [org];
     if (filter.customer) {
@@ -321,6 +321,10 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
     if (filter.status) {
       where.push('status = ?');
       params.push(filter.status);
+    }
+    if (filter.externalId) {
+      where.push('external_id = ?');
+      params.push(filter.externalId);
     }
     const { rows, total } = this.sql.page<SubscriptionRow>(`FROM subscriptions WHERE ${where.join(' AND ')}`, params, page);
     return { rows: rows.map(toSubscription), total };
