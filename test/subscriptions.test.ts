@@ -88,6 +88,21 @@ describe('create_subscription', () => {
     expect(paths(await fails(env.mcp, 'create_subscription', { ...base, startDate: '2026-02-01T00:00:00' }, 422))).toEqual(['startDate']);
   });
 
+  it('refuses a disabled payment method and one that has expired (422 at paymentMethod, naming why)', async () => {
+    const disabled = await ok(env.mcp, 'create_payment_method', { id: f.customer.id, type: 'paypal', paypal: { email: 'off@example.com' }, enabled: false });
+    const off = await fails(env.mcp, 'create_subscription', { customer: f.customer.id, plan: f.plan.id, periods: yearly, paymentMethod: disabled.id }, 422);
+    expect(off.violations).toMatchObject([{ propertyPath: 'paymentMethod', code: 'disabled' }]);
+    const card = await ok(env.mcp, 'create_payment_method', { id: f.customer.id, type: 'card', card: { brand: 'visa', last4: '4242', expMonth: 2, expYear: 2026 } });
+    expect((await ok(env.mcp, 'create_subscription', { customer: f.customer.id, plan: f.plan.id, periods: yearly, paymentMethod: card.id })).paymentMethod.id).toBe(card.id);
+    env.setNow('2026-03-02T00:00:00Z');
+    try {
+      const expired = await fails(env.mcp, 'create_subscription', { customer: f.customer.id, plan: f.plan.id, periods: yearly, paymentMethod: card.id }, 422);
+      expect(expired.violations).toMatchObject([{ propertyPath: 'paymentMethod', code: 'expired' }]);
+    } finally {
+      env.setNow('2026-01-15T10:00:00Z');
+    }
+  });
+
   it("refuses another customer's payment method and a plan in another currency", async () => {
     const other = await ok(env.mcp, 'create_customer', { lastName: 'Other', currencyCode: 'EUR' });
     const pm = await ok(env.mcp, 'create_payment_method', { id: other.id, type: 'paypal', paypal: { email: 'o@example.com' } });

@@ -58,14 +58,20 @@ async function billingDetailViolations(
   org: string,
   customerId: string,
   input: { paymentMethod?: string | null | undefined; invoiceAddress?: string | null | undefined },
+  now: Date,
 ): Promise<Violation[]> {
   const out: Violation[] = [];
-  if (input.paymentMethod && !(await getPaymentMethod(tx, org, customerId, input.paymentMethod))) {
+  const method = input.paymentMethod ? await getPaymentMethod(tx, org, customerId, input.paymentMethod) : undefined;
+  if (input.paymentMethod && !method) {
     out.push({
       propertyPath: 'paymentMethod',
       message: `paymentMethod '${input.paymentMethod}' is not a payment method of the customer; use list_payment_methods, or null for the customer's default`,
       code: 'not_found',
     });
+  } else if (method && !method.enabled) {
+    out.push({ propertyPath: 'paymentMethod', message: `paymentMethod ${method.id} is disabled; pick an enabled one (list_payment_methods), or null for the customer's default`, code: 'disabled' });
+  } else if (method?.expirationDate && Date.parse(method.expirationDate) <= now.getTime()) {
+    out.push({ propertyPath: 'paymentMethod', message: `paymentMethod ${method.id} expired at ${method.expirationDate}; pick a valid one, or null for the customer's default`, code: 'expired' });
   }
   if (input.invoiceAddress && !(await getInvoiceAddress(tx, org, customerId, input.invoiceAddress))) {
     out.push({
@@ -161,7 +167,7 @@ export async function createSubscription(
   }
   const [billingGroupId, groupViolation] = await billingGroupViolation(tx, org, input.billingGroup);
   violations.push(groupViolation);
-  violations.push(...(await billingDetailViolations(tx, org, customer.id, input)));
+  violations.push(...(await billingDetailViolations(tx, org, customer.id, input, now)));
   if (input.number !== undefined) violations.push(await numberViolation(tx, org, input.number));
   violations.push(...(await validateCustomFields(tx, org, 'subscription', input.customFields ?? {})));
   const addons = (input.addons ?? []).map((a, i) => {
@@ -242,7 +248,7 @@ export async function updateSubscription(tx: Tx, org: string, id: string, input:
   const violations: Array<Violation | undefined> = [];
   const [billingGroupId, groupViolation] = await billingGroupViolation(tx, org, input.billingGroup);
   violations.push(groupViolation);
-  violations.push(...(await billingDetailViolations(tx, org, current.customerId, input)));
+  violations.push(...(await billingDetailViolations(tx, org, current.customerId, input, now)));
   if (input.number !== undefined && input.number !== current.number) violations.push(await numberViolation(tx, org, input.number, current.id));
   if (input.customFields !== undefined) violations.push(...(await validateCustomFields(tx, org, 'subscription', input.customFields)));
   throwIf(violations);
