@@ -2,7 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { fails, ok, paths, setup, type TestEnv } from './helpers.js';
-import { expectSigned, Receiver, type Received } from './webhookReceiver.js';
+import { eventually, expectSigned, Receiver, type Received } from './webhookReceiver.js';
 
 /**
  * Invoice line precision, payment terms, credit notes, credit balances and the invoice events
@@ -329,5 +329,35 @@ describe('invoice events', () => {
     expect(receiver.received.filter((r) => r.json.data.invoice?.id === unissued.id)).toEqual([]);
     const head = receiver.of('invoice.created').find((r) => r.json.data.invoice.id === open.id)!;
     expect(head.headers['x-webhook-event']).toBe('invoice.created');
+  });
+});
+
+describe('invoices of instant usage', () => {
+  it('announce themselves: recording an instant_metered value sends invoice.created once it commits', async () => {
+    await ok(env.mcp, 'create_unit', { name: 'sms' });
+    const m = await ok(env.mcp, 'create_measurement', { unit: 'sms', code: 'sms_sent', aggregationType: 'last_value', type: 'instant_metered' });
+    const product = await ok(env.mcp, 'create_product', { name: 'SMS', measurement: m.id });
+    const price = await ok(env.mcp, 'create_price_plan', { id: product.id, type: 'per_unit', currencyCode: 'EUR', price: { amount: 0.09 }, billingInterval: '1M' });
+    const plan = await ok(env.mcp, 'create_plan', { code: 'sms', name: 'SMS', charges: [{ product: product.id, pricePlan: price.id }] });
+    const c = await ok(env.mcp, 'create_customer', { companyName: 'Texting GmbH' });
+    const s = await ok(env.mcp, 'create_subscription', { customer: c.id, plan: plan.id, periods: [{ contractPeriod: '1M', cancellationPeriod: '0D' }], activate: true });
+    // The delivery worker is woken after the commit that issued the invoice (and only then: ingestion is a hot path).
+    const worker = env.app.deliveries;
+    const kick = worker.kick.bind(worker);
+    let kicks = 0;
+    worker.kick = () => {
+      kicks += 1;
+      kick();
+    };
+    try {
+      await ok(env.mcp, 'create_subscription_measurement', { subscriptionItem: s.items[0].id, quantity: 10 });
+      expect(kicks).toBe(1);
+    } finally {
+      worker.kick = kick;
+    }
+    const [invoice] = (await ok(env.mcp, 'list_invoices', { subscription: s.id })).data;
+    expect(invoice).toMatchObject({ grossAmount: 90 });
+    const delivered = await eventually(async () => receiver.of('invoice.created').find((r: Received) => r.json.data.invoice.id === invoice.id));
+    expectSigned(delivered, secret, env.org.organisationId, { recent: false });
   });
 });

@@ -12,8 +12,7 @@ import { parseInterval, periodContaining, toIso, zoned } from './dates.js';
 import { getPricePlan, getProduct } from './products.js';
 import { formatQuantity, MICROS, toMicros } from './quantity.js';
 import { intervalValue, timeWeightedValue, type ItemInterval } from './aggregation.js';
-import { billInstantValues } from './billing/instant.js';
-import type { BillingSettings } from './billing/run.js';
+import { billInstantValues, type InstantBilling } from './billing/instant.js';
 import { alignmentOf, itemBillingStart, itemEnd } from './billing/schedule.js';
 import { findSubscription, loadSubscription } from './subscriptions/records.js';
 
@@ -266,7 +265,7 @@ async function record(
   inputs: readonly MeasurementValueInput[],
   now: Date,
   batch: boolean,
-  settings: BillingSettings,
+  settings: InstantBilling,
 ): Promise<MeasurementValue[]> {
   const lookups = new Lookups(tx, org);
   const clock: Clock = { ms: now.getTime(), iso: now.toISOString() };
@@ -314,7 +313,7 @@ export async function recordMeasurement(
   org: string,
   input: MeasurementValueInput,
   now: Date,
-  settings: BillingSettings,
+  settings: InstantBilling,
 ): Promise<MeasurementValue> {
   const [first] = await record(tx, org, [input], now, false, settings);
   return first as MeasurementValue;
@@ -326,7 +325,7 @@ export async function recordMeasurementBatch(
   org: string,
   inputs: readonly MeasurementValueInput[],
   now: Date,
-  settings: BillingSettings,
+  settings: InstantBilling,
 ): Promise<MeasurementValue[]> {
   return record(tx, org, inputs, now, true, settings);
 }

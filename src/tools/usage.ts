@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { MAX_QUANTITY_TEXT, formatQuantity, parseQuantity } from '../domain/quantity.js';
 import { getMeasurementValue, getSubscriptionUsage, recordMeasurement, recordMeasurementBatch } from '../domain/usage.js';
-import { defineOperation } from '../registry/operation.js';
+import type { InstantBilling } from '../domain/billing/instant.js';
+import { defineOperation, type OperationContext } from '../registry/operation.js';
 import { dateTimeInput, idOrNumber, pageInput, pathId } from '../schemas/common.js';
 import { measurementValueBatchSchema, measurementValueSchema, usageSchema } from '../schemas/usage.js';
 import { measurementBatchView, measurementValueView, usageView } from '../schemas/views.js';
@@ -61,6 +62,15 @@ const batchValue = {
   id: value.id.describe('Identity for count_unique.'),
 };
 
+/**
+ * Instant usage is invoiced as it is recorded, and the invoice's events go out once the unit commits;
+ * a request that records no instant usage wakes no webhook delivery (ingestion is the hot path).
+ */
+const instantBilling = (ctx: OperationContext): InstantBilling => ({
+  paymentTermDays: ctx.config.paymentTermDays,
+  onInvoice: () => ctx.afterCommit(() => ctx.deliveries.kick()),
+});
+
 export const usageOperations = [
   defineOperation({
     name: 'create_subscription_measurement',
@@ -76,8 +86,7 @@ export const usageOperations = [
     output: measurementValueSchema,
     mcp: { output: measurementValueView },
     handler: (ctx, input) => {
-      ctx.afterCommit(() => ctx.deliveries.kick());
-      return recordMeasurement(ctx.tx, ctx.org, input, ctx.now, { paymentTermDays: ctx.config.paymentTermDays });
+      return recordMeasurement(ctx.tx, ctx.org, input, ctx.now, instantBilling(ctx));
     },
   }),
   defineOperation({
@@ -101,8 +110,7 @@ export const usageOperations = [
     mcp: measurementBatchView,
     location: (result) => `/subscription-measurements/${result.data[0]?.id}`,
     handler: async (ctx, input) => {
-      ctx.afterCommit(() => ctx.deliveries.kick());
-      return { data: await recordMeasurementBatch(ctx.tx, ctx.org, input.values, ctx.now, { paymentTermDays: ctx.config.paymentTermDays }) };
+      return { data: await recordMeasurementBatch(ctx.tx, ctx.org, input.values, ctx.now, instantBilling(ctx)) };
     },
   }),
   defineOperation({

@@ -16,8 +16,12 @@ import { formatQuantity } from '../quantity.js';
 import { discountLines, taxRateE4 } from './compute.js';
 import type { BillingSettings } from './run.js';
 
-export async function billInstantValues(tx: Tx, org: string, values: readonly MeasurementValueRecord[], now: Date, settings: BillingSettings): Promise<number> {
-  let invoices = 0;
+/** How instant invoices are issued: the payment terms, and what to do once one is (kick the webhook delivery after the commit). */
+export interface InstantBilling extends BillingSettings {
+  onInvoice(): void;
+}
+
+export async function billInstantValues(tx: Tx, org: string, values: readonly MeasurementValueRecord[], now: Date, settings: InstantBilling): Promise<void> {
   for (const value of values) {
     if (!value.instant) continue;
     const item = (await tx.subscriptions.getItem(org, value.itemId))!;
@@ -59,7 +63,6 @@ export async function billInstantValues(tx: Tx, org: string, values: readonly Me
     for (const d of consumed) await tx.subscriptions.updateDiscount(org, d);
     await tx.subscriptions.updateItem(org, { ...item, lastBilledAt: value.measuredAt, lastBilledFrom: value.measuredAt, lastBilledTo: value.measuredAt, updatedAt: now.toISOString() });
     await tx.subscriptions.update(org, { ...record, lastBillingAt: value.measuredAt, updatedAt: now.toISOString() });
-    invoices += 1;
+    settings.onInvoice();
   }
-  return invoices;
 }
