@@ -103,6 +103,19 @@ export async function defaultInvoiceAddress(tx: Tx, org: string, customerId: str
   return tx.billingDetails.defaultInvoiceAddress(org, customerId);
 }
 
+/**
+ * The address a subscription's invoices go to: its own `invoiceAddress`, else the customer's default
+ * one; undefined when the customer has none (no tax is applied then).
+ */
+export async function billingAddressOf(
+  tx: Tx,
+  org: string,
+  subscription: { customerId: string; invoiceAddressId: string | null },
+): Promise<InvoiceAddress | undefined> {
+  const chosen = subscription.invoiceAddressId ? await getInvoiceAddress(tx, org, subscription.customerId, subscription.invoiceAddressId) : undefined;
+  return chosen ?? (await defaultInvoiceAddress(tx, org, subscription.customerId));
+}
+
 /** The object of a payment method's input that carries the details of each type. */
 const DETAIL_FIELD = { sepa_debit: 'sepaDebit', card: 'card', paypal: 'paypal' } as const satisfies Record<
   PaymentMethodType,

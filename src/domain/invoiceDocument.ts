@@ -3,7 +3,7 @@ import type { Customer } from '../schemas/customers.js';
 import type { Invoice } from '../schemas/invoices.js';
 import type { Organisation } from '../schemas/organisation.js';
 import type { Tx } from '../store/store.js';
-import { defaultInvoiceAddress, getInvoiceAddress } from './billingDetails.js';
+import { billingAddressOf } from './billingDetails.js';
 import { getCustomer } from './customers.js';
 import { getInvoice } from './invoices.js';
 import { getOrganisation } from './organisation.js';
@@ -25,7 +25,6 @@ export async function invoiceDocument(tx: Tx, org: string, ref: string): Promise
   const invoice = await getInvoice(tx, org, ref);
   const customer = await getCustomer(tx, org, invoice.customer);
   const subscription = invoice.subscription ? await tx.subscriptions.get(org, invoice.subscription) : undefined;
-  const chosen = subscription?.invoiceAddressId ? await getInvoiceAddress(tx, org, customer.id, subscription.invoiceAddressId) : undefined;
-  const address = chosen ?? (await defaultInvoiceAddress(tx, org, customer.id)) ?? null;
+  const address = (await billingAddressOf(tx, org, subscription ?? { customerId: customer.id, invoiceAddressId: null })) ?? null;
   return { invoice, customer, address, seller: await getOrganisation(tx, org) };
 }

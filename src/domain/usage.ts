@@ -10,6 +10,7 @@ import type { Tx } from '../store/store.js';
 import { findBillingGroup } from './billingGroups.js';
 import { parseInterval, periodContaining, toIso, zoned } from './dates.js';
 import { getPricePlan, getProduct } from './products.js';
+import { memo } from './memo.js';
 import { formatQuantity, MICROS, toMicros } from './quantity.js';
 import { intervalValue, timeWeightedValue, type ItemInterval } from './aggregation.js';
 import { billInstantValues, type InstantBilling } from './billing/instant.js';
@@ -41,15 +42,6 @@ function render(v: MeasurementValueRecord, subscriptionId: string, measurement: 
     valueId: v.valueId,
     createdAt: v.createdAt,
   };
-}
-
-function memo<T>(map: Map<string, T>, key: string, load: () => T): T {
-  let hit = map.get(key);
-  if (hit === undefined) {
-    hit = load();
-    map.set(key, hit);
-  }
-  return hit;
 }
 
 /**

@@ -14,7 +14,7 @@ import type { AppliedDiscountRecord, ItemRecord, QuantityChange, SubscriptionRec
 import type { BilledChargeKey } from '../../store/repos/billingRuns.js';
 import type { Tx } from '../../store/store.js';
 import { intervalValue, timeWeightedValue, type ItemInterval } from '../aggregation.js';
-import { defaultInvoiceAddress, getInvoiceAddress } from '../billingDetails.js';
+import { billingAddressOf } from '../billingDetails.js';
 import { findBillingGroup } from '../billingGroups.js';
 import { EU_MEMBER_STATES } from '../countries.js';
 import { findCoupon, percentageE2 } from '../coupons.js';
@@ -22,6 +22,7 @@ import { toIso, zoned, zoneOf } from '../dates.js';
 import type { BilledLineInput } from '../invoices.js';
 import { percentOf, rateToE4, toMinor } from '../money.js';
 import { priceCharge, type PricedLine } from '../pricing.js';
+import { memo } from '../memo.js';
 import { getOrganisation } from '../organisation.js';
 import { getPricePlan, getProduct } from '../products.js';
 import { formatQuantity, toMicros } from '../quantity.js';
@@ -39,8 +40,7 @@ import {
 
 /**
  * Catalogue entries a billing run reads again and again (products with their tax groups, price
- * plans, billing groups), loaded once per run, and the time zones it computes in. Never shared
- * between runs.
+ * plans, billing groups, the seller), loaded once per run. Never shared between runs.
  */
 export class CatalogueCache {
   private readonly products = new Map<string, Promise<Product>>();
@@ -49,28 +49,19 @@ export class CatalogueCache {
   private readonly sellers = new Map<string, Promise<Organisation>>();
 
   product(tx: Tx, org: string, id: string): Promise<Product> {
-    return this.memo(this.products, `${org} ${id}`, () => getProduct(tx, org, id));
+    return memo(this.products, `${org} ${id}`, () => getProduct(tx, org, id));
   }
 
   pricePlan(tx: Tx, org: string, id: string): Promise<PricePlan> {
-    return this.memo(this.plans, `${org} ${id}`, () => getPricePlan(tx, org, id));
+    return memo(this.plans, `${org} ${id}`, () => getPricePlan(tx, org, id));
   }
 
   billingGroup(tx: Tx, org: string, id: string): Promise<BillingGroup | undefined> {
-    return this.memo(this.groups, `${org} ${id}`, () => findBillingGroup(tx, org, id));
+    return memo(this.groups, `${org} ${id}`, () => findBillingGroup(tx, org, id));
   }
 
   seller(tx: Tx, org: string): Promise<Organisation> {
-    return this.memo(this.sellers, org, () => getOrganisation(tx, org));
-  }
-
-  private memo<T>(map: Map<string, Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
-    let hit = map.get(key);
-    if (!hit) {
-      hit = load();
-      map.set(key, hit);
-    }
-    return hit;
+    return memo(this.sellers, org, () => getOrganisation(tx, org));
   }
 }
 
@@ -405,9 +396,7 @@ export async function computeDue(
   let dates = [...byDate.keys()].sort();
   if (!asOf) dates = dates.slice(0, 1);
 
-  const address = record.invoiceAddressId
-    ? await getInvoiceAddress(tx, org, record.customerId, record.invoiceAddressId)
-    : await defaultInvoiceAddress(tx, org, record.customerId);
+  const address = await billingAddressOf(tx, org, record);
   const seller = await cache.seller(tx, org);
   const sellerCountry = seller.address?.countryCode ?? null;
   const discounts = new Map<string, AppliedDiscountRecord[]>();

@@ -6,7 +6,7 @@
 import type { Customer } from '../../schemas/customers.js';
 import type { MeasurementValueRecord } from '../../store/repos/usage.js';
 import type { Tx } from '../../store/store.js';
-import { defaultInvoiceAddress, getInvoiceAddress } from '../billingDetails.js';
+import { billingAddressOf } from '../billingDetails.js';
 import { zoned } from '../dates.js';
 import { issueBilledInvoice, type BilledLineInput } from '../invoices.js';
 import { getOrganisation } from '../organisation.js';
@@ -29,9 +29,7 @@ export async function billInstantValues(tx: Tx, org: string, values: readonly Me
     const customer = (await tx.customers.get(org, record.customerId)) as Customer;
     const product = await getProduct(tx, org, item.productId);
     const plan = await getPricePlan(tx, org, item.pricePlanId);
-    const address = record.invoiceAddressId
-      ? await getInvoiceAddress(tx, org, record.customerId, record.invoiceAddressId)
-      : await defaultInvoiceAddress(tx, org, record.customerId);
+    const address = await billingAddressOf(tx, org, record);
     const seller = await getOrganisation(tx, org);
     const rate = taxRateE4(product, address, seller.address?.countryCode ?? null, zoned(value.measuredAt, customer.timeZone).toISODate() as string);
     const name = item.name ?? product.name;

@@ -11,6 +11,7 @@ import { getInvoiceAddress, getPaymentMethod } from '../billingDetails.js';
 import { findCoupon } from '../coupons.js';
 import { customerIdOf } from '../customers.js';
 import { termsAfter, toIso, zoned } from '../dates.js';
+import { memo } from '../memo.js';
 import { getPlan } from '../plans.js';
 import { getPricePlan, getProduct } from '../products.js';
 import { recentMeasurementValues } from '../usage.js';
@@ -27,15 +28,6 @@ interface Lookups {
 
 const newLookups = (): Lookups => ({ products: new Map(), pricePlans: new Map(), plans: new Map(), customers: new Map() });
 
-function cached<T>(map: Map<string, Promise<T>>, id: string, load: () => Promise<T>): Promise<T> {
-  let hit = map.get(id);
-  if (!hit) {
-    hit = load();
-    map.set(id, hit);
-  }
-  return hit;
-}
-
 function itemStatus(record: SubscriptionRecord, item: ItemRecord, now: Date): SubscriptionItem['status'] {
   if (item.billingEnd && Date.parse(item.billingEnd) <= now.getTime()) return 'ended';
   return record.status;
@@ -43,8 +35,8 @@ function itemStatus(record: SubscriptionRecord, item: ItemRecord, now: Date): Su
 
 export async function toResource(tx: Tx, org: string, record: SubscriptionRecord, now: Date, lookups?: Lookups): Promise<Subscription> {
   const cache = lookups ?? newLookups();
-  const customer = await cached(cache.customers, record.customerId, async () => (await tx.customers.get(org, record.customerId)) as Customer);
-  const plan = await cached(cache.plans, record.planId, () => getPlan(tx, org, record.planId));
+  const customer = await memo(cache.customers, record.customerId, async () => (await tx.customers.get(org, record.customerId)) as Customer);
+  const plan = await memo(cache.plans, record.planId, () => getPlan(tx, org, record.planId));
   const items = await tx.subscriptions.items(org, [record.id]);
   const discounts = await tx.subscriptions.discounts(
     org,
@@ -59,8 +51,8 @@ export async function toResource(tx: Tx, org: string, record: SubscriptionRecord
 
   const itemResources: SubscriptionItem[] = [];
   for (const item of items) {
-    const product = await cached(cache.products, item.productId, () => getProduct(tx, org, item.productId));
-    const pricePlan = await cached(cache.pricePlans, item.pricePlanId, () => getPricePlan(tx, org, item.pricePlanId));
+    const product = await memo(cache.products, item.productId, () => getProduct(tx, org, item.productId));
+    const pricePlan = await memo(cache.pricePlans, item.pricePlanId, () => getPricePlan(tx, org, item.pricePlanId));
     const applied = [];
     for (const d of discounts.filter((x) => x.itemId === item.id)) {
       applied.push({
