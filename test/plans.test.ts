@@ -71,6 +71,7 @@ describe('plans', () => {
       status: 'draft',
       changeBehaviour: 'upgradeable_and_downgradeable',
       changeApplyBehaviour: 'end_of_period',
+      trialPeriod: null,
       name: 'Basic',
       description: null,
       createdAt: '2030-03-01T00:00:00.000Z',

@@ -365,6 +365,14 @@ describe('a back-office scenario through every listed tool', () => {
 
   it('pauses, resumes, cancels, revokes the cancellation and finally terminates the subscription', async () => {
     const a = admin;
+    const family = (await a.call('get_plan', { id: s.plan })).family.id;
+    const plus = idOf(
+      await a.call('create_plan', { code: 'pro-plus', name: 'Pro Plus', status: 'active', family, charges: [{ product: s.base, pricePlan: s.basePrice, quantity: 2 }] }),
+      'create_plan',
+    );
+    await a.call('preview_subscription_plan_change', { id: s.subscription, plan: plus, applyAt: 'end_of_period' });
+    await a.call('change_subscription_plan', { id: s.subscription, plan: plus, applyAt: 'end_of_period' });
+    await a.call('revoke_subscription_plan_change', { id: s.subscription });
     env.setNow('2026-03-10T09:00:00Z');
     await a.call('pause_subscription', { id: s.subscription });
     env.setNow('2026-03-12T09:00:00Z');

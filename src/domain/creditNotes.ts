@@ -1,6 +1,7 @@
 import { conflict, invalid, notFound } from '../errors.js';
 import type { PageRequest } from '../schemas/common.js';
 import type { CreditNote } from '../schemas/creditNotes.js';
+import type { Invoice } from '../schemas/invoices.js';
 import type { CreditNoteFilter } from '../store/repos/creditNotes.js';
 import type { Tx } from '../store/store.js';
 import { customerIdOf } from './customers.js';
@@ -30,17 +31,8 @@ export async function createCreditNote(
     );
   }
   await refuseIfPlanned(tx, org, invoice, 'crediting the invoice');
-  let max: number;
-  let what: string;
-  if (invoice.status === 'open') {
-    max = invoice.amountDue;
-    what = 'the amount due';
-  } else {
-    // The credit balance is in the customer's currency, which is the invoice's: it is fixed once the customer has an invoice.
-    max = invoice.grossAmount - (await tx.creditNotes.totalForInvoice(org, invoice.id));
-    what = 'the gross amount less earlier credit notes';
-    if (max === 0) throw conflict(`Invoice ${invoice.number} is credited in full already; nothing is left to credit`);
-  }
+  const { max, what } = await creditable(tx, org, invoice);
+  if (max === 0 && invoice.status === 'paid') throw conflict(`Invoice ${invoice.number} is credited in full already; nothing is left to credit`);
   const amount = input.amount ?? max;
   if (amount > max) {
     throw invalid(
@@ -50,6 +42,16 @@ export async function createCreditNote(
     );
   }
   return (await issueCreditNote(tx, org, invoice, { amount, reason: input.reason }, now)).creditNote;
+}
+
+/**
+ * What an open or paid invoice can still be credited, in minor units: on an open one its amount due;
+ * on a paid one its gross less earlier credit notes (the credit balance is in the customer's
+ * currency, which is the invoice's: it is fixed once the customer has an invoice).
+ */
+export async function creditable(tx: Tx, org: string, invoice: Invoice): Promise<{ max: number; what: string }> {
+  if (invoice.status === 'open') return { max: invoice.amountDue, what: 'the amount due' };
+  return { max: invoice.grossAmount - (await tx.creditNotes.totalForInvoice(org, invoice.id)), what: 'the gross amount less earlier credit notes' };
 }
 
 /** A credit note by id or number (CN-2026-000001); a 404 when none. */

@@ -72,5 +72,8 @@ export async function estimateInvoice(tx: Tx, org: string, id: string, now: Date
     `Billing date: ${localDate} (${customer.timeZone})`,
     address ? `Invoice address: ${address.street}${address.houseNumber ? ` ${address.houseNumber}` : ''}, ${address.zip} ${address.city}, ${address.countryCode}` : 'Invoice address: none (no tax applied)',
   ];
+  if (record.trialEndsOn && record.trialEndsOn > now.toISOString()) {
+    header.push(`Trial until ${zoned(record.trialEndsOn, customer.timeZone).toISODate()}: items whose price plan has applyTrial are free until then and bill from then`);
+  }
   return { estimate: render(result, header, customer.timeZone), ...result };
 }

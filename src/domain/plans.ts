@@ -27,6 +27,7 @@ export interface PlanInput {
   allowCheckout: boolean;
   changeBehaviour: Plan['changeBehaviour'];
   changeApplyBehaviour: Plan['changeApplyBehaviour'];
+  trialPeriod?: string | null | undefined;
   originProduct?: string | null | undefined;
   family?: string | undefined;
   charges: PlanChargeInput[];
@@ -226,6 +227,7 @@ export async function createPlan(tx: Tx, org: string, input: PlanInput, now: Dat
     allowCheckout: input.allowCheckout,
     changeBehaviour: input.changeBehaviour,
     changeApplyBehaviour: input.changeApplyBehaviour,
+    trialPeriod: input.trialPeriod ?? null,
     originProductId: input.originProduct ?? null,
     charges: chargeRecords(input.charges, []),
     addons: itemRecords(addons, [], () => ({})),
@@ -292,6 +294,7 @@ export async function updatePlan(tx: Tx, org: string, id: string, patch: Partial
     allowCheckout: given(patch.allowCheckout, current.allowCheckout),
     changeBehaviour: given(patch.changeBehaviour, current.changeBehaviour),
     changeApplyBehaviour: given(patch.changeApplyBehaviour, current.changeApplyBehaviour),
+    trialPeriod: given(patch.trialPeriod, current.trialPeriod),
     originProductId: given(patch.originProduct, current.originProductId),
     charges: patch.charges === undefined ? current.charges : chargeRecords(patch.charges, current.charges),
     addons: patch.addons === undefined ? current.addons : itemRecords(patch.addons, current.addons, () => ({})),

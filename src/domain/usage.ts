@@ -14,7 +14,7 @@ import { memo } from './memo.js';
 import { formatQuantity, MICROS, toMicros } from './quantity.js';
 import { intervalValue, timeWeightedValue, type ItemInterval } from './aggregation.js';
 import { billInstantValues, type InstantBilling } from './billing/instant.js';
-import { alignmentOf, itemBillingStart, itemEnd } from './billing/schedule.js';
+import { alignmentOf, itemAnchor, itemBillingStart, itemEnd } from './billing/schedule.js';
 import { findSubscription, loadSubscription } from './subscriptions/records.js';
 
 /** A value may be measured at most this far ahead of the clock (clock skew), never later. */
@@ -356,10 +356,10 @@ export async function currentInterval(
 ): Promise<ItemInterval> {
   const pricePlan = await getPricePlan(tx, org, item.pricePlanId);
   const group = subscription.billingGroupId ? await findBillingGroup(tx, org, subscription.billingGroupId) : undefined;
-  const itemStart = itemBillingStart(subscription, item, now);
+  const itemStart = itemBillingStart(subscription, item, now, pricePlan);
   const end = itemEnd(subscription, item);
   const reference = end && Date.parse(end) <= now.getTime() ? new Date(Date.parse(end) - 1) : now;
-  const period = periodContaining(zoned(itemStart, timeZone), parseInterval(pricePlan.billingInterval), alignmentOf(group), zoned(reference, timeZone));
+  const period = periodContaining(zoned(itemAnchor(subscription, item, now, pricePlan), timeZone), parseInterval(pricePlan.billingInterval), alignmentOf(group), zoned(reference, timeZone));
   return { itemId: item.id, itemStart, from: toIso(period.start), to: toIso(period.end), end };
 }
 

@@ -1,7 +1,8 @@
 import type { Config } from '../config.js';
 import { runBilling } from '../domain/billing/run.js';
 import { breakIfOverdue, overdueCutoff } from '../domain/paymentPlans.js';
-import { cancelDueSubscriptions } from '../domain/subscriptions/lifecycle.js';
+import { announceEndingTrials, cancelDueSubscriptions } from '../domain/subscriptions/lifecycle.js';
+import { applyDuePlanChange } from '../domain/subscriptions/planChange.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';
 import type { DeliveryWorker } from '../webhooks/delivery.js';
@@ -34,6 +35,17 @@ async function breakOverduePaymentPlans(deps: JobsDeps, now: Date): Promise<numb
   return broken;
 }
 
+/** Pending plan changes whose date has come, each applied in its own unit of work (before billing: the new plan bills from then). */
+async function applyDuePlanChanges(deps: JobsDeps, now: Date): Promise<number> {
+  const settings = { paymentTermDays: deps.config.paymentTermDays };
+  const due = await deps.store.read((tx) => tx.subscriptions.duePlanChanges(now.toISOString()));
+  let applied = 0;
+  for (const { org, id } of due) {
+    if (await deps.store.transaction((tx) => applyDuePlanChange(tx, org, id, now, settings))) applied += 1;
+  }
+  return applied;
+}
+
 /**
  * Runs every job that is due as of `now`, each in its own unit of work; no job holds a transaction
  * across network I/O. Webhook deliveries run last, so events the other jobs wrote go out in the same
@@ -45,6 +57,8 @@ export async function runDueJobs(deps: JobsDeps, now: Date, trigger: 'schedule' 
     tx.system.purgeIdempotency(new Date(now.getTime() - DAY_MS).toISOString()),
   );
   const cancelled = await deps.store.transaction((tx) => cancelDueSubscriptions(tx, now));
+  const planChanges = await applyDuePlanChanges(deps, now);
+  const trialsEnding = await deps.store.transaction((tx) => announceEndingTrials(tx, now));
   const runs = await runBilling({ store: deps.store, settings: { paymentTermDays: deps.config.paymentTermDays } }, { trigger, asOf: now, now });
   const plansBroken = await breakOverduePaymentPlans(deps, now);
   const webhookDeliveries = await deps.deliveries.runDue(now);
@@ -53,6 +67,8 @@ export async function runDueJobs(deps: JobsDeps, now: Date, trigger: 'schedule' 
     jobs: {
       idempotencyKeys: { purged },
       dueCancellations: { cancelled },
+      planChanges: { applied: planChanges },
+      trials: { announced: trialsEnding },
       billing: {
         subscriptionsBilled: runs.reduce((n, r) => n + r.subscriptionsBilled, 0),
         invoicesCreated: runs.reduce((n, r) => n + r.invoicesCreated, 0),

@@ -149,6 +149,7 @@ export class Executor {
       return { status: successStatus(op), body: result, replayed: false };
     };
     const unit = (tx: Tx) => (around ? around(tx, () => body(tx)) : body(tx));
+    if (op.dryRun) return this.deps.store.transaction(unit, { rollback: true });
     const outcome = op.ownUnitsOfWork
       ? await unit(NO_UNIT)
       : isReadOnly(op)

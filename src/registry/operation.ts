@@ -117,6 +117,11 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodT
    * operation must be safe to repeat (it takes no idempotency key).
    */
   ownUnitsOfWork?: boolean;
+  /**
+   * true: a preview that runs the change it previews in a write unit of work that is always rolled
+   * back (`UnitOptions.rollback`), so that preview and change are one code path. Read-only to callers.
+   */
+  dryRun?: boolean;
   /** Text content of the MCP result instead of its summary line and JSON. */
   text?: (result: z.output<O>) => string;
   handler(ctx: OperationContext, input: z.output<I>): Promise<z.output<O>>;
@@ -146,7 +151,7 @@ export function isReadOnly(op: Operation): boolean {
 
 /** Creates and actions accept an idempotency key (header `Idempotency-Key`, MCP `idempotencyKey`). */
 export function acceptsIdempotencyKey(op: Operation): boolean {
-  return op.authentication !== 'none' && !op.ownUnitsOfWork && (op.kind === 'create' || op.kind === 'action');
+  return op.authentication !== 'none' && !op.ownUnitsOfWork && !op.dryRun && (op.kind === 'create' || op.kind === 'action');
 }
 
 export function successStatus(op: Operation): number {

@@ -113,6 +113,7 @@ export const planSchema = z.object({
   status: z.enum(PLAN_STATUSES),
   changeBehaviour: z.enum(CHANGE_BEHAVIOURS),
   changeApplyBehaviour: z.enum(CHANGE_APPLY_BEHAVIOURS),
+  trialPeriod: z.string().nullable().describe('Trial length (<n>D, <n>W or <n>M) from activation; null: no trial.'),
   name: z.string(),
   description: z.string().nullable(),
   charges: z.array(planChargeSchema).describe('Items every subscription gets.'),

@@ -86,6 +86,10 @@ export const subscriptionSchema = z.object({
   poNumber: z.string().nullable(),
   contractDetails: z.object({ contractStart: dateTime.nullable(), contractEnd: dateTime.nullable() }),
   trialEndsOn: dateTime.nullable(),
+  pendingPlanChange: z
+    .object({ plan: z.object({ id: z.string(), code: z.string(), name: z.string() }), applyAt: dateTime })
+    .nullable()
+    .describe('A plan change waiting for applyAt (revoke_subscription_plan_change undoes it), or null.'),
   customFields: z.record(z.string(), z.unknown()),
   defaultPaymentMethod: z.boolean(),
   defaultInvoiceAddress: z.boolean(),

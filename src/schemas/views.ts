@@ -108,6 +108,9 @@ export const subscriptionRow = subscriptionSchema
   .pick({ id: true, number: true, name: true, status: true, nextBillingDate: true, isCancellationPending: true })
   .extend({ customer: customerRef, plan: planRef });
 
+/** What a plan change answers about the subscription: its row and the change waiting, if any. */
+export const subscriptionPlanView = subscriptionRow.extend({ pendingPlanChange: subscriptionSchema.shape.pendingPlanChange.unwrap().nullable() });
+
 /**
  * What a state transition answers (activate, pause, resume, cancel, revoke, terminate): the
  * subscription's state and dates, and each item's status and next billing date.
@@ -117,6 +120,8 @@ export const subscriptionStateView = subscriptionRow
     subscriptionSchema.pick({
       startDate: true,
       activatedAt: true,
+      trialEndsOn: true,
+      pendingPlanChange: true,
       pausedAt: true,
       cancellationDate: true,
       cancelledAt: true,

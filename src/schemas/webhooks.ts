@@ -12,6 +12,8 @@ export const EVENT_TYPES = [
   'invoice.paid',
   'invoice.voided',
   'credit_note.created',
+  'subscription.plan_changed',
+  'subscription.trial_ending',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 export const EVENT_VERSIONS = ['v1'] as const;

@@ -242,6 +242,7 @@ export class SqliteStore implements Store {
       this.unit.open.run();
       try {
         outcome = { ok: true, value: await fn(this.tx) };
+        if (options.rollback) this.unit.rollback.run();
         this.unit.release.run();
       } catch (err) {
         if (!(err instanceof AppError && err.keepChanges)) this.unit.rollback.run();

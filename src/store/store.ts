@@ -48,6 +48,11 @@ export interface UnitOptions {
    * run. Units are acknowledged at the COMMIT, so this is also how long they may wait for it.
    */
   lingerMs?: number;
+  /**
+   * Roll the unit's writes back and answer its result: a dry run (a preview computed by the very
+   * code of the change it previews, invoice numbers and events included, none of it kept).
+   */
+  rollback?: boolean;
 }
 
 /**

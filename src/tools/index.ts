@@ -14,6 +14,7 @@ import { measurementOperations } from './measurements.js';
 import { offerOperations } from './offers.js';
 import { organisationOperations } from './organisation.js';
 import { paymentPlanOperations } from './paymentPlans.js';
+import { planChangeOperations } from './planChanges.js';
 import { planOperations } from './plans.js';
 import { productOperations } from './products.js';
 import { subscriptionOperations } from './subscriptions.js';
@@ -34,6 +35,7 @@ export const OPERATIONS: Operation[] = [
   ...customerAuthOperations,
   ...billingDetailOperations,
   ...subscriptionOperations,
+  ...planChangeOperations,
   ...usageOperations,
   ...taxGroupOperations,
   ...webhookOperations,

@@ -22,6 +22,11 @@ const changeBehaviour = z.enum(CHANGE_BEHAVIOURS).describe('Plan changes a subsc
 const changeApplyBehaviour = z
   .enum(CHANGE_APPLY_BEHAVIOURS)
   .describe('When a plan change takes effect.');
+const trialPeriod = z
+  .string()
+  .regex(/^[1-9]\d{0,2}[DWM]$/, { message: 'must be <n>D, <n>W or <n>M with n from 1 to 999, e.g. 14D' })
+  .nullable()
+  .describe('Trial from activation, <n>D|W|M (e.g. 14D): items whose price plan has applyTrial are free until trialEndsOn. null: none.');
 const originProduct = z.string().min(1).max(255).nullable().describe('Id of the product it derives from (list_products).');
 const family = z
   .string()
@@ -65,6 +70,7 @@ export const planOperations = [
       allowCheckout: allowCheckout.default(false),
       changeBehaviour: changeBehaviour.default('upgradeable_and_downgradeable'),
       changeApplyBehaviour: changeApplyBehaviour.default('end_of_period'),
+      trialPeriod: trialPeriod.optional(),
       originProduct: originProduct.optional(),
       family: family.optional().describe(`${family.description} Omit it to start a new family.`),
       charges,
@@ -128,6 +134,7 @@ export const planOperations = [
       allowCheckout: allowCheckout.optional(),
       changeBehaviour: changeBehaviour.optional(),
       changeApplyBehaviour: changeApplyBehaviour.optional(),
+      trialPeriod: trialPeriod.optional(),
       originProduct: originProduct.optional(),
       family: family.optional().describe(`${family.description} Moves the plan to that family.`),
       charges: charges.optional(),

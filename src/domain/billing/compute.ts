@@ -222,7 +222,7 @@ class Calendar {
 }
 
 function termsKey(terms: ItemTerms): string {
-  return `${terms.anchor.toMillis()} ${terms.interval.count}${terms.interval.unit} ${terms.end?.toMillis() ?? '-'} ${terms.inAdvance}`;
+  return `${terms.anchor.toMillis()} ${terms.begin.toMillis()} ${terms.interval.count}${terms.interval.unit} ${terms.end?.toMillis() ?? '-'} ${terms.inAdvance}`;
 }
 
 /** At most this many periods of one item are billed in one go (a daily item after years of downtime bills in several runs). */
@@ -245,7 +245,7 @@ async function usageMicros(tx: Tx, org: string, state: ItemState, p: BillingPeri
   const m = state.product.measurement!;
   const interval: ItemInterval = {
     itemId: state.item.id,
-    itemStart: toIso(state.terms.anchor),
+    itemStart: toIso(state.terms.begin),
     from: toIso(p.start),
     to: toIso(p.end),
     end: state.terms.end ? toIso(state.terms.end) : null,

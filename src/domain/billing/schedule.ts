@@ -16,10 +16,20 @@ export function alignmentOf(group: { type: string; customDay: number | null; cus
   return { type: 'anniversary' };
 }
 
-/** When an item's billing starts: the latest of the subscription start (now when unset), the item start and its billing start. */
-export function itemBillingStart(record: SubscriptionRecord, item: ItemRecord, now: Date): string {
-  const starts = [record.startDate ?? now.toISOString(), item.startDate, item.billingStart].filter((d): d is string => d !== null);
+/**
+ * When an item's billing starts: the latest of the subscription start (now when unset), the item
+ * start, its billing start and, for a price plan with `applyTrial`, the end of the subscription's trial.
+ */
+export function itemBillingStart(record: SubscriptionRecord, item: ItemRecord, now: Date, plan: { applyTrial: boolean }): string {
+  const starts = [record.startDate ?? now.toISOString(), item.startDate, item.billingStart, plan.applyTrial ? record.trialEndsOn : null].filter(
+    (d): d is string => d !== null,
+  );
   return new Date(Math.max(...starts.map((d) => Date.parse(d)))).toISOString();
+}
+
+/** Where an item's periods count from: the running cycle it joined (`billingAnchor`), else its billing start. */
+export function itemAnchor(record: SubscriptionRecord, item: ItemRecord, now: Date, plan: { applyTrial: boolean }): string {
+  return item.billingAnchor ?? itemBillingStart(record, item, now, plan);
 }
 
 /** When an item stops being billed: the earliest of its billing end, the subscription's cancellation (pending or done) and termination. */
@@ -41,8 +51,10 @@ export function chargeKindOf(measurement: Measurement | null, priceType: string)
 }
 
 export interface ItemTerms {
-  /** The item's billing start (periods count from it). */
+  /** Where the item's periods count from: its billing start, or the running cycle it joined. */
   anchor: DateTime;
+  /** The item's billing start: nothing before it is billed. */
+  begin: DateTime;
   interval: Interval;
   alignment: Alignment;
   /** When the item stops, or null while it runs. */
@@ -54,7 +66,7 @@ export interface ItemTerms {
 export function itemTerms(
   record: SubscriptionRecord,
   item: ItemRecord,
-  plan: { billingInterval: string; payInAdvance: boolean },
+  plan: { billingInterval: string; payInAdvance: boolean; applyTrial: boolean },
   kind: ChargeKind,
   alignment: Alignment,
   timeZone: string | Zone,
@@ -62,8 +74,10 @@ export function itemTerms(
   at: (instant: string) => DateTime = (instant) => zoned(instant, timeZone),
 ): ItemTerms {
   const end = itemEnd(record, item);
+  const begin = at(itemBillingStart(record, item, now, plan));
   return {
-    anchor: at(itemBillingStart(record, item, now)),
+    anchor: item.billingAnchor ? at(item.billingAnchor) : begin,
+    begin,
     interval: parseInterval(plan.billingInterval),
     alignment,
     end: end ? at(end) : null,
@@ -89,9 +103,9 @@ export function cursorOf(
   item: Pick<ItemRecord, 'lastBilledTo'>,
   at: (instant: string) => DateTime = (instant) => zoned(instant, terms.anchor.zone),
 ): DateTime {
-  if (item.lastBilledTo === null) return terms.anchor;
+  if (item.lastBilledTo === null) return terms.begin;
   const last = at(item.lastBilledTo);
-  return last > terms.anchor ? last : terms.anchor;
+  return last > terms.begin ? last : terms.begin;
 }
 
 /** The period that unbilled time starting at `cursor` falls in; undefined when the item has stopped by then. */

@@ -10,7 +10,8 @@ import { findBillingGroup } from '../billingGroups.js';
 import { getInvoiceAddress, getPaymentMethod } from '../billingDetails.js';
 import { findCustomer } from '../customers.js';
 import { validateCustomFields } from '../customFields.js';
-import { toIso, zoned } from '../dates.js';
+import { addInterval, parseInterval, toIso, zoned } from '../dates.js';
+import { emitEvent } from '../events.js';
 import { grantActiveFeatures } from '../features.js';
 import { findPlan } from '../plans.js';
 import { getPricePlan, getProduct } from '../products.js';
@@ -200,6 +201,9 @@ export async function createSubscription(
     startDate: input.startDate ? new Date(input.startDate).toISOString() : null,
     activatedAt: null,
     trialEndsOn: null,
+    trialEndingNotifiedAt: null,
+    pendingPlanId: null,
+    pendingPlanApplyAt: null,
     customFields: input.customFields ?? {},
     periods: newPeriods(input.periods, at),
     cancellationDate: null,
@@ -280,13 +284,18 @@ async function timeZoneOf(tx: Tx, org: string, record: SubscriptionRecord): Prom
 
 /**
  * Activation (draft → active, and offer → active when a signed offer activates it): the contract
- * starts at startDate (now when unset) and every item's billing starts.
+ * starts at startDate (now when unset), the plan's trial (if any) runs from the later of the start and
+ * the activation, on the customer's wall clock, and every item's billing starts.
  */
 export async function activateRecord(tx: Tx, org: string, current: SubscriptionRecord, now: Date): Promise<SubscriptionRecord> {
   const at = now.toISOString();
-  const record: SubscriptionRecord = { ...current, status: 'active', activatedAt: at, startDate: current.startDate ?? at, updatedAt: at };
+  const timeZone = await timeZoneOf(tx, org, current);
+  const startDate = current.startDate ?? at;
+  const trialPeriod = (await tx.plans.get(org, current.planId))?.trialPeriod ?? null;
+  const trialFrom = startDate > at ? startDate : at;
+  const trialEndsOn = trialPeriod ? toIso(addInterval(zoned(trialFrom, timeZone), parseInterval(trialPeriod))) : null;
+  const record: SubscriptionRecord = { ...current, status: 'active', activatedAt: at, startDate, trialEndsOn, updatedAt: at };
   await tx.subscriptions.update(org, record);
-  const timeZone = await timeZoneOf(tx, org, record);
   for (const item of await tx.subscriptions.items(org, [record.id])) {
     await tx.subscriptions.updateItem(org, await scheduleItem(tx, org, record, item, timeZone, now));
   }
@@ -342,8 +351,28 @@ export async function resumeSubscription(
 }
 
 /**
+ * During a trial a cancellation takes effect at `trialEndsOn` at the latest, without cancellation
+ * period (at the trial's end when no date is given; any date from now up to it). Items with
+ * `applyTrial` therefore bill nothing.
+ */
+function trialCancellationDate(current: SubscriptionRecord, wanted: string | undefined, now: Date): string {
+  const trialEndsOn = current.trialEndsOn as string;
+  if (wanted === undefined) return trialEndsOn;
+  const date = new Date(wanted).toISOString();
+  if (date < now.toISOString() || date > trialEndsOn) {
+    throw invalid(
+      'cancellationDate',
+      `during the trial a cancellation takes effect by the trial's end: cancellationDate must lie between now and trialEndsOn ${trialEndsOn} (or omit it for the trial's end)`,
+      'not_possible',
+    );
+  }
+  return date;
+}
+
+/**
  * Schedules the cancellation at a term end the cancellation period still allows (the next possible
- * one when no date is given). Until then the cancellation is pending and can be revoked.
+ * one when no date is given), or by the trial's end during a trial. Until then the cancellation is
+ * pending and can be revoked.
  */
 export async function cancelSubscription(
   tx: Tx,
@@ -363,7 +392,9 @@ export async function cancelSubscription(
   const start = zoned(current.startDate ?? now.toISOString(), timeZone);
   const nowZoned = zoned(now, timeZone);
   let date: string;
-  if (input.cancellationDate) {
+  if (current.trialEndsOn && current.trialEndsOn > now.toISOString()) {
+    date = trialCancellationDate(current, input.cancellationDate, now);
+  } else if (input.cancellationDate) {
     const wanted = zoned(input.cancellationDate, timeZone);
     const reachable = reachableTermEnds(start, current.periods, nowZoned, wanted);
     if (!reachable.some((end) => end.toMillis() === wanted.toMillis())) {
@@ -421,6 +452,21 @@ export async function cancelDueSubscriptions(tx: Tx, now: Date): Promise<number>
       cancelledAt: current.cancellationDate,
       updatedAt: now.toISOString(),
     });
+  }
+  return due.length;
+}
+
+/** How long before its end a trial is announced (`subscription.trial_ending`). */
+const TRIAL_NOTICE_MS = 3 * 24 * 60 * 60 * 1000;
+
+/** Jobs: `subscription.trial_ending` for every active subscription whose trial ends within three days, once. */
+export async function announceEndingTrials(tx: Tx, now: Date): Promise<number> {
+  const at = now.toISOString();
+  const due = await tx.subscriptions.trialsEnding(at, new Date(now.getTime() + TRIAL_NOTICE_MS).toISOString());
+  for (const { org, id } of due) {
+    const current = (await tx.subscriptions.get(org, id)) as SubscriptionRecord;
+    await tx.subscriptions.update(org, { ...current, trialEndingNotifiedAt: at });
+    await emitEvent(tx, org, { type: 'subscription.trial_ending', subjectId: id, data: { subscription: id, trialEndsOn: current.trialEndsOn } }, now);
   }
   return due.length;
 }

@@ -48,6 +48,7 @@ export async function toResource(tx: Tx, org: string, record: SubscriptionRecord
     ? await getInvoiceAddress(tx, org, record.customerId, record.invoiceAddressId)
     : undefined;
   const subscriptionPeriods = toPeriods(record.periods);
+  const pendingPlan = record.pendingPlanId ? await memo(cache.plans, record.pendingPlanId, () => getPlan(tx, org, record.pendingPlanId!)) : undefined;
 
   const itemResources: SubscriptionItem[] = [];
   for (const item of items) {
@@ -137,6 +138,10 @@ export async function toResource(tx: Tx, org: string, record: SubscriptionRecord
     poNumber: record.poNumber,
     contractDetails: { contractStart: record.startDate, contractEnd },
     trialEndsOn: record.trialEndsOn,
+    pendingPlanChange:
+      pendingPlan && record.pendingPlanApplyAt
+        ? { plan: { id: pendingPlan.id, code: pendingPlan.code, name: pendingPlan.name }, applyAt: record.pendingPlanApplyAt }
+        : null,
     customFields: record.customFields,
     defaultPaymentMethod: record.paymentMethodId === null,
     defaultInvoiceAddress: record.invoiceAddressId === null,

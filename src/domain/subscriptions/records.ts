@@ -37,6 +37,7 @@ export function blankItem(subscriptionId: string, productId: string, pricePlanId
     periods: null,
     startDate: null,
     billingStart: null,
+    billingAnchor: null,
     billingEnd: null,
     activatedAt: null,
     lastBilledAt: null,

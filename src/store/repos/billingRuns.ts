@@ -26,6 +26,8 @@ export interface BillingRunRepo {
   dueItems(asOf: string, org: string | undefined, after: DueItem | null, limit: number): Promise<DueItem[]>;
   /** Claims the keys for the invoice; returns how many were free (a taken key is left as it is). */
   claim(org: string, keys: readonly BilledChargeKey[], invoiceId: string): Promise<number>;
+  /** The invoice that billed this charge, or undefined when none did. */
+  invoiceOfCharge(org: string, key: BilledChargeKey): Promise<string | undefined>;
   insertRun(org: string, run: BillingRun): Promise<void>;
   getRun(org: string, id: string): Promise<BillingRun | undefined>;
   listRuns(org: string, filter: { trigger?: BillingRunTrigger | undefined }, page: PageRequest): Promise<{ rows: BillingRun[]; total: number }>;
@@ -91,6 +93,17 @@ export class SqliteBillingRunRepo implements BillingRunRepo {
   async claim(org: string, keys: readonly BilledChargeKey[], invoiceId: string): Promise<number> {
     const rows = keys.map((k) => ({ organisation_id: org, item_id: k.itemId, period_key: k.periodKey, kind: k.kind, invoice_id: invoiceId }));
     return this.sql.insertMany('billed_charges', rows, 'ON CONFLICT DO NOTHING');
+  }
+
+  async invoiceOfCharge(org: string, key: BilledChargeKey): Promise<string | undefined> {
+    return this.sql
+      .get<{ invoice_id: string }>(
+        'SELECT invoice_id FROM billed_charges WHERE item_id = ? AND period_key = ? AND kind = ? AND organisation_id = ?',
+        key.itemId,
+        key.periodKey,
+        key.kind,
+        org,
+      )?.invoice_id;
   }
 
 

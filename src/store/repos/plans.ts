@@ -43,6 +43,7 @@ interface PlanRow {
   allow_checkout: number;
   change_behaviour: Plan['changeBehaviour'];
   change_apply_behaviour: Plan['changeApplyBehaviour'];
+  trial_period: string | null;
   origin_product_id: string | null;
   created_at: string;
   updated_at: string;
@@ -58,7 +59,7 @@ interface ItemRow {
 }
 
 const PLAN_COLUMNS = `p.id, p.family_id, f.created_at AS family_created_at, f.updated_at AS family_updated_at, p.code, p.name,
-  p.description, p.status, p.allow_checkout, p.change_behaviour, p.change_apply_behaviour, p.origin_product_id,
+  p.description, p.status, p.allow_checkout, p.change_behaviour, p.change_apply_behaviour, p.trial_period, p.origin_product_id,
   p.created_at, p.updated_at`;
 const PLAN_FROM = 'FROM plans p JOIN plan_families f ON f.id = p.family_id';
 
@@ -72,6 +73,7 @@ const planColumns = (p: PlanRecord) => ({
   allow_checkout: int(p.allowCheckout),
   change_behaviour: p.changeBehaviour,
   change_apply_behaviour: p.changeApplyBehaviour,
+  trial_period: p.trialPeriod,
   origin_product_id: p.originProductId,
   updated_at: p.updatedAt,
 });
@@ -171,6 +173,7 @@ export class SqlitePlanRepo implements PlanRepo {
         allowCheckout: bool(r.allow_checkout),
         changeBehaviour: r.change_behaviour,
         changeApplyBehaviour: r.change_apply_behaviour,
+        trialPeriod: r.trial_period,
         originProductId: r.origin_product_id,
         charges: own
           .filter((i) => i.kind === 'charge')

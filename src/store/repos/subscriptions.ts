@@ -34,6 +34,11 @@ export interface SubscriptionRecord {
   startDate: string | null;
   activatedAt: string | null;
   trialEndsOn: string | null;
+  /** When `subscription.trial_ending` was sent (three days before `trialEndsOn`). */
+  trialEndingNotifiedAt: string | null;
+  /** A plan change waiting for the end of the current period (`pendingPlanChange`). */
+  pendingPlanId: string | null;
+  pendingPlanApplyAt: string | null;
   customFields: Record<string, unknown>;
   periods: PeriodRecord[];
   cancellationDate: string | null;
@@ -62,6 +67,8 @@ export interface ItemRecord {
   periods: PeriodRecord[] | null;
   startDate: string | null;
   billingStart: string | null;
+  /** When set, the item's periods count from this instant (a running cycle it joined), not from its billing start. */
+  billingAnchor: string | null;
   billingEnd: string | null;
   activatedAt: string | null;
   lastBilledAt: string | null;
@@ -115,6 +122,10 @@ export interface SubscriptionRepo {
   ): Promise<{ rows: SubscriptionRecord[]; total: number }>;
   /** Active or paused subscriptions whose cancellation date has come. */
   dueCancellations(now: string): Promise<Array<{ org: string; id: string }>>;
+  /** Active subscriptions whose pending plan change is due. */
+  duePlanChanges(now: string): Promise<Array<{ org: string; id: string }>>;
+  /** Active subscriptions whose trial ends in (now, until] and whose `subscription.trial_ending` was not sent. */
+  trialsEnding(now: string, until: string): Promise<Array<{ org: string; id: string }>>;
 
   insertItem(org: string, item: ItemRecord): Promise<void>;
   updateItem(org: string, item: ItemRecord): Promise<void>;
@@ -150,6 +161,9 @@ interface SubscriptionRow {
   start_date: string | null;
   activated_at: string | null;
   trial_ends_on: string | null;
+  trial_ending_notified_at: string | null;
+  pending_plan_id: string | null;
+  pending_plan_apply_at: string | null;
   custom_fields: string;
   periods: string;
   cancellation_date: string | null;
@@ -177,6 +191,9 @@ const toSubscription = (r: SubscriptionRow): SubscriptionRecord => ({
   startDate: r.start_date,
   activatedAt: r.activated_at,
   trialEndsOn: r.trial_ends_on,
+  trialEndingNotifiedAt: r.trial_ending_notified_at,
+  pendingPlanId: r.pending_plan_id,
+  pendingPlanApplyAt: r.pending_plan_apply_at,
   customFields: JSON.parse(r.custom_fields) as Record<string, unknown>,
   periods: JSON.parse(r.periods) as PeriodRecord[],
   cancellationDate: r.cancellation_date,
@@ -204,6 +221,9 @@ const subscriptionColumns = (s: SubscriptionRecord) => ({
   start_date: s.startDate,
   activated_at: s.activatedAt,
   trial_ends_on: s.trialEndsOn,
+  trial_ending_notified_at: s.trialEndingNotifiedAt,
+  pending_plan_id: s.pendingPlanId,
+  pending_plan_apply_at: s.pendingPlanApplyAt,
   custom_fields: JSON.stringify(s.customFields),
   periods: JSON.stringify(s.periods),
   cancellation_date: s.cancellationDate,
@@ -229,6 +249,7 @@ interface ItemRow {
   periods: string | null;
   start_date: string | null;
   billing_start: string | null;
+  billing_anchor: string | null;
   billing_end: string | null;
   activated_at: string | null;
   last_billed_at: string | null;
@@ -253,6 +274,7 @@ const toItem = (r: ItemRow): ItemRecord => ({
   periods: r.periods ? (JSON.parse(r.periods) as PeriodRecord[]) : null,
   startDate: r.start_date,
   billingStart: r.billing_start,
+  billingAnchor: r.billing_anchor,
   billingEnd: r.billing_end,
   activatedAt: r.activated_at,
   lastBilledAt: r.last_billed_at,
@@ -277,6 +299,7 @@ const itemColumns = (i: ItemRecord) => ({
   periods: i.periods ? JSON.stringify(i.periods) : null,
   start_date: i.startDate,
   billing_start: i.billingStart,
+  billing_anchor: i.billingAnchor,
   billing_end: i.billingEnd,
   activated_at: i.activatedAt,
   last_billed_at: i.lastBilledAt,
@@ -335,6 +358,23 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
       `SELECT organisation_id AS org, id FROM subscriptions
        WHERE cancellation_date IS NOT NULL AND cancellation_date <= ? AND status IN ('active', 'paused')`,
       now,
+    );
+  }
+
+  async duePlanChanges(now: string): Promise<Array<{ org: string; id: string }>> {
+    return this.sql.all<{ org: string; id: string }>(
+      `SELECT organisation_id AS org, id FROM subscriptions
+       WHERE pending_plan_apply_at IS NOT NULL AND pending_plan_apply_at <= ? AND status = 'active'`,
+      now,
+    );
+  }
+
+  async trialsEnding(now: string, until: string): Promise<Array<{ org: string; id: string }>> {
+    return this.sql.all<{ org: string; id: string }>(
+      `SELECT organisation_id AS org, id FROM subscriptions
+       WHERE trial_ends_on IS NOT NULL AND trial_ending_notified_at IS NULL AND trial_ends_on > ? AND trial_ends_on <= ? AND status = 'active'`,
+      now,
+      until,
     );
   }
 
