@@ -8,7 +8,6 @@ import type { Plan, PricePlan } from '../schemas/catalogue.js';
 import type { Customer } from '../schemas/customers.js';
 import type { SubscriptionRecord } from '../store/repos/subscriptions.js';
 import type { Tx } from '../store/store.js';
-import { getPlan } from './plans.js';
 
 const REACTIVATE_CUSTOMER = 'set its status STATUS_ACTIVE with update_customer first';
 const ACTIVATE_PLAN = 'set its status active with update_plan first';
@@ -46,8 +45,8 @@ export function chargeViolations(plan: Plan, field = 'plan'): Violation[] {
 
 /** A subscription is activated only from an active plan, for an active customer (409 naming which). */
 export async function assertActivatable(tx: Tx, org: string, record: SubscriptionRecord): Promise<void> {
-  const plan = await getPlan(tx, org, record.planId);
-  if (plan.status === 'draft') {
+  const plan = await tx.plans.get(org, record.planId);
+  if (plan?.status === 'draft') {
     throw conflict(`Subscription ${record.number} cannot be activated: its plan ${plan.code} is draft; ${ACTIVATE_PLAN}`);
   }
   const customer = (await tx.customers.get(org, record.customerId)) as Customer;

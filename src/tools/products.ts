@@ -199,7 +199,7 @@ export const productOperations = [
         .optional()
         .describe('Only active ones take new items; existing items keep billing.'),
       internalName: customPricePlanShape.internalName,
-      price: z.strictObject({ amount: customPricePlanShape.price.unwrap().shape.amount.describe(MAJOR) }).optional().describe('Not for graduated or volume plans.'),
+      price: z.strictObject({ amount: customPricePlanShape.price.unwrap().shape.amount.describe(MAJOR) }).optional().describe(`amount: ${MAJOR}; not for graduated or volume plans.`),
     }),
     output: pricePlanSchema,
     mcp: { output: pricePlanUpdateView },
