@@ -497,20 +497,20 @@ describe('lookups for subscriptions', () => {
     const stranger = await env.newOrg();
     const found = await env.app.store.read(async (tx) => ({
       address: await getInvoiceAddress(tx, org, customer, a.id),
-      method: await getPaymentMethod(tx, org, customer, m.id),
+      method: await getPaymentMethod(tx, org, customer, m.id, new Date(NOW)),
       defaultAddress: await defaultInvoiceAddress(tx, org, customer),
-      defaultMethod: await defaultPaymentMethod(tx, org, customer),
+      defaultMethod: await defaultPaymentMethod(tx, org, customer, new Date(NOW)),
       otherCustomer: [
         await getInvoiceAddress(tx, org, other, a.id),
-        await getPaymentMethod(tx, org, other, m.id),
+        await getPaymentMethod(tx, org, other, m.id, new Date(NOW)),
         await defaultInvoiceAddress(tx, org, other),
-        await defaultPaymentMethod(tx, org, other),
+        await defaultPaymentMethod(tx, org, other, new Date(NOW)),
       ],
       otherOrg: [
         await getInvoiceAddress(tx, stranger.organisationId, customer, a.id),
-        await getPaymentMethod(tx, stranger.organisationId, customer, m.id),
+        await getPaymentMethod(tx, stranger.organisationId, customer, m.id, new Date(NOW)),
         await defaultInvoiceAddress(tx, stranger.organisationId, customer),
-        await defaultPaymentMethod(tx, stranger.organisationId, customer),
+        await defaultPaymentMethod(tx, stranger.organisationId, customer, new Date(NOW)),
       ],
     }));
     expect(found.address).toEqual(a);

@@ -122,16 +122,17 @@ describe('payment plan lifecycle, with the events a receiver gets', () => {
 
   it('created -> broken by a failed collection -> extended -> completed', async () => {
     const invoice = await openInvoice(9_000);
+    const method = await ok(env.mcp, 'create_payment_method', { id: invoice.customer, type: 'paypal', paypal: { email: 'payer@example.com' } });
     const plan = await ok(env.mcp, 'create_payment_plan', {
       invoice: invoice.id,
-      paymentMethod: '0195c2a4-7f1e-7c3a-9b7e-2f1d3c4b5a69',
+      paymentMethod: method.id,
       installments: [
         { dueAt: '2026-12-10', amount: 3000 },
         { dueAt: '2027-01-10', amount: 3000 },
         { dueAt: '2027-02-10', amount: 3000 },
       ],
     });
-    expect(plan.paymentMethodId).toBe('0195c2a4-7f1e-7c3a-9b7e-2f1d3c4b5a69');
+    expect(plan.paymentMethodId).toBe(method.id);
     await ok(env.mcp, 'record_payment_plan_payment', { id: plan.id, amount: 3500 });
 
     env.setNow('2027-01-11T07:00:00Z');

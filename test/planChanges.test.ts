@@ -139,10 +139,13 @@ describe('plan changes', () => {
     const cheaper = await plan(20, { family: basic.family.id });
     const draft = await plan(40, { family: basic.family.id, status: 'draft' });
     const elsewhere = await plan(50);
+    const retired = await plan(45, { family: basic.family.id });
+    await ok(env.mcp, 'update_price_plan', { id: retired.charges[0].pricePlan.id, status: 'inactive' });
     const s = await subscribe(basic.id);
     const cases: Array<[string, string]> = [
       [cheaper.id, 'downgrade_not_allowed'],
       [draft.id, 'not_active'],
+      [retired.id, 'inactive'],
       [elsewhere.id, 'other_family'],
       [basic.id, 'same_plan'],
       ['nope', 'not_found'],

@@ -68,7 +68,7 @@ describe('plans', () => {
       code: 'basic',
       originProduct: null,
       allowCheckout: false,
-      status: 'draft',
+      status: 'active',
       changeBehaviour: 'upgradeable_and_downgradeable',
       changeApplyBehaviour: 'end_of_period',
       trialPeriod: null,
@@ -87,7 +87,7 @@ describe('plans', () => {
       id: plan.id,
       code: 'basic',
       name: 'Basic',
-      status: 'draft',
+      status: 'active',
       allowCheckout: false,
       createdAt: '2030-03-01T00:00:00.000Z',
     });
@@ -304,13 +304,13 @@ describe('plans', () => {
   });
 
   it('allows the status changes draft → active → archived → active and draft → archived; a same status is a no-op', async () => {
-    const plan = await ok(c.mcp, 'create_plan', { code: 'life', name: 'Life', charges: [charge(c)] });
+    const plan = await ok(c.mcp, 'create_plan', { code: 'life', name: 'Life', status: 'draft', charges: [charge(c)] });
     expect((await ok(c.mcp, 'update_plan', { id: plan.id, status: 'draft' })).status).toBe('draft');
     expect((await ok(c.mcp, 'update_plan', { id: plan.id, status: 'active' })).status).toBe('active');
     expect((await ok(c.mcp, 'update_plan', { id: plan.id, status: 'active' })).status).toBe('active');
     expect((await ok(c.mcp, 'update_plan', { id: plan.id, status: 'archived' })).status).toBe('archived');
     expect((await ok(c.mcp, 'update_plan', { id: plan.id, status: 'active' })).status).toBe('active');
-    const draft = await ok(c.mcp, 'create_plan', { code: 'life-2', name: 'Life 2', charges: [charge(c)] });
+    const draft = await ok(c.mcp, 'create_plan', { code: 'life-2', name: 'Life 2', status: 'draft', charges: [charge(c)] });
     expect((await ok(c.mcp, 'update_plan', { id: draft.id, status: 'archived' })).status).toBe('archived');
   });
 
@@ -327,7 +327,7 @@ describe('plans', () => {
 
   it('filters and pages the list, over MCP and HTTP', async () => {
     const x = await catalogue();
-    const draft = await ok(x.mcp, 'create_plan', { code: 'a', name: 'A', charges: [charge(x)] });
+    const draft = await ok(x.mcp, 'create_plan', { code: 'a', name: 'A', status: 'draft', charges: [charge(x)] });
     const active = await ok(x.mcp, 'create_plan', { code: 'b', name: 'B', status: 'active', charges: [charge(x)] });
     const active2 = await ok(x.mcp, 'create_plan', { code: 'c', name: 'C', status: 'active', charges: [charge(x)] });
     const only = await ok(x.mcp, 'list_plans', { status: 'active' });

@@ -178,6 +178,7 @@ describe('a back-office scenario through every listed tool', () => {
     );
     await a.call('list_price_plans', { id: s.base, status: 'active' });
     await a.call('get_price_plan', { id: s.apiPrice });
+    await a.call('update_price_plan', { id: s.apiPrice, internalName: 'API calls' });
 
     s.plan = idOf(
       await a.call('create_plan', {
@@ -202,6 +203,7 @@ describe('a back-office scenario through every listed tool', () => {
     await a.call('create_coupon', { code: 'WELCOME10', name: 'Welcome 10%', type: 'percentage', frequency: 'once', percentage: 10 });
     await a.call('list_coupons', {});
     await a.call('get_coupon', { id: 'WELCOME10' });
+    await a.call('update_coupon', { id: 'WELCOME10', name: 'Welcome 10 %' });
 
     await a.call('create_feature', { id: 'api-access', name: 'API access', type: 'switch' });
     await a.call('create_entitlement', { id: 'api-access', product: s.base });
@@ -264,11 +266,12 @@ describe('a back-office scenario through every listed tool', () => {
       }),
       'create_payment_method',
     );
-    await a.call('create_payment_method', {
+    const card = await a.call('create_payment_method', {
       id: s.customer,
       type: 'card',
       card: { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2030, cardHolder: 'Ada Lovelace' },
     });
+    await a.call('update_payment_method', { id: s.customer, paymentMethodId: card.id, name: 'Backup card' });
     await a.call('list_payment_methods', { id: s.customer });
 
     const first = await a.call('authenticate_customer', { id: s.customer });

@@ -1,4 +1,4 @@
-import { invalidMany, type Violation } from '../errors.js';
+import { invalid, invalidMany, notFound, type Violation } from '../errors.js';
 import { newId } from '../ids.js';
 import type {
   Card,
@@ -9,6 +9,7 @@ import type {
   SepaDebit,
 } from '../schemas/billingDetails.js';
 import type { PageRequest } from '../schemas/common.js';
+import type { PaymentMethodRecord } from '../store/repos/billingDetails.js';
 import type { Tx } from '../store/store.js';
 import { getCustomer } from './customers.js';
 import { ibanProblem, maskIban, normaliseIban } from './iban.js';
@@ -261,14 +262,13 @@ export async function createPaymentMethod(
     paypal = { email: input.paypal.email, billingAgreementId: input.paypal.billingAgreementId ?? null };
   }
 
-  const method: PaymentMethod = {
+  const method: PaymentMethodRecord = {
     id: newId(),
     customer: customer.id,
     gatewayName: input.gatewayName,
     type: input.type,
     default: isDefault,
     enabled: input.enabled,
-    status: 'active',
     name: input.name ?? null,
     creationDate: at,
     expirationDate: card ? cardExpiresAt(card).toISOString() : null,
@@ -279,12 +279,19 @@ export async function createPaymentMethod(
     updatedAt: at,
   };
   await tx.billingDetails.insertPaymentMethod(org, method, iban);
-  return method;
+  return withStatus(method, now);
 }
 
-export async function listPaymentMethods(tx: Tx, org: string, customerId: string, page: PageRequest) {
+/** `disabled` when not enabled, else `expired` once its expirationDate has passed, else `active`. */
+function withStatus(m: PaymentMethodRecord, now: Date): PaymentMethod {
+  const status = !m.enabled ? 'disabled' : m.expirationDate !== null && Date.parse(m.expirationDate) <= now.getTime() ? 'expired' : 'active';
+  return { ...m, status };
+}
+
+export async function listPaymentMethods(tx: Tx, org: string, customerId: string, page: PageRequest, now: Date) {
   const customer = await getCustomer(tx, org, customerId);
-  return tx.billingDetails.listPaymentMethods(org, customer.id, page);
+  const { rows, total } = await tx.billingDetails.listPaymentMethods(org, customer.id, page);
+  return { rows: rows.map((m) => withStatus(m, now)), total };
 }
 
 /**
@@ -297,11 +304,81 @@ export async function getPaymentMethod(
   org: string,
   customerId: string,
   id: string,
+  now: Date,
 ): Promise<PaymentMethod | undefined> {
-  return tx.billingDetails.getPaymentMethod(org, customerId, id);
+  const method = await tx.billingDetails.getPaymentMethod(org, customerId, id);
+  return method && withStatus(method, now);
 }
 
 /** The customer's default payment method (always enabled), or undefined when it has none (or is unknown). */
-export async function defaultPaymentMethod(tx: Tx, org: string, customerId: string): Promise<PaymentMethod | undefined> {
-  return tx.billingDetails.defaultPaymentMethod(org, customerId);
+export async function defaultPaymentMethod(tx: Tx, org: string, customerId: string, now: Date): Promise<PaymentMethod | undefined> {
+  const method = await tx.billingDetails.defaultPaymentMethod(org, customerId);
+  return method && withStatus(method, now);
+}
+
+/**
+ * Why the customer's payment method `id` cannot pay something new (a subscription, a payment plan),
+ * as a violation at `field`: not the customer's, disabled or expired. Undefined when it can.
+ */
+export async function paymentMethodViolation(
+  tx: Tx,
+  org: string,
+  customerId: string,
+  id: string,
+  now: Date,
+  field = 'paymentMethod',
+): Promise<Violation | undefined> {
+  const method = await getPaymentMethod(tx, org, customerId, id, now);
+  if (!method) {
+    return { propertyPath: field, message: `${field} '${id}' is not a payment method of the customer; use list_payment_methods, or null for the customer's default`, code: 'not_found' };
+  }
+  if (method.status === 'disabled') {
+    return { propertyPath: field, message: `${field} ${method.id} is disabled; pick an enabled one (list_payment_methods), enable it with update_payment_method, or null for the customer's default`, code: 'disabled' };
+  }
+  if (method.status === 'expired') {
+    return { propertyPath: field, message: `${field} ${method.id} expired at ${method.expirationDate}; pick a valid one, or null for the customer's default`, code: 'expired' };
+  }
+  return undefined;
+}
+
+export interface PaymentMethodPatch {
+  name?: string | null | undefined;
+  enabled?: boolean | undefined;
+  default?: true | undefined;
+}
+
+/**
+ * PUT: omitted fields stay. A disabled or expired method cannot become the default. Disabling the
+ * default passes the flag to the customer's oldest usable method (none left: no default); enabling a
+ * method of a customer without a default makes it the default, as on create.
+ */
+export async function updatePaymentMethod(
+  tx: Tx,
+  org: string,
+  customerId: string,
+  id: string,
+  patch: PaymentMethodPatch,
+  now: Date,
+): Promise<PaymentMethod> {
+  const customer = await getCustomer(tx, org, customerId);
+  const current = await tx.billingDetails.getPaymentMethod(org, customer.id, id);
+  if (!current) throw notFound('Payment method', id);
+  const at = now.toISOString();
+  const enabled = patch.enabled ?? current.enabled;
+  const candidate = withStatus({ ...current, enabled }, now);
+  if (patch.default && candidate.status !== 'active') {
+    throw invalid('default', `a ${candidate.status} payment method cannot be the default: ${candidate.status === 'disabled' ? 'set enabled true with it' : 'add a valid one'}`, `${candidate.status}_default`);
+  }
+  const currentDefault = await tx.billingDetails.defaultPaymentMethod(org, customer.id);
+  let isDefault = current.default;
+  if (patch.default || (enabled && currentDefault === undefined)) isDefault = true;
+  if (!enabled) isDefault = false;
+  if (isDefault && currentDefault && currentDefault.id !== id) await tx.billingDetails.clearDefaultPaymentMethod(org, customer.id, at);
+  const next: PaymentMethodRecord = { ...current, name: patch.name === undefined ? current.name : patch.name, enabled, default: isDefault, updatedAt: at };
+  await tx.billingDetails.updatePaymentMethod(org, next);
+  if (current.default && !isDefault) {
+    const successor = await tx.billingDetails.oldestUsablePaymentMethod(org, customer.id, at, id);
+    if (successor) await tx.billingDetails.updatePaymentMethod(org, { ...successor, default: true, updatedAt: at });
+  }
+  return withStatus(next, now);
 }

@@ -1,4 +1,4 @@
-import { invalidMany, type Violation } from '../errors.js';
+import { invalidMany, notFound, type Violation } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Coupon } from '../schemas/catalogue.js';
 import type { PageRequest } from '../schemas/common.js';
@@ -94,4 +94,22 @@ export async function listCoupons(tx: Tx, org: string, page: PageRequest) {
 /** The coupon with this id, else the one with this code; undefined when the organisation has neither. */
 export async function findCoupon(tx: Tx, org: string, idOrCode: string): Promise<Coupon | undefined> {
   return (await tx.billingSetup.getCoupon(org, idOrCode)) ?? (await tx.billingSetup.findCouponByCode(org, idOrCode));
+}
+
+/**
+ * PUT: omitted fields stay. A disabled coupon cannot be newly applied (order products refuses it);
+ * discounts it already gave keep running to their end.
+ */
+export async function updateCoupon(
+  tx: Tx,
+  org: string,
+  idOrCode: string,
+  patch: { name?: string | undefined; isEnabled?: boolean | undefined },
+  now: Date,
+): Promise<Coupon> {
+  const current = await findCoupon(tx, org, idOrCode);
+  if (!current) throw notFound('Coupon', idOrCode);
+  const next: Coupon = { ...current, name: patch.name ?? current.name, isEnabled: patch.isEnabled ?? current.isEnabled, updatedAt: now.toISOString() };
+  await tx.billingSetup.updateCoupon(org, current.id, next);
+  return next;
 }

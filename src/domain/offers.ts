@@ -19,6 +19,7 @@ import type { OfferFilter, OfferRecord, RecipientRecord } from '../store/repos/o
 import type { Tx } from '../store/store.js';
 import { createInvoiceAddress, defaultInvoiceAddress, type InvoiceAddressInput } from './billingDetails.js';
 import { customerIdOf, findCustomer } from './customers.js';
+import { customerViolation } from './statusRules.js';
 import { createSubscription, settleOfferSubscription, type CreateSubscriptionInput } from './subscriptions/lifecycle.js';
 
 /*
@@ -256,7 +257,7 @@ export async function createOffer(tx: Tx, org: string, input: OfferInput, now: D
   const customer = await findCustomer(tx, org, input.customer);
   throwIf([
     customer
-      ? undefined
+      ? customerViolation(customer)
       : {
           propertyPath: 'customer',
           message: `customer '${input.customer}' does not exist; create it with create_customer or pick one from list_customers`,

@@ -2,13 +2,16 @@ import { DateTime } from 'luxon';
 import { conflict, invalid, invalidMany, notFound, type Violation } from '../errors.js';
 import { newId } from '../ids.js';
 import type { PageRequest } from '../schemas/common.js';
+import type { Customer } from '../schemas/customers.js';
 import type { Installment, PaymentPlan, PaymentPlanStatus } from '../schemas/paymentPlans.js';
 import type { EventType } from '../schemas/webhooks.js';
 import type { PaymentPlanFilter } from '../store/repos/paymentPlans.js';
 import type { Tx } from '../store/store.js';
+import { paymentMethodViolation } from './billingDetails.js';
 import { emitEvent } from './events.js';
 import { applyInvoicePayment, findInvoice, getInvoice, invoiceIdOf, makeDueNow, paymentTime } from './invoices.js';
 import { formatMoney } from './money.js';
+import { assertPayingCustomer } from './statusRules.js';
 
 /* ---------------------------------------------------------------------------------------------
  * Schedules: pure functions.
@@ -230,6 +233,9 @@ export async function createPaymentPlan(tx: Tx, org: string, input: PaymentPlanI
       `Invoice ${invoice.number ?? invoice.id} is ${invoice.status}; a payment plan can only split an open invoice${invoice.status === 'draft' ? ' (finalize it first with finalize_invoice)' : ''}`,
     );
   }
+  assertPayingCustomer((await tx.customers.get(org, invoice.customer)) as Customer, invoice.number ?? invoice.id);
+  const methodViolation = input.paymentMethod ? await paymentMethodViolation(tx, org, invoice.customer, input.paymentMethod, now) : undefined;
+  if (methodViolation) throw invalidMany([methodViolation]);
   const existing = await tx.paymentPlans.findOpenForInvoice(org, invoice.id);
   if (existing) {
     throw conflict(

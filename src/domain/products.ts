@@ -1,12 +1,12 @@
-import { invalidMany, notFound, type Violation } from '../errors.js';
+import { invalid, invalidMany, notFound, type Violation } from '../errors.js';
 import { newId } from '../ids.js';
 import { TIERED_TYPES, type PricePlan, type PricePlanStatus, type PricePlanType, type Product } from '../schemas/catalogue.js';
 import type { PageRequest } from '../schemas/common.js';
-import type { ProductRecord } from '../store/repos/products.js';
+import type { PriceChange, ProductRecord } from '../store/repos/products.js';
 import type { Tx } from '../store/store.js';
 import { validateCustomFields } from './customFields.js';
 import { amountViolation } from './money.js';
-import { decimalTextOf, unitPriceProblem } from './pricing.js';
+import { decimalTextOf, numberOfDecimalText, unitPriceProblem } from './pricing.js';
 
 export interface ProductInput {
   type: Product['type'];
@@ -322,4 +322,57 @@ export async function listPricePlans(
 ) {
   const product = await productRecord(tx, org, productId);
   return tx.products.listPricePlans(org, product.id, filter, page);
+}
+
+export interface PricePlanPatch {
+  status?: PricePlanStatus | undefined;
+  internalName?: string | null | undefined;
+  price?: { amount: number } | undefined;
+}
+
+/**
+ * PUT: omitted fields stay. A new `price` applies to the billing periods that start from now on;
+ * periods that started earlier keep the price they started with (the change is recorded with its
+ * instant). Graduated and volume plans are priced by their tiers, which do not change: a new price
+ * plan takes new tiers.
+ */
+export async function updatePricePlan(tx: Tx, org: string, id: string, patch: PricePlanPatch, now: Date): Promise<PricePlan> {
+  const current = await getPricePlan(tx, org, id);
+  const at = now.toISOString();
+  let price = current.price === null ? null : decimalTextOf(current.price.amount);
+  if (patch.price !== undefined) {
+    if (current.price === null) {
+      throw invalid('price', `price cannot be set on a ${current.type} price plan: it is priced by its tiers, which cannot change; create a new price plan with the new tiers`, 'price_not_allowed');
+    }
+    const violations = pricePlanViolations({ ...current, price: patch.price, tiers: undefined, packageSize: current.packageSize ?? undefined });
+    if (violations.length) throw invalidMany(violations);
+    const next = decimalTextOf(patch.price.amount);
+    if (next !== price) {
+      await tx.products.insertPriceChange(org, { id: newId(), pricePlanId: id, effectiveFrom: at, oldPrice: price as string, newPrice: next });
+      price = next;
+    }
+  }
+  await tx.products.updatePricePlan(org, id, {
+    status: patch.status ?? current.status,
+    internalName: patch.internalName === undefined ? current.internalName : patch.internalName,
+    price,
+    updatedAt: at,
+  });
+  return getPricePlan(tx, org, id);
+}
+
+/** The price changes of a price plan, oldest first (see `pricePlanAt`). */
+export async function priceChangesOf(tx: Tx, org: string, pricePlanId: string): Promise<PriceChange[]> {
+  return tx.products.priceChanges(org, pricePlanId);
+}
+
+/**
+ * The price plan as priced at an instant: the price a change after that instant replaced (the first
+ * such change's old price), else its current price. A billing period is priced as at its start.
+ */
+export function pricePlanAt(plan: PricePlan, changes: readonly PriceChange[], instant: string): PricePlan {
+  const ms = Date.parse(instant);
+  const later = changes.find((c) => Date.parse(c.effectiveFrom) > ms);
+  if (!later || plan.price === null) return plan;
+  return { ...plan, price: { ...plan.price, amount: numberOfDecimalText(later.oldPrice) } };
 }

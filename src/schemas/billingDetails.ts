@@ -28,7 +28,7 @@ export type InvoiceAddress = z.infer<typeof invoiceAddressSchema>;
 
 export const PAYMENT_METHOD_TYPES = ['sepa_debit', 'card', 'paypal'] as const;
 export type PaymentMethodType = (typeof PAYMENT_METHOD_TYPES)[number];
-export const PAYMENT_METHOD_STATUSES = ['active'] as const;
+export const PAYMENT_METHOD_STATUSES = ['active', 'disabled', 'expired'] as const;
 
 export const cardSchema = z.object({
   brand: z.string(),
@@ -58,7 +58,7 @@ export const paymentMethodSchema = z.object({
   type: z.enum(PAYMENT_METHOD_TYPES),
   default: z.boolean().describe("The customer's default method."),
   enabled: z.boolean(),
-  status: z.enum(PAYMENT_METHOD_STATUSES),
+  status: z.enum(PAYMENT_METHOD_STATUSES).describe('disabled: enabled false; expired: past expirationDate. New subscriptions and payment plans take active ones only.'),
   name: z.string().nullable(),
   creationDate: dateTime.describe('Same as createdAt.'),
   expirationDate: dateTime.nullable().describe('Cards: end of the expiry month.'),

@@ -248,7 +248,7 @@ export const pricePlanInputShape = {
   status: z
     .enum(PRICE_PLAN_STATUSES)
     .default('active')
-    .describe('inactive: not offered; archived: retired, no new plan may use it.'),
+    .describe('inactive: no new items; archived: neither, nor new plans.'),
   charge: z
     .string()
     .min(1)

@@ -43,6 +43,18 @@ export const productView = productSchema.extend({
 export const productRow = productView.pick({ id: true, name: true, type: true, measurement: true, taxGroup: true, createdAt: true });
 
 export const pricePlanRow = pricePlanRef.extend(pricePlanSchema.pick({ product: true, status: true, custom: true, inUse: true, createdAt: true }).shape);
+export const pricePlanUpdateView = pricePlanRow.extend(pricePlanSchema.pick({ internalName: true, updatedAt: true }).shape);
+export const paymentMethodUpdateView = paymentMethodSchema.pick({
+  id: true,
+  customer: true,
+  type: true,
+  name: true,
+  default: true,
+  enabled: true,
+  status: true,
+  expirationDate: true,
+  updatedAt: true,
+});
 
 const charge = planAddonSchema.extend({ product: productRef, pricePlan: pricePlanRef });
 export const planView = planSchema.extend({

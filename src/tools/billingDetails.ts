@@ -4,6 +4,7 @@ import {
   createPaymentMethod,
   listInvoiceAddresses,
   listPaymentMethods,
+  updatePaymentMethod,
 } from '../domain/billingDetails.js';
 import { COUNTRY_CODES } from '../domain/countries.js';
 import { defineOperation } from '../registry/operation.js';
@@ -13,7 +14,8 @@ import {
   PAYMENT_METHOD_TYPES,
   paymentMethodSchema,
 } from '../schemas/billingDetails.js';
-import { date, idOrNumber, listOf, pageInput, pageRequest, text255, toPage } from '../schemas/common.js';
+import { date, idOrNumber, listOf, pageInput, pageRequest, pathId, text255, toPage } from '../schemas/common.js';
+import { paymentMethodUpdateView } from '../schemas/views.js';
 
 const nullableText = (what: string) => text255.nullable().optional().describe(what);
 const requiredText = (what: string) =>
@@ -22,6 +24,9 @@ const requiredText = (what: string) =>
     .max(255, { message: 'must be 1 to 255 characters' })
     .refine((s) => s.trim() !== '', { message: 'must be 1 to 255 characters and not blank' })
     .describe(what);
+
+const name = nullableText('Display name.');
+const enabled = z.boolean().describe('false: never used for collection.');
 
 const FULL_CARD_NUMBER =
   'is a full card number, which is never accepted: send only card.brand and card.last4 (the last four digits) with card.expMonth and card.expYear';
@@ -187,12 +192,12 @@ export const billingDetailOperations = [
         .max(255, { message: 'must be 1 to 255 characters' })
         .default('manual')
         .describe('Collecting gateway, e.g. stripe.'),
-      name: nullableText('Display name.'),
+      name,
       default: z
         .boolean()
         .default(false)
         .describe("true: becomes the customer's default method; not with enabled false."),
-      enabled: z.boolean().default(true).describe('false: never used for collection.'),
+      enabled: enabled.default(true),
       sepaDebit: sepaDebitInput,
       card: cardInput,
       paypal: paypalInput,
@@ -217,8 +222,29 @@ export const billingDetailOperations = [
     output: listOf(paymentMethodSchema),
     handler: async (ctx, { id, ...rest }) => {
       const page = pageRequest(rest);
-      const { rows, total } = await listPaymentMethods(ctx.tx, ctx.org, id, page);
+      const { rows, total } = await listPaymentMethods(ctx.tx, ctx.org, id, page, ctx.now);
       return toPage(rows, total, page);
     },
+  }),
+  defineOperation({
+    name: 'update_payment_method',
+    title: 'Update payment method',
+    description:
+      "Change a customer's payment method; omitted fields stay. Disabling the default makes the oldest active one the default.",
+    toolset: 'customers',
+    method: 'PUT',
+    path: '/customers/{id}/payment-methods/{paymentMethodId}',
+    permission: 'customer:write',
+    kind: 'update',
+    input: z.strictObject({
+      id: idOrNumber('customer'),
+      paymentMethodId: pathId('payment method'),
+      name: name.optional(),
+      enabled: enabled.optional(),
+      default: z.literal(true).optional().describe("true: the customer's default from now on."),
+    }),
+    output: paymentMethodSchema,
+    mcp: { output: paymentMethodUpdateView },
+    handler: (ctx, { id, paymentMethodId, ...patch }) => updatePaymentMethod(ctx.tx, ctx.org, id, paymentMethodId, patch, ctx.now),
   }),
 ];

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createCoupon, findCoupon, listCoupons, percentageE2 } from '../domain/coupons.js';
+import { createCoupon, findCoupon, listCoupons, percentageE2, updateCoupon } from '../domain/coupons.js';
 import { notFoundError } from '../errors.js';
 import { defineOperation } from '../registry/operation.js';
 import { amountInput, COUPON_FREQUENCIES, COUPON_TYPES, couponSchema, currencyCodeInput } from '../schemas/catalogue.js';
@@ -7,6 +7,8 @@ import { listOf, MAJOR, pageInput, paged, pathId } from '../schemas/common.js';
 import { couponRow, listView } from '../schemas/views.js';
 
 const between1and255 = { message: 'must be 1 to 255 characters' };
+const name = z.string().min(1, between1and255).max(255, between1and255).describe('Name shown on invoices.');
+const isEnabled = z.boolean().describe('false: no new applications; applied discounts keep running.');
 
 export const couponOperations = [
   defineOperation({
@@ -25,7 +27,7 @@ export const couponOperations = [
         .min(1, between1and255)
         .max(255, between1and255)
         .describe('Unique code customers enter, e.g. WELCOME10.'),
-      name: z.string().min(1, between1and255).max(255, between1and255).describe('Name shown on invoices.'),
+      name,
       type: z.enum(COUPON_TYPES).describe('Which of percentage or fixedAmount gives the discount.'),
       frequency: z
         .enum(COUPON_FREQUENCIES)
@@ -53,7 +55,7 @@ export const couponOperations = [
         .nullable()
         .optional()
         .describe('Invoices discounted; only and required for frequency limited.'),
-      isEnabled: z.boolean().default(true).describe('false: the coupon exists but cannot be applied.'),
+      isEnabled: isEnabled.default(true),
     }),
     output: couponSchema,
     handler: (ctx, input) => createCoupon(ctx.tx, ctx.org, input, ctx.now),
@@ -84,5 +86,18 @@ export const couponOperations = [
     input: z.strictObject({ id: pathId('coupon (its id or its code)') }),
     output: couponSchema,
     handler: async (ctx, input) => (await findCoupon(ctx.tx, ctx.org, input.id)) ?? notFoundError('Coupon', input.id),
+  }),
+  defineOperation({
+    name: 'update_coupon',
+    title: 'Update coupon',
+    description: 'Rename, disable or re-enable a coupon (by id or code); omitted fields stay.',
+    toolset: 'catalogue',
+    method: 'PUT',
+    path: '/coupons/{id}',
+    permission: 'coupon:write',
+    kind: 'update',
+    input: z.strictObject({ id: pathId('coupon (its id or its code)'), name: name.optional(), isEnabled: isEnabled.optional() }),
+    output: couponSchema,
+    handler: (ctx, { id, ...patch }) => updateCoupon(ctx.tx, ctx.org, id, patch, ctx.now),
   }),
 ];

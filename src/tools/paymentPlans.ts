@@ -70,7 +70,7 @@ export const paymentPlanOperations = [
         .string()
         .regex(UUID_RE, { message: 'must be a payment method id (a UUID)' })
         .optional()
-        .describe('Id of the payment method to collect with.'),
+        .describe('Id of an active payment method of the customer.'),
       ...schedule,
     }),
     output: paymentPlanSchema,

@@ -16,7 +16,7 @@ const description = z
   .describe('Description of the plan.');
 const status = z
   .enum(PLAN_STATUSES)
-  .describe('archived: no longer offered. A plan never goes back to draft.');
+  .describe('draft: not subscribable yet; archived: no longer offered. A plan never goes back to draft.');
 const allowCheckout = z.boolean().describe('true: customers may subscribe themselves in a checkout.');
 const changeBehaviour = z.enum(CHANGE_BEHAVIOURS).describe('Plan changes a subscription may make within the family.');
 const changeApplyBehaviour = z
@@ -66,7 +66,7 @@ export const planOperations = [
       code,
       name,
       description: description.optional(),
-      status: status.default('draft'),
+      status: status.default('active'),
       allowCheckout: allowCheckout.default(false),
       changeBehaviour: changeBehaviour.default('upgradeable_and_downgradeable'),
       changeApplyBehaviour: changeApplyBehaviour.default('end_of_period'),

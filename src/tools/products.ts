@@ -6,10 +6,12 @@ import {
   getProduct,
   listPricePlans,
   listProducts,
+  updatePricePlan,
   updateProduct,
 } from '../domain/products.js';
 import { defineOperation } from '../registry/operation.js';
 import {
+  customPricePlanShape,
   INVOICE_VISIBILITIES,
   PRICE_PLAN_STATUSES,
   pricePlanInputShape,
@@ -17,8 +19,8 @@ import {
   PRODUCT_TYPES,
   productSchema,
 } from '../schemas/catalogue.js';
-import { listOf, pageInput, pathId, text255, paged } from '../schemas/common.js';
-import { listView, pricePlanRow, productRow, productView } from '../schemas/views.js';
+import { listOf, MAJOR, pageInput, pathId, text255, paged } from '../schemas/common.js';
+import { listView, pricePlanRow, pricePlanUpdateView, productRow, productView } from '../schemas/views.js';
 
 const type = z.enum(PRODUCT_TYPES).describe('product: a good or licence; service: work performed.');
 const measurement = z
@@ -179,5 +181,28 @@ export const productOperations = [
     input: z.strictObject({ id: pathId('price plan') }),
     output: pricePlanSchema,
     handler: (ctx, input) => getPricePlan(ctx.tx, ctx.org, input.id),
+  }),
+  defineOperation({
+    name: 'update_price_plan',
+    title: 'Update price plan',
+    description:
+      'Change a price plan; omitted fields stay. A new price applies to billing periods starting from now on.',
+    toolset: 'catalogue',
+    method: 'PUT',
+    path: '/catalogue/price-plans/{id}',
+    permission: 'product:write',
+    kind: 'update',
+    input: z.strictObject({
+      id: pathId('price plan'),
+      status: z
+        .enum(PRICE_PLAN_STATUSES)
+        .optional()
+        .describe('Only active ones take new items; existing items keep billing.'),
+      internalName: customPricePlanShape.internalName,
+      price: z.strictObject({ amount: customPricePlanShape.price.unwrap().shape.amount.describe(MAJOR) }).optional().describe(`amount: ${MAJOR}; not for graduated or volume plans.`),
+    }),
+    output: pricePlanSchema,
+    mcp: { output: pricePlanUpdateView },
+    handler: (ctx, { id, ...patch }) => updatePricePlan(ctx.tx, ctx.org, id, patch, ctx.now),
   }),
 ];

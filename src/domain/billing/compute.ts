@@ -12,6 +12,7 @@ import type { Organisation } from '../../schemas/organisation.js';
 import type { InvoiceAddress } from '../../schemas/billingDetails.js';
 import type { AppliedDiscountRecord, ItemRecord, QuantityChange, SubscriptionRecord } from '../../store/repos/subscriptions.js';
 import type { BilledChargeKey } from '../../store/repos/billingRuns.js';
+import type { PriceChange } from '../../store/repos/products.js';
 import type { Tx } from '../../store/store.js';
 import { intervalValue, timeWeightedValue, type ItemInterval } from '../aggregation.js';
 import { billingAddressOf } from '../billingDetails.js';
@@ -24,7 +25,7 @@ import { percentOf, rateToE4, toMinor } from '../money.js';
 import { priceCharge, type PricedLine } from '../pricing.js';
 import { memo } from '../memo.js';
 import { getOrganisation } from '../organisation.js';
-import { getPricePlan, getProduct } from '../products.js';
+import { getPricePlan, getProduct, priceChangesOf, pricePlanAt } from '../products.js';
 import { formatQuantity, toMicros } from '../quantity.js';
 import {
   alignmentOf,
@@ -45,6 +46,7 @@ import {
 export class CatalogueCache {
   private readonly products = new Map<string, Promise<Product>>();
   private readonly plans = new Map<string, Promise<PricePlan>>();
+  private readonly prices = new Map<string, Promise<PriceChange[]>>();
   private readonly groups = new Map<string, Promise<BillingGroup | undefined>>();
   private readonly sellers = new Map<string, Promise<Organisation>>();
 
@@ -54,6 +56,10 @@ export class CatalogueCache {
 
   pricePlan(tx: Tx, org: string, id: string): Promise<PricePlan> {
     return memo(this.plans, `${org} ${id}`, () => getPricePlan(tx, org, id));
+  }
+
+  priceChanges(tx: Tx, org: string, pricePlanId: string): Promise<PriceChange[]> {
+    return memo(this.prices, `${org} ${pricePlanId}`, () => priceChangesOf(tx, org, pricePlanId));
   }
 
   billingGroup(tx: Tx, org: string, id: string): Promise<BillingGroup | undefined> {
@@ -129,6 +135,8 @@ interface ItemState {
   item: ItemRecord;
   product: Product;
   plan: PricePlan;
+  /** Its price plan's price changes: a period is priced as at its start (`pricePlanAt`). */
+  prices: PriceChange[];
   kind: ChargeKind;
   terms: ItemTerms;
   /** What its periods depend on besides the cursor (the alignment is the subscription's, the same for every item). */
@@ -326,7 +334,8 @@ function quantityAdjustments(
     const at = calendar.at(change.changedAt);
     if (at <= billed.start || at >= end) continue;
     const share = proRataShare(billed, at, end);
-    const net = (q: string) => priceCharge(state.plan, toMicros(q), share).reduce((sum, l) => sum + l.netAmount, 0);
+    const plan = pricePlanAt(state.plan, state.prices, lastBilledFrom);
+    const net = (q: string) => priceCharge(plan, toMicros(q), share).reduce((sum, l) => sum + l.netAmount, 0);
     const diff = net(change.newQuantity) - net(change.oldQuantity);
     if (diff === 0) continue;
     const name = state.item.name ?? state.product.name;
@@ -375,7 +384,8 @@ export async function computeDue(
     const kind = chargeKindOf(product.measurement, plan.type);
     if (kind === 'instant') continue;
     const terms = itemTerms(record, item, plan, kind, alignment, timeZone, now, calendar.at);
-    states.push({ item, product, plan, kind, terms, termsKey: termsKey(terms), changes: [] });
+    const prices = await cache.priceChanges(tx, org, item.pricePlanId);
+    states.push({ item, product, plan, prices, kind, terms, termsKey: termsKey(terms), changes: [] });
   }
   const flat = states.filter((s) => s.kind === 'flat');
   for (const c of await tx.subscriptions.quantityChanges(org, flat.map((s) => s.item.id))) {
@@ -417,6 +427,7 @@ export async function computeDue(
       for (const { period } of own) {
         const periodStart = calendar.iso(period.start);
         const periodEnd = calendar.iso(period.end);
+        const plan = pricePlanAt(state.plan, state.prices, periodStart);
         const priced: Array<{ line: PricedLine; q: bigint; share: ReturnType<typeof proRataShare>; part: string | null }> = [];
         if (state.kind === 'flat') {
           for (const a of quantityAdjustments(state, period, calendar)) {
@@ -429,11 +440,11 @@ export async function computeDue(
             const q = toMicros(part.quantity);
             const share = state.plan.proRata ? proRataShare(period, part.from, part.to) : undefined;
             const label = parts.length > 1 ? `quantity ${part.quantity} from ${part.from.toISODate()}` : null;
-            for (const line of priceCharge(state.plan, q, share)) priced.push({ line, q, share, part: label });
+            for (const line of priceCharge(plan, q, share)) priced.push({ line, q, share, part: label });
           }
         } else {
           const q = await usageMicros(tx, org, state, period);
-          for (const line of priceCharge(state.plan, q)) priced.push({ line, q, share: undefined, part: null });
+          for (const line of priceCharge(plan, q)) priced.push({ line, q, share: undefined, part: null });
         }
         for (const { line, q, share, part } of priced) {
           if (line.netAmount === 0 && state.product.invoiceVisibility !== 'always') continue;

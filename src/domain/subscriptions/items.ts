@@ -9,6 +9,7 @@ import type { Tx } from '../../store/store.js';
 import { findCoupon } from '../coupons.js';
 import { amountViolation } from '../money.js';
 import { createCustomPricePlan, getProduct, pricePlanViolations, type CustomPricePlanInput } from '../products.js';
+import { pricePlanViolation } from '../statusRules.js';
 import { FINAL, scheduleItem } from './lifecycle.js';
 import { getSubscriptionItem, toResource } from './readModel.js';
 import { blankItem, loadSubscription } from './records.js';
@@ -171,6 +172,7 @@ export async function orderProducts(tx: Tx, org: string, id: string, input: Orde
     let pricePlan: PricePlan | undefined;
     if (entry.pricePlan !== undefined) {
       pricePlan = await tx.products.getPricePlan(org, entry.pricePlan);
+      const unusable = pricePlan && pricePlanViolation(pricePlan, `${path}.pricePlan`);
       if (!pricePlan || pricePlan.product !== product.id) {
         violations.push({
           propertyPath: `${path}.pricePlan`,
@@ -180,8 +182,8 @@ export async function orderProducts(tx: Tx, org: string, id: string, input: Orde
           code: pricePlan ? 'wrong_product' : 'not_found',
         });
         pricePlan = undefined;
-      } else if (pricePlan.status === 'archived') {
-        violations.push({ propertyPath: `${path}.pricePlan`, message: `${path}.pricePlan ${pricePlan.id} is archived`, code: 'archived' });
+      } else if (unusable) {
+        violations.push(unusable);
       } else if (pricePlan.currencyCode !== customer.currencyCode) {
         violations.push({
           propertyPath: `${path}.pricePlan`,

@@ -7,7 +7,7 @@ import type { CancellationReason, ItemRecord, SubscriptionRecord, SubscriptionSt
 import type { Tx } from '../../store/store.js';
 import { alignmentOf, chargeKindOf, cursorOf, itemTerms, nextBillingDate } from '../billing/schedule.js';
 import { findBillingGroup } from '../billingGroups.js';
-import { getInvoiceAddress, getPaymentMethod } from '../billingDetails.js';
+import { getInvoiceAddress, paymentMethodViolation } from '../billingDetails.js';
 import { findCustomer } from '../customers.js';
 import { validateCustomFields } from '../customFields.js';
 import { addInterval, parseInterval, toIso, zoned } from '../dates.js';
@@ -15,6 +15,7 @@ import { emitEvent } from '../events.js';
 import { grantActiveFeatures } from '../features.js';
 import { findPlan } from '../plans.js';
 import { getPricePlan, getProduct } from '../products.js';
+import { assertActivatable, chargeViolations, customerViolation, draftPlanViolation, pricePlanViolation } from '../statusRules.js';
 import { assertTransition } from '../subscriptionStates.js';
 import { toResource } from './readModel.js';
 import { blankItem, loadSubscription } from './records.js';
@@ -60,20 +61,9 @@ async function billingDetailViolations(
   customerId: string,
   input: { paymentMethod?: string | null | undefined; invoiceAddress?: string | null | undefined },
   now: Date,
-): Promise<Violation[]> {
-  const out: Violation[] = [];
-  const method = input.paymentMethod ? await getPaymentMethod(tx, org, customerId, input.paymentMethod) : undefined;
-  if (input.paymentMethod && !method) {
-    out.push({
-      propertyPath: 'paymentMethod',
-      message: `paymentMethod '${input.paymentMethod}' is not a payment method of the customer; use list_payment_methods, or null for the customer's default`,
-      code: 'not_found',
-    });
-  } else if (method && !method.enabled) {
-    out.push({ propertyPath: 'paymentMethod', message: `paymentMethod ${method.id} is disabled; pick an enabled one (list_payment_methods), or null for the customer's default`, code: 'disabled' });
-  } else if (method?.expirationDate && Date.parse(method.expirationDate) <= now.getTime()) {
-    out.push({ propertyPath: 'paymentMethod', message: `paymentMethod ${method.id} expired at ${method.expirationDate}; pick a valid one, or null for the customer's default`, code: 'expired' });
-  }
+): Promise<Array<Violation | undefined>> {
+  const out: Array<Violation | undefined> = [];
+  if (input.paymentMethod) out.push(await paymentMethodViolation(tx, org, customerId, input.paymentMethod, now));
   if (input.invoiceAddress && !(await getInvoiceAddress(tx, org, customerId, input.invoiceAddress))) {
     out.push({
       propertyPath: 'invoiceAddress',
@@ -154,7 +144,7 @@ export async function createSubscription(
   if (!customer) throw invalid('customer', `customer '${input.customer}' does not exist; create it with create_customer or pick one from list_customers`, 'not_found');
   const plan = await findPlan(tx, org, input.plan);
   if (!plan) throw invalid('plan', `plan '${input.plan}' does not exist; pick one from list_plans`, 'not_found');
-  const violations: Array<Violation | undefined> = [];
+  const violations: Array<Violation | undefined> = [customerViolation(customer), draftPlanViolation(plan), ...chargeViolations(plan)];
   if (plan.status === 'archived') {
     violations.push({ propertyPath: 'plan', message: `plan ${plan.code} is archived; subscribe to a draft or active plan`, code: 'archived' });
   }
@@ -180,6 +170,8 @@ export async function createSubscription(
         message: `addons[${i}] is not an addon of plan ${plan.code}; its addons are: ${offered}`,
         code: 'not_an_addon',
       });
+    } else {
+      violations.push(pricePlanViolation(match.pricePlan, `addons[${i}]`));
     }
     return match;
   });
@@ -288,6 +280,7 @@ async function timeZoneOf(tx: Tx, org: string, record: SubscriptionRecord): Prom
  * the activation, on the customer's wall clock, and every item's billing starts.
  */
 export async function activateRecord(tx: Tx, org: string, current: SubscriptionRecord, now: Date): Promise<SubscriptionRecord> {
+  await assertActivatable(tx, org, current);
   const at = now.toISOString();
   const timeZone = await timeZoneOf(tx, org, current);
   const startDate = current.startDate ?? at;

@@ -6,7 +6,7 @@
  * in advance on the invoices that billed them, starts the new plan's charges in the running billing
  * cycle and bills at once what is due at the change, all through the billing engine.
  */
-import { conflict, invalid } from '../../errors.js';
+import { conflict, invalid, invalidMany } from '../../errors.js';
 import type { Plan } from '../../schemas/catalogue.js';
 import type { CreditNote } from '../../schemas/creditNotes.js';
 import type { Customer } from '../../schemas/customers.js';
@@ -27,6 +27,7 @@ import { rateOfE4 } from '../money.js';
 import { findPlan } from '../plans.js';
 import { priceCharge } from '../pricing.js';
 import { toMicros } from '../quantity.js';
+import { chargeViolations } from '../statusRules.js';
 import { scheduleItem } from './lifecycle.js';
 import { toResource } from './readModel.js';
 import { blankItem, loadSubscription } from './records.js';
@@ -101,6 +102,8 @@ async function checkChange(tx: Tx, org: string, record: SubscriptionRecord, plan
     throw invalid('plan', `plan ${target.code} is not of ${family} (the current plan's); a subscription changes only between plans of one family`, 'other_family');
   }
   if (target.status !== 'active') throw invalid('plan', `plan ${target.code} is ${target.status}; a subscription changes only to an active plan`, 'not_active');
+  const inactive = chargeViolations(target)[0];
+  if (inactive) throw invalidMany([inactive]);
   const currencies = [...new Set(target.charges.map((c) => c.pricePlan.currencyCode))];
   if (currencies.some((c) => c !== customer.currencyCode)) {
     throw invalid('plan', `plan ${target.code} is priced in ${currencies.join(', ')} but the subscription is billed in ${customer.currencyCode}`, 'currency_mismatch');

@@ -43,7 +43,7 @@ export async function toResource(tx: Tx, org: string, record: SubscriptionRecord
     items.map((i) => i.id),
   );
   const billingGroup = record.billingGroupId ? await findBillingGroup(tx, org, record.billingGroupId) : undefined;
-  const paymentMethod = record.paymentMethodId ? await getPaymentMethod(tx, org, record.customerId, record.paymentMethodId) : undefined;
+  const paymentMethod = record.paymentMethodId ? await getPaymentMethod(tx, org, record.customerId, record.paymentMethodId, now) : undefined;
   const invoiceAddress = record.invoiceAddressId
     ? await getInvoiceAddress(tx, org, record.customerId, record.invoiceAddressId)
     : undefined;

@@ -21,6 +21,7 @@ export interface BillingSetupRepo {
   getCoupon(org: string, id: string): Promise<Coupon | undefined>;
   findCouponByCode(org: string, code: string): Promise<Coupon | undefined>;
   listCoupons(org: string, page: PageRequest): Promise<{ rows: Coupon[]; total: number }>;
+  updateCoupon(org: string, id: string, c: Pick<Coupon, 'name' | 'isEnabled' | 'updatedAt'>): Promise<void>;
 
   insertCustomField(org: string, f: CustomField): Promise<void>;
   findCustomField(org: string, entity: CustomFieldEntity, key: string): Promise<CustomField | undefined>;
@@ -154,6 +155,10 @@ export class SqliteBillingSetupRepo implements BillingSetupRepo {
   async listCoupons(org: string, page: PageRequest) {
     const { rows, total } = this.sql.page<CouponRow>('FROM coupons WHERE organisation_id = ?', [org], page);
     return { rows: rows.map(toCoupon), total };
+  }
+
+  async updateCoupon(org: string, id: string, c: Pick<Coupon, 'name' | 'isEnabled' | 'updatedAt'>): Promise<void> {
+    this.sql.update('coupons', org, id, { name: c.name, is_enabled: int(c.isEnabled), updated_at: c.updatedAt });
   }
 
   async insertCustomField(org: string, f: CustomField): Promise<void> {

@@ -2,6 +2,9 @@ import type { InvoiceAddress, PaymentMethod } from '../../schemas/billingDetails
 import type { PageRequest } from '../../schemas/common.js';
 import { bool, int, type Sql } from '../sql.js';
 
+/** A payment method as stored: its status is derived from `enabled` and `expirationDate` when read (domain). */
+export type PaymentMethodRecord = Omit<PaymentMethod, 'status'>;
+
 /**
  * Invoice addresses and payment methods of customers. Every read is confined to one organisation and
  * one customer. Payment methods come back with the masked IBAN only; the full one leaves this
@@ -15,11 +18,14 @@ export interface BillingDetailsRepo {
   clearDefaultInvoiceAddress(org: string, customerId: string, at: string): Promise<void>;
 
   /** `iban` is the full, normalised IBAN of a SEPA method (null otherwise); `m.sepaDebit.iban` is masked. */
-  insertPaymentMethod(org: string, m: PaymentMethod, iban: string | null): Promise<void>;
-  getPaymentMethod(org: string, customerId: string, id: string): Promise<PaymentMethod | undefined>;
-  defaultPaymentMethod(org: string, customerId: string): Promise<PaymentMethod | undefined>;
-  listPaymentMethods(org: string, customerId: string, page: PageRequest): Promise<{ rows: PaymentMethod[]; total: number }>;
+  insertPaymentMethod(org: string, m: PaymentMethodRecord, iban: string | null): Promise<void>;
+  getPaymentMethod(org: string, customerId: string, id: string): Promise<PaymentMethodRecord | undefined>;
+  defaultPaymentMethod(org: string, customerId: string): Promise<PaymentMethodRecord | undefined>;
+  listPaymentMethods(org: string, customerId: string, page: PageRequest): Promise<{ rows: PaymentMethodRecord[]; total: number }>;
   clearDefaultPaymentMethod(org: string, customerId: string, at: string): Promise<void>;
+  updatePaymentMethod(org: string, m: Pick<PaymentMethodRecord, 'id' | 'name' | 'enabled' | 'default' | 'updatedAt'>): Promise<void>;
+  /** The customer's oldest enabled payment method that has not expired at `at`, but `exceptId`. */
+  oldestUsablePaymentMethod(org: string, customerId: string, at: string, exceptId: string): Promise<PaymentMethodRecord | undefined>;
   /** The full IBAN of a SEPA payment method, for building collection files only; never put it in a response. */
   sepaIban(org: string, paymentMethodId: string): Promise<string | undefined>;
 }
@@ -69,7 +75,7 @@ const toAddress = (r: AddressRow): InvoiceAddress => ({
 });
 
 /** Every column but `sepa_iban`: the full IBAN is read by `sepaIban` only. */
-const METHOD_COLUMNS = `id, customer_id, gateway_name, type, is_default, enabled, status, name, expiration_date,
+const METHOD_COLUMNS = `id, customer_id, gateway_name, type, is_default, enabled, name, expiration_date,
   card_brand, card_last4, card_exp_month, card_exp_year, card_holder,
   sepa_iban_masked, sepa_bic, sepa_mandate_reference, sepa_signing_date, sepa_account_holder,
   paypal_email, paypal_billing_agreement_id, created_at, updated_at`;
@@ -81,7 +87,6 @@ interface MethodRow {
   type: PaymentMethod['type'];
   is_default: number;
   enabled: number;
-  status: PaymentMethod['status'];
   name: string | null;
   expiration_date: string | null;
   card_brand: string | null;
@@ -100,14 +105,13 @@ interface MethodRow {
   updated_at: string;
 }
 
-const toMethod = (r: MethodRow): PaymentMethod => ({
+const toMethod = (r: MethodRow): PaymentMethodRecord => ({
   id: r.id,
   customer: r.customer_id,
   gatewayName: r.gateway_name,
   type: r.type,
   default: bool(r.is_default),
   enabled: bool(r.enabled),
-  status: r.status,
   name: r.name,
   creationDate: r.created_at,
   expirationDate: r.expiration_date,
@@ -205,13 +209,13 @@ export class SqliteBillingDetailsRepo implements BillingDetailsRepo {
     );
   }
 
-  async insertPaymentMethod(org: string, m: PaymentMethod, iban: string | null): Promise<void> {
+  async insertPaymentMethod(org: string, m: PaymentMethodRecord, iban: string | null): Promise<void> {
     this.sql.run(
-      `INSERT INTO payment_methods (id, organisation_id, customer_id, gateway_name, type, is_default, enabled, status, name,
+      `INSERT INTO payment_methods (id, organisation_id, customer_id, gateway_name, type, is_default, enabled, name,
          expiration_date, card_brand, card_last4, card_exp_month, card_exp_year, card_holder, sepa_iban, sepa_iban_masked,
          sepa_bic, sepa_mandate_reference, sepa_signing_date, sepa_account_holder, paypal_email,
          paypal_billing_agreement_id, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       m.id,
       org,
       m.customer,
@@ -219,7 +223,6 @@ export class SqliteBillingDetailsRepo implements BillingDetailsRepo {
       m.type,
       int(m.default),
       int(m.enabled),
-      m.status,
       m.name,
       m.expirationDate,
       m.card?.brand ?? null,
@@ -240,7 +243,7 @@ export class SqliteBillingDetailsRepo implements BillingDetailsRepo {
     );
   }
 
-  async getPaymentMethod(org: string, customerId: string, id: string): Promise<PaymentMethod | undefined> {
+  async getPaymentMethod(org: string, customerId: string, id: string): Promise<PaymentMethodRecord | undefined> {
     const row = this.sql.get<MethodRow>(
       `SELECT ${METHOD_COLUMNS} FROM payment_methods WHERE organisation_id = ? AND customer_id = ? AND id = ?`,
       org,
@@ -250,7 +253,7 @@ export class SqliteBillingDetailsRepo implements BillingDetailsRepo {
     return row && toMethod(row);
   }
 
-  async defaultPaymentMethod(org: string, customerId: string): Promise<PaymentMethod | undefined> {
+  async defaultPaymentMethod(org: string, customerId: string): Promise<PaymentMethodRecord | undefined> {
     const row = this.sql.get<MethodRow>(
       `SELECT ${METHOD_COLUMNS} FROM payment_methods WHERE organisation_id = ? AND customer_id = ? AND is_default = 1`,
       org,
@@ -276,6 +279,22 @@ export class SqliteBillingDetailsRepo implements BillingDetailsRepo {
       org,
       customerId,
     );
+  }
+
+  async updatePaymentMethod(org: string, m: Pick<PaymentMethodRecord, 'id' | 'name' | 'enabled' | 'default' | 'updatedAt'>): Promise<void> {
+    this.sql.update('payment_methods', org, m.id, { name: m.name, enabled: int(m.enabled), is_default: int(m.default), updated_at: m.updatedAt });
+  }
+
+  async oldestUsablePaymentMethod(org: string, customerId: string, at: string, exceptId: string): Promise<PaymentMethodRecord | undefined> {
+    const row = this.sql.get<MethodRow>(
+      `SELECT ${METHOD_COLUMNS} FROM payment_methods WHERE organisation_id = ? AND customer_id = ? AND enabled = 1 AND id <> ?
+         AND (expiration_date IS NULL OR expiration_date > ?) ORDER BY created_at, id LIMIT 1`,
+      org,
+      customerId,
+      exceptId,
+      at,
+    );
+    return row && toMethod(row);
   }
 
   async sepaIban(org: string, paymentMethodId: string): Promise<string | undefined> {

@@ -16,6 +16,15 @@ export interface StoredTier {
   flatAmount: string | null;
 }
 
+/** A new price of a price plan from `effectiveFrom` on, with the one it replaced (exact decimal texts of major units). */
+export interface PriceChange {
+  id: string;
+  pricePlanId: string;
+  effectiveFrom: string;
+  oldPrice: string;
+  newPrice: string;
+}
+
 /** A price plan as stored: amounts as exact decimal texts of major units of its currency (null where its type has none). */
 export interface PricePlanRecord extends Omit<PricePlan, 'price' | 'tiers' | 'inUse'> {
   price: string | null;
@@ -29,6 +38,11 @@ export interface ProductRepo {
   list(org: string, page: PageRequest): Promise<{ rows: ProductRecord[]; total: number }>;
 
   insertPricePlan(org: string, p: PricePlanRecord): Promise<void>;
+  /** Writes status, internal name and price (`price` the exact decimal text) of a price plan. */
+  updatePricePlan(org: string, id: string, p: { status: PricePlanStatus; internalName: string | null; price: string | null; updatedAt: string }): Promise<void>;
+  insertPriceChange(org: string, change: PriceChange): Promise<void>;
+  /** The price changes of a price plan, oldest first. */
+  priceChanges(org: string, pricePlanId: string): Promise<PriceChange[]>;
   /** A price plan by id, catalogue or custom; `inUse` counts the plans whose charges or addons use it. */
   getPricePlan(org: string, id: string): Promise<PricePlan | undefined>;
   /** The catalogue (non-custom) price plans of a product. */
@@ -199,6 +213,31 @@ export class SqliteProductRepo implements ProductRepo {
       p.createdAt,
       p.updatedAt,
     );
+  }
+
+  async updatePricePlan(org: string, id: string, p: { status: PricePlanStatus; internalName: string | null; price: string | null; updatedAt: string }): Promise<void> {
+    this.sql.update('price_plans', org, id, { status: p.status, internal_name: p.internalName, price: p.price, updated_at: p.updatedAt });
+  }
+
+  async insertPriceChange(org: string, c: PriceChange): Promise<void> {
+    this.sql.insert('price_plan_price_changes', {
+      id: c.id,
+      organisation_id: org,
+      price_plan_id: c.pricePlanId,
+      effective_from: c.effectiveFrom,
+      old_price: c.oldPrice,
+      new_price: c.newPrice,
+    });
+  }
+
+  async priceChanges(org: string, pricePlanId: string): Promise<PriceChange[]> {
+    return this.sql
+      .all<{ id: string; price_plan_id: string; effective_from: string; old_price: string; new_price: string }>(
+        'SELECT * FROM price_plan_price_changes WHERE organisation_id = ? AND price_plan_id = ? ORDER BY effective_from, id',
+        org,
+        pricePlanId,
+      )
+      .map((r) => ({ id: r.id, pricePlanId: r.price_plan_id, effectiveFrom: r.effective_from, oldPrice: r.old_price, newPrice: r.new_price }));
   }
 
   async getPricePlan(org: string, id: string): Promise<PricePlan | undefined> {
