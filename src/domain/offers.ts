@@ -451,7 +451,7 @@ export async function submitOfferInvoiceDetails(
       `Cannot submit invoice details for offer ${current.number}: its status is ${current.status}; invoice details are taken only while awaiting_invoice_details (after a click acceptance by a customer without an invoice address)`,
     );
   }
-  await createInvoiceAddress(tx, org, current.customerId, { ...input.invoiceAddress, default: true }, now);
+  await createInvoiceAddress(tx, org, current.customerId, { ...input.invoiceAddress, default: true }, now, 'invoiceAddress.');
   const next = await sign(tx, org, { ...current, updatedAt: now.toISOString() }, now);
   await tx.offers.update(org, next);
   return toOffer(tx, org, next, now);

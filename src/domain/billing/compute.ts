@@ -26,6 +26,7 @@ import { memo } from '../memo.js';
 import { getOrganisation } from '../organisation.js';
 import { getPricePlan, getProduct } from '../products.js';
 import { formatQuantity, toMicros } from '../quantity.js';
+import { isWellFormedVatId } from '../vatIds.js';
 import {
   alignmentOf,
   chargeKindOf,
@@ -100,21 +101,21 @@ export interface DueBilling {
 /**
  * The tax rate of a line, in 1/10,000 percent: the rate of the product's tax group for the invoice
  * address's country valid on the billing date (the latest `validFrom` not after it). Reverse charge
- * as the group says: `REVERSE_CHARGE` is always 0 %; `REVERSE_CHARGE_INTRA_EU_SUPPLY` is 0 % when the
- * buyer has a VAT id and an address in another EU member state than the seller's (the organisation's
- * address; without one the standard rate applies). No tax group or no invoice address: 0 %.
+ * (0 %), when the group has one (`REVERSE_CHARGE` or `REVERSE_CHARGE_INTRA_EU_SUPPLY`), only for a
+ * business buyer, one whose address has a well-formed VAT id of its country, in another EU member
+ * state than the seller's (the organisation's address; without one, never). No tax group or no
+ * invoice address: 0 %.
  */
 export function taxRateE4(product: Product, address: Pick<InvoiceAddress, 'countryCode' | 'vatId'> | undefined, sellerCountry: string | null, onDate: string): number {
   const group = product.taxGroup;
   if (!group || !address) return 0;
-  if (group.reverseChargeType === 'REVERSE_CHARGE') return 0;
   if (
-    group.reverseChargeType === 'REVERSE_CHARGE_INTRA_EU_SUPPLY' &&
-    address.vatId &&
+    group.reverseChargeType !== 'REVERSE_CHARGE_DEACTIVATED' &&
     sellerCountry !== null &&
     address.countryCode !== sellerCountry &&
     EU_MEMBER_STATES.has(address.countryCode) &&
-    EU_MEMBER_STATES.has(sellerCountry)
+    EU_MEMBER_STATES.has(sellerCountry) &&
+    isWellFormedVatId(address.countryCode, address.vatId)
   ) {
     return 0;
   }
