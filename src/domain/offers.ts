@@ -10,7 +10,7 @@ import type {
   Offer,
   OfferListItem,
   OfferRecipient,
-  OfferSection,
+  OfferSectionTemplate,
   OfferStatus,
   OfferSubscription,
   OfferUpdate,
@@ -19,6 +19,7 @@ import type { OfferFilter, OfferRecord, RecipientRecord } from '../store/repos/o
 import type { Tx } from '../store/store.js';
 import { createInvoiceAddress, defaultInvoiceAddress, type InvoiceAddressInput } from './billingDetails.js';
 import { customerIdOf, findCustomer } from './customers.js';
+import { placeholderViolations, renderText } from './offerText.js';
 import { createSubscription, settleOfferSubscription, type CreateSubscriptionInput } from './subscriptions/lifecycle.js';
 
 /*
@@ -162,7 +163,11 @@ async function toListItem(tx: Tx, org: string, record: OfferRecord, now: Date): 
 }
 
 async function toOffer(tx: Tx, org: string, record: OfferRecord, now: Date): Promise<Offer> {
-  return { ...(await toListItem(tx, org, record, now)), sections: record.sections };
+  const render = (text: string) => renderText(text, record.customVariables, record.locale);
+  return {
+    ...(await toListItem(tx, org, record, now)),
+    sections: record.sections.map((s) => ({ ...s, rendered: { title: render(s.title), content: render(s.content) } })),
+  };
 }
 
 async function load(tx: Tx, org: string, id: string): Promise<OfferRecord> {
@@ -193,7 +198,7 @@ export async function listOffers(
 // Creating and updating.
 
 /** New sections; one with the same title and content at the same position keeps its id. */
-function newSections(input: readonly SectionInput[], previous: readonly OfferSection[] = []): OfferSection[] {
+function newSections(input: readonly SectionInput[], previous: readonly OfferSectionTemplate[] = []): OfferSectionTemplate[] {
   return input.map((s, i) => {
     const same = previous[i];
     if (same && same.title === s.title && same.content === s.content) return same;
@@ -264,6 +269,7 @@ export async function createOffer(tx: Tx, org: string, input: OfferInput, now: D
         },
     futureViolation(input.validUntil, now),
     ...recipientViolations(input.recipients),
+    ...placeholderViolations(input.sections, input.customVariables, true),
   ]);
   const subscription = await proposeSubscription(tx, org, customer!.id, input.subscription, now);
   const at = now.toISOString();
@@ -364,7 +370,12 @@ export async function updateOffer(tx: Tx, org: string, id: string, patch: OfferP
     await tx.offers.update(org, next);
     return toUpdateShape(next);
   }
-  if (patch.validUntil !== undefined && !UNCHANGED.validUntil(current, patch)) throwIf([futureViolation(patch.validUntil, now)]);
+  throwIf([
+    patch.validUntil !== undefined && !UNCHANGED.validUntil(current, patch) ? futureViolation(patch.validUntil, now) : undefined,
+    ...(patch.sections ?? patch.customVariables
+      ? placeholderViolations(patch.sections ?? current.sections, patch.customVariables ?? current.customVariables, patch.sections !== undefined)
+      : []),
+  ]);
   const next: OfferRecord = {
     ...current,
     name: patch.name ?? current.name,
