@@ -303,6 +303,7 @@ describe('renderInvoicePdf', () => {
       timeZone: 'Asia/Kolkata',
       paymentTermDays: null,
       creditBalance: 0,
+      customFields: {},
       firstName: null,
       lastName: 'Raman',
       currencyCode: 'INR',

@@ -72,3 +72,18 @@ describe('migration 015: the organisation as seller', () => {
     store.close();
   });
 });
+
+describe('migration 021: customer custom fields', () => {
+  it('gives existing customers an empty custom-field map', async () => {
+    const db = databaseAt(18);
+    db.exec(`
+      INSERT INTO organisations (id, name, created_at) VALUES ('o', 'Old', '${at}');
+      INSERT INTO customers (id, organisation_id, customer_number, time_zone, currency_code, last_name, status, created_at, updated_at)
+      VALUES ('c', 'o', 'CUS-000001', 'Europe/Berlin', 'EUR', 'Old', 'STATUS_ACTIVE', '${at}', '${at}');
+    `);
+    migrate(db);
+    const store = new SqliteStore(db);
+    expect(await store.read((tx) => tx.customers.get('o', 'c'))).toMatchObject({ lastName: 'Old', customFields: {} });
+    store.close();
+  });
+});
