@@ -365,11 +365,16 @@ describe('state machine', () => {
     expect(problem.detail).toContain(`acceptanceMode ${mode} can be accepted only while open`);
   });
 
-  it.each(['open', 'signing'])('archive from %s', async (status) => {
+  it.each(['open', 'signing'])('archive from %s terminates the proposed subscription, which is never billed', async (status) => {
     const o = await inStatus(status);
+    env.setNow('2026-01-20T08:00:00.000Z');
     const archived = await ok(env.mcp, 'archive_offer', { id: o.id });
     expect(archived).toMatchObject({ status: 'archived', expired: false });
-    expect(archived.subscription.status).toBe('offer');
+    expect(archived.subscription.status).toBe('terminated');
+    const s = (await env.http('GET', `/subscriptions/${o.subscription.id}`)).body;
+    expect(s).toMatchObject({ status: 'terminated', activatedAt: null, nextBillingDate: null, contractDetails: { contractEnd: '2026-01-20T08:00:00.000Z' } });
+    expect((await ok(env.mcp, 'run_billing', { subscription: o.subscription.id })).invoices).toEqual([]);
+    expect((await fails(env.mcp, 'activate_subscription', { id: o.subscription.id }, 409)).detail).toContain('terminated is final');
   });
 
   it.each(['awaiting_invoice_details', 'signed', 'archived'])('archive from %s is a 409', async (status) => {

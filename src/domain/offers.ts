@@ -20,7 +20,7 @@ import type { Tx } from '../store/store.js';
 import { createInvoiceAddress, defaultInvoiceAddress, type InvoiceAddressInput } from './billingDetails.js';
 import { customerIdOf, findCustomer } from './customers.js';
 import { placeholderViolations, renderText } from './offerText.js';
-import { createSubscription, settleOfferSubscription, type CreateSubscriptionInput } from './subscriptions/lifecycle.js';
+import { createSubscription, settleOfferSubscription, withdrawOfferSubscription, type CreateSubscriptionInput } from './subscriptions/lifecycle.js';
 
 /*
  * The offer state machine (CONTRACT section 5, "Offers"; every other transition is a 409 naming the
@@ -30,7 +30,7 @@ import { createSubscription, settleOfferSubscription, type CreateSubscriptionInp
  *   open/signing --accept (esignature; recipients still to sign)--> signing
  *   open/signing --accept (esignature; the last recipient signs)--> signed
  *   open --accept (print: the seller records the paper signed by that recipient)--> signed
- *   open/signing --archive--> archived
+ *   open/signing --archive--> archived (its subscription: offer → terminated)
  * An open or signing offer past validUntil is expired: it can no longer be accepted (409).
  */
 
@@ -473,6 +473,7 @@ export async function archiveOffer(tx: Tx, org: string, id: string, now: Date): 
   if (!ARCHIVE_FROM.includes(current.status)) {
     throw conflict(`Cannot archive offer ${current.number}: its status is ${current.status}; archiving is allowed only from ${ARCHIVE_FROM.join(' or ')}`);
   }
+  await withdrawOfferSubscription(tx, org, current.subscriptionId, now);
   const at = now.toISOString();
   const next: OfferRecord = { ...current, status: 'archived', archivedAt: at, updatedAt: at };
   await tx.offers.update(org, next);

@@ -226,7 +226,7 @@ export const offerOperations = [
   defineOperation({
     name: 'archive_offer',
     title: 'Archive offer',
-    description: 'Withdraw an open or signing offer for good; its subscription stays in status offer, never billed.',
+    description: 'Withdraw an open or signing offer for good; its subscription is terminated, never billed.',
     toolset: 'offers',
     method: 'POST',
     path: '/offers/{id}/archive',

@@ -15,7 +15,7 @@ import { organisationSeller } from './015_organisation_seller.js';
 import { couponForever } from './016_coupon_forever.js';
 import { quantityChanges } from './017_quantity_changes.js';
 import { subscriptionExternalId } from './018_subscription_external_id.js';
-import { customerCustomFields } from './021_customer_custom_fields.js';
+import { customerFieldsWithdrawnOffers } from './021_customer_fields_withdrawn_offers.js';
 
 export interface Migration {
   version: number;
@@ -42,5 +42,5 @@ export const MIGRATIONS: Migration[] = [
   couponForever,
   quantityChanges,
   subscriptionExternalId,
-  customerCustomFields,
+  customerFieldsWithdrawnOffers,
 ];
