@@ -584,3 +584,28 @@ describe('what an invoice shows and in which currency', () => {
     expect((await ok(env.mcp, 'update_customer', { id: fresh.id, companyName: 'Renamed GmbH' })).companyName).toBe('Renamed GmbH');
   });
 });
+
+describe('item furtherInformation (issue 17)', () => {
+  it('is set when ordering and by update_subscription_item, shown on the item, and printed after each line that bills the item', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const s = await subscribe([{}]);
+    const { product, pricePlan } = await charge({ price: { price: { amount: 20 } } });
+    const ordered = await ok(env.mcp, 'order_subscription_products', { id: s.id, products: [{ product, pricePlan, furtherInformation: 'Licence LIC-42' }] });
+    const addon = ordered.items[1];
+    expect((await ok(env.mcp, 'get_subscription_item', { id: addon.id })).furtherInformation).toBe('Licence LIC-42');
+    const [first] = await bill(s.id);
+    expect(first.lines.map((l: any) => l.description)).toEqual([`Product ${n - 1}`, `Product ${n} – Licence LIC-42`]);
+    const patched = await env.http('PATCH', `/subscription-items/${s.items[0].id}`, {
+      body: { furtherInformation: 'Site Berlin' },
+      contentType: 'application/merge-patch+json',
+    });
+    expect([patched.status, patched.body.furtherInformation]).toEqual([200, 'Site Berlin']);
+    expect((await ok(env.mcp, 'update_subscription_item', { id: addon.id, furtherInformation: null })).furtherInformation).toBeNull();
+    expect(paths(await fails(env.mcp, 'update_subscription_item', { id: addon.id, furtherInformation: 'x'.repeat(256) }, 422))).toEqual(['furtherInformation']);
+    env.setNow('2026-02-15T10:00:00Z');
+    const estimate = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
+    expect(estimate.lines.map((l: any) => l.description)).toEqual([`Product ${n - 1} – Site Berlin`, `Product ${n}`]);
+    const [second] = await bill(s.id);
+    expect(second.lines.map((l: any) => l.description)).toEqual([`Product ${n - 1} – Site Berlin`, `Product ${n}`]);
+  });
+});

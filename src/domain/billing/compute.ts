@@ -257,6 +257,11 @@ async function usageMicros(tx: Tx, org: string, state: ItemState, p: BillingPeri
   return intervalValue(tx, org, interval, m);
 }
 
+/** A line's description followed by the item's furtherInformation, as every line billing the item prints it. */
+export function withFurtherInformation(item: Pick<ItemRecord, 'furtherInformation'>, description: string): string {
+  return item.furtherInformation ? `${description} – ${item.furtherInformation}` : description;
+}
+
 function chargeDescription(state: ItemState, quantityMicros: bigint, share: ReturnType<typeof proRataShare>, label: string | null): string {
   const name = state.item.name ?? state.product.name;
   const parts: string[] = [];
@@ -267,7 +272,7 @@ function chargeDescription(state: ItemState, quantityMicros: bigint, share: Retu
   if (state.plan.freeUnits > 0) parts.push(`${state.plan.freeUnits} free`);
   if (share) parts.push(`pro rata ${share.days}/${share.of} days`);
   if (label) parts.push(label);
-  return parts.length ? `${name} (${parts.join(', ')})` : name;
+  return withFurtherInformation(state.item, parts.length ? `${name} (${parts.join(', ')})` : name);
 }
 
 /** The discount lines of one item on one invoice, before tax: percentage of its net, or a fixed amount capped at what is left of it. */
@@ -335,7 +340,7 @@ function quantityAdjustments(
     out.push({
       change,
       line: {
-        description: `${name} (quantity ${change.oldQuantity} → ${change.newQuantity} from ${at.toISODate()}${days})`,
+        description: withFurtherInformation(state.item, `${name} (quantity ${change.oldQuantity} → ${change.newQuantity} from ${at.toISODate()}${days})`),
         quantity: '1',
         unitAmountDecimal: String(diff),
         netAmount: diff,
