@@ -620,3 +620,15 @@ describe('customVariables in the sections (issue 17)', () => {
     expect((await ok(env.mcp, 'update_offer', { id: o.id, name: 'Still fine' })).name).toBe('Still fine');
   });
 });
+
+describe('invoice details with a VAT id (issue 17)', () => {
+  it('a malformed vatId is a 422 at invoiceAddress.vatId and leaves the offer waiting; a valid one is stored in one form', async () => {
+    const o = await inStatus('awaiting_invoice_details');
+    const bad = await fails(env.mcp, 'submit_offer_invoice_details', { id: o.id, invoiceAddress: { ...address, vatId: 'DE123456789' } }, 422);
+    expect(paths(bad)).toEqual(['invoiceAddress.vatId']);
+    expect(bad.violations[0].message).toMatch(/^invoiceAddress\.vatId must be a VAT id of DE: DE \+ 9 digits/);
+    expect((await ok(env.mcp, 'get_offer', { id: o.id })).status).toBe('awaiting_invoice_details');
+    expect((await ok(env.mcp, 'submit_offer_invoice_details', { id: o.id, invoiceAddress: { ...address, vatId: 'DE 136 695 976' } })).status).toBe('signed');
+    expect((await ok(env.mcp, 'list_invoice_addresses', { id: o.customer.id })).data[0].vatId).toBe('DE136695976');
+  });
+});
