@@ -58,6 +58,8 @@ describe('VAT ids are checked with their country’s format and check digit', ()
     expect(rest.status).toBe(422);
     expect(rest.body.violations[0]).toMatchObject({ propertyPath: 'vatId', code: 'invalid_vat_id' });
     expect(rest.body.violations[0].message).toContain('DE + 9 digits');
+    expect((await ok(env.mcp, 'create_invoice_address', { ...address, countryCode: 'GB', vatId: '980 7806 84' })).vatId).toBe('GB980780684');
+    expect(paths(await fails(env.mcp, 'create_invoice_address', { ...address, countryCode: 'NO', vatId: '995525829' }, 422))).toEqual(['vatId']);
     expect((await ok(env.mcp, 'create_invoice_address', { ...address, countryCode: 'US', vatId: ' 12-3456789 ' })).vatId).toBe('12-3456789');
     expect(paths(await fails(env.mcp, 'create_invoice_address', { ...address, countryCode: 'US', vatId: 'x'.repeat(256) }, 422))).toEqual(['vatId']);
     expect((await ok(env.mcp, 'create_invoice_address', { ...address, countryCode: 'US', vatId: 'y'.repeat(255) })).vatId).toHaveLength(255);

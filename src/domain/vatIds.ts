@@ -7,16 +7,11 @@
 import { euVat, stdnum, type Validator } from 'stdnum';
 import { invalid } from '../errors.js';
 
-/** The countries whose VAT ids are checked: the EU member states, Andorra and Switzerland (stdnum's `euVat`), the UK and Norway. */
-const VALIDATORS: ReadonlyMap<string, Validator> = new Map(
-  [
-    ...Object.entries(euVat).map(([country, validators]) => [country, validators[0]] as const),
-    ['GB', stdnum.GB?.vat] as const,
-    ['NO', stdnum.NO?.mva] as const,
-  ].filter((entry): entry is readonly [string, Validator] => entry[1] !== undefined),
-);
-
-/** What a country's VAT ids look like, for error messages (the check digit is checked too). */
+/**
+ * The countries whose VAT ids are checked, with what their ids look like for error messages (the
+ * check digit is checked too): the EU member states, Andorra and Switzerland (stdnum's `euVat`), the
+ * UK and Norway.
+ */
 const FORMATS: Readonly<Record<string, string>> = {
   AD: 'AD + a letter, 6 digits and a letter',
   AT: 'ATU + 8 digits',
@@ -51,6 +46,13 @@ const FORMATS: Readonly<Record<string, string>> = {
   SK: 'SK + 10 digits',
 };
 
+const VALIDATORS: ReadonlyMap<string, { validator: Validator; format: string }> = new Map(
+  Object.entries(FORMATS).flatMap(([country, format]) => {
+    const validator = euVat[country]?.[0] ?? { GB: stdnum.GB?.vat, NO: stdnum.NO?.mva }[country];
+    return validator ? [[country, { validator, format }] as const] : [];
+  }),
+);
+
 /** The prefix of a country's VAT ids: its ISO code, except Greece (EL). */
 const prefixOf = (country: string): string => (country === 'GR' ? 'EL' : country);
 
@@ -60,20 +62,20 @@ export function countryOfVatId(vatId: string): string {
   return prefix === 'EL' ? 'GR' : prefix;
 }
 
-export type VatIdCheck = { vatId: string } | { problem: string };
+type VatIdCheck = { vatId: string } | { problem: string };
 
 /**
  * A VAT id checked against the rules of `country`: the id in one form (prefix and the compact
  * number: `fr 403 032 650 45` becomes `FR40303265045`), or why it is malformed (a phrase to follow
  * the field name). A country without rules here keeps the id as given, trimmed.
  */
-export function checkVatId(country: string, raw: string): VatIdCheck {
-  const validator = VALIDATORS.get(country);
-  if (!validator) return { vatId: raw.trim() };
-  const result = validator.validate(raw);
+function checkVatId(country: string, raw: string): VatIdCheck {
+  const rules = VALIDATORS.get(country);
+  if (!rules) return { vatId: raw.trim() };
+  const result = rules.validator.validate(raw);
   if (!result.isValid) {
     return {
-      problem: `must be a VAT id of ${country}: ${FORMATS[country] ?? prefixOf(country)}, with a valid check digit (${result.error.message.replace(/\.$/, '').toLowerCase()})`,
+      problem: `must be a VAT id of ${country}: ${rules.format}, with a valid check digit (${result.error.message.replace(/\.$/, '').toLowerCase()})`,
     };
   }
   const prefix = prefixOf(country);
