@@ -454,21 +454,21 @@ describe('ends, pauses and resumes', () => {
 });
 
 describe('tax', () => {
-  it('taxes each line by its product tax group: reverse charge is 0 %, and tax is computed per rate on the summed net', async () => {
+  it('taxes each line by its product tax group, and tax is computed per rate on the summed net', async () => {
     env.setNow('2026-01-15T10:00:00Z');
-    const reverse = await ok(env.mcp, 'create_tax_group', {
-      internalDescription: 'Reverse charge',
-      reverseChargeType: 'REVERSE_CHARGE',
-      taxes: [{ code: 'DE', rate: 19, countryCode: 'DE', validFrom: '2021-01-01' }],
+    const reduced = await ok(env.mcp, 'create_tax_group', {
+      internalDescription: 'Reduced',
+      type: 'reduced',
+      taxes: [{ code: 'DE7', rate: 7, countryCode: 'DE', validFrom: '2021-01-01' }],
     });
     const s = await subscribe([{ price: { price: { amount: 0.05 } } }, { price: { price: { amount: 0.05 } } }, {}]);
-    await ok(env.mcp, 'update_product', { id: s.items[2].product.id, name: s.items[2].product.name, taxGroup: reverse.id });
+    await ok(env.mcp, 'update_product', { id: s.items[2].product.id, name: s.items[2].product.name, taxGroup: reduced.id });
     const [invoice] = await bill(s.id);
-    expect(invoice.lines.map((l: any) => l.taxRate)).toEqual([19, 19, 0]);
-    // 19 % of 10 cents is 1.9 → 2 cents: per rate on the sum, not 1 + 1 per line.
+    expect(invoice.lines.map((l: any) => l.taxRate)).toEqual([19, 19, 7]);
+    // 19 % of 10 cents is 1.9 → 2 cents: per rate on the sum, not 1 + 1 per line. 7 % of 49.90 is 3.493 → 3.49.
     expect(invoice.taxes).toEqual([
       { rate: 19, netAmount: 10, taxAmount: 2 },
-      { rate: 0, netAmount: 4990, taxAmount: 0 },
+      { rate: 7, netAmount: 4990, taxAmount: 349 },
     ]);
   });
 });
@@ -521,7 +521,7 @@ describe('the organisation as seller', () => {
     expect(before).toMatchObject({ id: env.org.organisationId, name: 'Test organisation', address: null, paymentTermDays: null });
     const bad = await fails(env.mcp, 'update_organisation', { address: { street: 'A', zip: '1', city: 'B', countryCode: 'UK' }, brandColor: 'blue', paymentTermDays: 400 }, 422);
     expect(paths(bad).sort()).toEqual(['address.countryCode', 'brandColor', 'paymentTermDays']);
-    const set = await ok(env.mcp, 'update_organisation', { legalName: 'Test GmbH', vatId: 'DE123456789', address: { street: 'Allee', houseNumber: '2', zip: '10115', city: 'Berlin', countryCode: 'DE' } });
+    const set = await ok(env.mcp, 'update_organisation', { legalName: 'Test GmbH', vatId: 'DE136695976', address: { street: 'Allee', houseNumber: '2', zip: '10115', city: 'Berlin', countryCode: 'DE' } });
     expect(set).toMatchObject({ name: 'Test organisation', legalName: 'Test GmbH', address: { countryCode: 'DE', houseNumber: '2' } });
     expect((await ok(env.mcp, 'update_organisation', { vatId: null })).vatId).toBeNull();
     expect((await env.http('GET', '/organisation')).body.legalName).toBe('Test GmbH');
@@ -550,9 +550,9 @@ describe('the organisation as seller', () => {
       const [invoice] = await bill(s.id);
       return [invoice.lines[0].taxRate, invoice.dueAt];
     };
-    expect(await rateFor('AT', 'ATU12345678')).toEqual([0, '2026-02-14T10:00:00.000Z']);
+    expect(await rateFor('AT', 'ATU13585627')).toEqual([0, '2026-02-14T10:00:00.000Z']);
     expect(await rateFor('AT', null)).toEqual([20, '2026-02-14T10:00:00.000Z']);
-    expect(await rateFor('DE', 'DE987654321')).toEqual([19, '2026-02-14T10:00:00.000Z']);
+    expect(await rateFor('DE', 'DE136695976')).toEqual([19, '2026-02-14T10:00:00.000Z']);
     await ok(env.mcp, 'update_organisation', { paymentTermDays: null, address: null });
   });
 });
@@ -582,5 +582,30 @@ describe('what an invoice shows and in which currency', () => {
     expect(refused.detail).toMatch(/currency of customer .* is fixed at EUR: it has 1 invoice\(s\)/);
     expect((await ok(env.mcp, 'get_customer', { id: fresh.id })).currencyCode).toBe('EUR');
     expect((await ok(env.mcp, 'update_customer', { id: fresh.id, companyName: 'Renamed GmbH' })).companyName).toBe('Renamed GmbH');
+  });
+});
+
+describe('item furtherInformation (issue 17)', () => {
+  it('is set when ordering and by update_subscription_item, shown on the item, and printed after each line that bills the item', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const s = await subscribe([{}]);
+    const { product, pricePlan } = await charge({ price: { price: { amount: 20 } } });
+    const ordered = await ok(env.mcp, 'order_subscription_products', { id: s.id, products: [{ product, pricePlan, furtherInformation: 'Licence LIC-42' }] });
+    const addon = ordered.items[1];
+    expect((await ok(env.mcp, 'get_subscription_item', { id: addon.id })).furtherInformation).toBe('Licence LIC-42');
+    const [first] = await bill(s.id);
+    expect(first.lines.map((l: any) => l.description)).toEqual([`Product ${n - 1}`, `Product ${n} – Licence LIC-42`]);
+    const patched = await env.http('PATCH', `/subscription-items/${s.items[0].id}`, {
+      body: { furtherInformation: 'Site Berlin' },
+      contentType: 'application/merge-patch+json',
+    });
+    expect([patched.status, patched.body.furtherInformation]).toEqual([200, 'Site Berlin']);
+    expect((await ok(env.mcp, 'update_subscription_item', { id: addon.id, furtherInformation: null })).furtherInformation).toBeNull();
+    expect(paths(await fails(env.mcp, 'update_subscription_item', { id: addon.id, furtherInformation: 'x'.repeat(256) }, 422))).toEqual(['furtherInformation']);
+    env.setNow('2026-02-15T10:00:00Z');
+    const estimate = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
+    expect(estimate.lines.map((l: any) => l.description)).toEqual([`Product ${n - 1} – Site Berlin`, `Product ${n}`]);
+    const [second] = await bill(s.id);
+    expect(second.lines.map((l: any) => l.description)).toEqual([`Product ${n - 1} – Site Berlin`, `Product ${n}`]);
   });
 });

@@ -57,7 +57,7 @@ describe('invoice addresses', () => {
     });
     const full = {
       type: 'TYPE_BILLING',
-      vatId: 'DE123456789',
+      vatId: 'DE136695976',
       houseNumber: '12a',
       companyName: 'Acme',
       salutation: 'Dr',
@@ -121,7 +121,6 @@ describe('invoice addresses', () => {
     'zip',
     'city',
     'houseNumber',
-    'vatId',
     'companyName',
     'salutation',
     'addition',

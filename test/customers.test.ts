@@ -31,6 +31,7 @@ describe('customers', () => {
       status: 'STATUS_ACTIVE',
       paymentTermDays: null,
       creditBalance: 0,
+      customFields: {},
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });
@@ -320,5 +321,39 @@ describe('isolation and permissions', () => {
         expect((schema as { description?: string }).description, `${name}.${field}`).toBeTruthy();
       }
     }
+  });
+});
+
+describe('customer custom fields (issue 17)', () => {
+  it('are validated against the configuration on create and update: unknown key, wrong type, missing required are 422 at the field', async () => {
+    const mcp = await freshOrg();
+    await ok(mcp, 'create_custom_field', { key: 'tier', entity: 'customer', type: 'select', options: ['gold', 'silver'], required: true });
+    await ok(mcp, 'create_custom_field', { key: 'since', entity: 'customer', type: 'date' });
+    await ok(mcp, 'create_custom_field', { key: 'poRef', entity: 'subscription', type: 'string' });
+    const missing = await fails(mcp, 'create_customer', { lastName: 'A' }, 422);
+    expect(paths(missing)).toEqual(['customFields.tier']);
+    expect(missing.violations[0].message).toBe('customFields.tier is required: every customer needs a value for this select custom field');
+    const wrong = await fails(mcp, 'create_customer', { lastName: 'A', customFields: { tier: 'bronze', since: '2026-02-30', poRef: 'x' } }, 422);
+    expect(paths(wrong)).toEqual(['customFields.tier', 'customFields.since', 'customFields.poRef']);
+    expect(wrong.violations[2].message).toBe('customFields.poRef is not a custom field of customers: the configured customer keys are tier, since (create_custom_field adds one)');
+    const c = await ok(mcp, 'create_customer', { lastName: 'A', customFields: { tier: 'gold', since: '2026-01-31' } });
+    expect(c.customFields).toEqual({ tier: 'gold', since: '2026-01-31' });
+    expect((await ok(mcp, 'update_customer', { id: c.id, lastName: 'B' })).customFields).toEqual({ tier: 'gold', since: '2026-01-31' });
+    expect(paths(await fails(mcp, 'update_customer', { id: c.id, customFields: { since: '2026-02-01' } }, 422))).toEqual(['customFields.tier']);
+    expect(paths(await fails(mcp, 'update_customer', { id: c.id, customFields: { tier: 1 } }, 422))).toEqual(['customFields.tier']);
+    expect((await ok(mcp, 'update_customer', { id: c.id, customFields: { tier: 'silver' } })).customFields).toEqual({ tier: 'silver' });
+    expect((await ok(mcp, 'get_customer', { id: c.id })).customFields).toEqual({ tier: 'silver' });
+    expect((await ok(mcp, 'list_customers', {})).data).toHaveLength(1);
+  });
+
+  it('over REST: created, read back, listed', async () => {
+    await ok(env.mcp, 'create_custom_field', { key: 'segment', entity: 'customer', type: 'string' });
+    const created = await env.http('POST', '/customers', { body: { companyName: 'Rest GmbH', customFields: { segment: 'SMB' } } });
+    expect([created.status, created.body.customFields]).toEqual([201, { segment: 'SMB' }]);
+    expect((await env.http('GET', `/customers/${created.body.id}`)).body.customFields).toEqual({ segment: 'SMB' });
+    const bad = await env.http('PUT', `/customers/${created.body.id}`, { body: { customFields: { segment: 5 } } });
+    expect([bad.status, bad.body.violations[0].propertyPath]).toEqual([422, 'customFields.segment']);
+    const listed = (await env.http('GET', '/customers?limit=100')).body.data.find((x: any) => x.id === created.body.id);
+    expect(listed.customFields).toEqual({ segment: 'SMB' });
   });
 });

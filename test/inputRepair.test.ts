@@ -53,7 +53,7 @@ describe('an unknown input field names what was meant', () => {
   it('lists the allowed fields when none is close, or points to the schema when there are many', async () => {
     const few = await fails(env.mcp, 'create_customer', { lastName: 'L', colour: 'red' }, 422);
     expect(messages(few)).toEqual([
-      "'colour' is not a field of the input; allowed: customerNumber, firstName, lastName, companyName, datevId, timeZone, currencyCode, status, paymentTermDays",
+      "'colour' is not a field of the input; allowed: customerNumber, firstName, lastName, companyName, datevId, timeZone, currencyCode, status, paymentTermDays, customFields",
     ]);
     const many = await fails(env.mcp, 'create_subscription', { customer: f.customer.id, plan: f.plan.id, periods: monthly, colour: 'red' }, 422);
     expect(messages(many)).toEqual(["'colour' is not a field of the input; see the input schema for the allowed fields"]);

@@ -56,7 +56,7 @@ async function customerWithAddress(lastName = 'Lovelace') {
     zip: '10117',
     city: 'Berlin',
     countryCode: 'DE',
-    vatId: 'DE123456789',
+    vatId: 'DE136695976',
   });
   return customer;
 }
@@ -87,7 +87,7 @@ describe('GET /invoices/{id}/pdf', () => {
       'Ada Lovelace',
       'Friedrichstraße 12a',
       '10117 Berlin',
-      'VAT ID DE123456789',
+      'VAT ID DE136695976',
       ...LINES.map((l) => l.description),
       '€120.00',
       '€19.99',
@@ -303,6 +303,7 @@ describe('renderInvoicePdf', () => {
       timeZone: 'Asia/Kolkata',
       paymentTermDays: null,
       creditBalance: 0,
+      customFields: {},
       firstName: null,
       lastName: 'Raman',
       currencyCode: 'INR',

@@ -72,3 +72,38 @@ describe('migration 015: the organisation as seller', () => {
     store.close();
   });
 });
+
+describe('migration 021: customer custom fields, subscriptions of archived offers', () => {
+  it('gives existing customers an empty custom-field map', async () => {
+    const db = databaseAt(18);
+    db.exec(`
+      INSERT INTO organisations (id, name, created_at) VALUES ('o', 'Old', '${at}');
+      INSERT INTO customers (id, organisation_id, customer_number, time_zone, currency_code, last_name, status, created_at, updated_at)
+      VALUES ('c', 'o', 'CUS-000001', 'Europe/Berlin', 'EUR', 'Old', 'STATUS_ACTIVE', '${at}', '${at}');
+    `);
+    migrate(db);
+    const store = new SqliteStore(db);
+    expect(await store.read((tx) => tx.customers.get('o', 'c'))).toMatchObject({ lastName: 'Old', customFields: {} });
+    store.close();
+  });
+
+  it('terminates, at the archiving, the subscriptions an archived offer left in status offer; others stay', () => {
+    const db = databaseAt(18);
+    db.pragma('foreign_keys = OFF');
+    const archivedAt = '2026-02-01T09:00:00.000Z';
+    const subscription = (id: string) =>
+      `INSERT INTO subscriptions (id, organisation_id, customer_id, plan_id, number, status, custom_fields, periods, created_at, updated_at)
+       VALUES ('${id}', 'o', 'c', 'p', '${id}', 'offer', '{}', '[]', '${at}', '${at}');`;
+    const offer = (id: string, sub: string, status: string, archived: string | null) =>
+      `INSERT INTO offers (id, organisation_id, number, customer_id, subscription_id, status, acceptance_mode, deal_type, name, locale,
+         sections, custom_variables, valid_until, auto_activate_subscription, archived_at, created_at, updated_at)
+       VALUES ('${id}', 'o', '${id}', 'c', '${sub}', '${status}', 'click', 'new_business', 'N', 'en', '[]', '{}', '${at}', 1,
+         ${archived ? `'${archived}'` : 'NULL'}, '${at}', '${at}');`;
+    db.exec(subscription('s-archived') + subscription('s-open') + offer('f1', 's-archived', 'archived', archivedAt) + offer('f2', 's-open', 'open', null));
+    migrate(db);
+    expect(db.prepare('SELECT id, status, terminated_at AS terminatedAt, updated_at AS updatedAt FROM subscriptions ORDER BY id').all()).toEqual([
+      { id: 's-archived', status: 'terminated', terminatedAt: archivedAt, updatedAt: archivedAt },
+      { id: 's-open', status: 'offer', terminatedAt: null, updatedAt: at },
+    ]);
+  });
+});

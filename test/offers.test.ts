@@ -110,8 +110,8 @@ describe('create_offer', () => {
       description: 'Our proposal',
       locale: 'de-DE',
       sections: [
-        { id: expect.any(String), title: 'Scope', content: 'Everything in Pro.' },
-        { id: expect.any(String), title: 'Terms', content: '12 months.' },
+        { id: expect.any(String), title: 'Scope', content: 'Everything in Pro.', rendered: { title: 'Scope', content: 'Everything in Pro.' } },
+        { id: expect.any(String), title: 'Terms', content: '12 months.', rendered: { title: 'Terms', content: '12 months.' } },
       ],
       customVariables: { discount: 10, region: 'EU', priority: true },
       validUntil: VALID_UNTIL,
@@ -365,11 +365,16 @@ describe('state machine', () => {
     expect(problem.detail).toContain(`acceptanceMode ${mode} can be accepted only while open`);
   });
 
-  it.each(['open', 'signing'])('archive from %s', async (status) => {
+  it.each(['open', 'signing'])('archive from %s terminates the proposed subscription, which is never billed', async (status) => {
     const o = await inStatus(status);
+    env.setNow('2026-01-20T08:00:00.000Z');
     const archived = await ok(env.mcp, 'archive_offer', { id: o.id });
     expect(archived).toMatchObject({ status: 'archived', expired: false });
-    expect(archived.subscription.status).toBe('offer');
+    expect(archived.subscription.status).toBe('terminated');
+    const s = (await env.http('GET', `/subscriptions/${o.subscription.id}`)).body;
+    expect(s).toMatchObject({ status: 'terminated', activatedAt: null, nextBillingDate: null, contractDetails: { contractEnd: '2026-01-20T08:00:00.000Z' } });
+    expect((await ok(env.mcp, 'run_billing', { subscription: o.subscription.id })).invoices).toEqual([]);
+    expect((await fails(env.mcp, 'activate_subscription', { id: o.subscription.id }, 409)).detail).toContain('terminated is final');
   });
 
   it.each(['awaiting_invoice_details', 'signed', 'archived'])('archive from %s is a 409', async (status) => {
@@ -458,7 +463,7 @@ describe('update_offer', () => {
       updatedAt: '2026-01-16T00:00:00.000Z',
     });
     expect(got.sections[0]).toEqual(o.sections[0]);
-    expect(got.sections[1]).toEqual({ id: expect.any(String), title: 'New', content: 'n' });
+    expect(got.sections[1]).toEqual({ id: expect.any(String), title: 'New', content: 'n', rendered: { title: 'New', content: 'n' } });
     expect(got.sections[1].id).not.toBe(o.sections[1].id);
     await ok(env.mcp, 'update_offer', { id: o.id, description: null, crmDealId: null, contactPerson: null });
     expect(await ok(env.mcp, 'get_offer', { id: o.id })).toMatchObject({ description: null, crmDealId: null, contactPerson: null, name: 'Renamed' });
@@ -574,5 +579,56 @@ describe('HTTP routes, tenancy and permissions', () => {
     expect(second.headers.get('idempotent-replayed')).toBe('true');
     expect(second.body).toEqual(first.body);
     expect(first.body.status).toBe('signing');
+  });
+});
+
+describe('customVariables in the sections (issue 17)', () => {
+  it('fills {{ name }} placeholders in title and content on every read, keeps the text as written, and formats numbers for the locale', async () => {
+    const o = await offer({
+      locale: 'de-DE',
+      sections: [{ title: 'Hallo {{name}}', content: 'Rabatt: {{ discount }} % auf {{seats}} Plätze, Vorrang: {{priority}}. *{{name}}*' }],
+      customVariables: { name: 'ACME $& Co', discount: 12.5, seats: 1200, priority: true },
+    });
+    const rendered = { title: 'Hallo ACME $& Co', content: 'Rabatt: 12,5 % auf 1.200 Plätze, Vorrang: true. *ACME $& Co*' };
+    expect(o.sections[0]).toMatchObject({ title: 'Hallo {{name}}', content: 'Rabatt: {{ discount }} % auf {{seats}} Plätze, Vorrang: {{priority}}. *{{name}}*', rendered });
+    expect((await ok(env.mcp, 'get_offer', { id: o.id })).sections[0].rendered).toEqual(rendered);
+    expect((await env.http('GET', `/offers/${o.id}`)).body.sections[0].rendered).toEqual(rendered);
+    await ok(env.mcp, 'update_offer', { id: o.id, locale: 'en', customVariables: { name: 'Initech', discount: 12.5, seats: 1200, priority: false } });
+    expect((await ok(env.mcp, 'get_offer', { id: o.id })).sections[0].rendered).toEqual({
+      title: 'Hallo Initech',
+      content: 'Rabatt: 12.5 % auf 1,200 Plätze, Vorrang: false. *Initech*',
+    });
+  });
+
+  it('an unknown placeholder is a 422 at create and update naming the section field and the placeholder', async () => {
+    const created = await fails(env.mcp, 'create_offer', offerArgs({ sections: [{ title: 'Hi', content: 'Dear {{ company }}, {{x.y}}' }], customVariables: { name: 'A' } }), 422);
+    expect(paths(created)).toEqual(['sections[0].content', 'sections[0].content']);
+    expect(created.violations[0].message).toBe('sections[0].content uses the placeholder {{ company }}, but customVariables has no "company"; add it to customVariables or remove the placeholder (defined: name)');
+    expect(created.violations[1].message).toMatch(/^sections\[0\]\.content contains \{\{x\.y\}\}, which is no placeholder/);
+    const o = await offer({ sections: [{ title: 'Hi {{name}}', content: '' }], customVariables: { name: 'A' } });
+    const sent = await fails(env.mcp, 'update_offer', { id: o.id, sections: [{ title: 'Hi {{who}}', content: '' }] }, 422);
+    expect(paths(sent)).toEqual(['sections[0].title']);
+    const removed = await env.http('PUT', `/offers/${o.id}`, { body: { customVariables: {} } });
+    expect(removed.status).toBe(422);
+    expect(removed.body.violations).toEqual([
+      {
+        propertyPath: 'customVariables',
+        code: 'unknown_placeholder',
+        message: 'sections[0].title uses the placeholder {{name}}, but customVariables has no "name"; keep it in customVariables or change the section (defined: none)',
+      },
+    ]);
+    expect((await ok(env.mcp, 'update_offer', { id: o.id, name: 'Still fine' })).name).toBe('Still fine');
+  });
+});
+
+describe('invoice details with a VAT id (issue 17)', () => {
+  it('a malformed vatId is a 422 at invoiceAddress.vatId and leaves the offer waiting; a valid one is stored in one form', async () => {
+    const o = await inStatus('awaiting_invoice_details');
+    const bad = await fails(env.mcp, 'submit_offer_invoice_details', { id: o.id, invoiceAddress: { ...address, vatId: 'DE123456789' } }, 422);
+    expect(paths(bad)).toEqual(['invoiceAddress.vatId']);
+    expect(bad.violations[0].message).toMatch(/^invoiceAddress\.vatId must be a VAT id of DE: DE \+ 9 digits/);
+    expect((await ok(env.mcp, 'get_offer', { id: o.id })).status).toBe('awaiting_invoice_details');
+    expect((await ok(env.mcp, 'submit_offer_invoice_details', { id: o.id, invoiceAddress: { ...address, vatId: 'DE 136 695 976' } })).status).toBe('signed');
+    expect((await ok(env.mcp, 'list_invoice_addresses', { id: o.customer.id })).data[0].vatId).toBe('DE136695976');
   });
 });

@@ -245,7 +245,7 @@ describe('a back-office scenario through every listed tool', () => {
         zip: '10117',
         city: 'Berlin',
         countryCode: 'DE',
-        vatId: 'DE123456789',
+        vatId: 'DE136695976',
       }),
       'create_invoice_address',
     );

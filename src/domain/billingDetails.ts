@@ -13,6 +13,7 @@ import type { PaymentMethodRecord } from '../store/repos/billingDetails.js';
 import type { Tx } from '../store/store.js';
 import { getCustomer } from './customers.js';
 import { ibanProblem, maskIban, normaliseIban } from './iban.js';
+import { validVatId } from './vatIds.js';
 
 /*
  * Defaults: a customer has at most one default invoice address and one default payment method. The
@@ -43,13 +44,16 @@ export interface InvoiceAddressInput {
   costCentre?: string | null | undefined;
 }
 
+/** `pathPrefix`: where the address sits in the request, for violations (`invoiceAddress.` when nested). */
 export async function createInvoiceAddress(
   tx: Tx,
   org: string,
   customerId: string,
   input: InvoiceAddressInput,
   now: Date,
+  pathPrefix = '',
 ): Promise<InvoiceAddress> {
+  const vatId = input.vatId ? validVatId(input.countryCode, input.vatId, `${pathPrefix}vatId`) : null;
   const customer = await getCustomer(tx, org, customerId);
   const at = now.toISOString();
   const current = await tx.billingDetails.defaultInvoiceAddress(org, customer.id);
@@ -58,7 +62,7 @@ export async function createInvoiceAddress(
   const address: InvoiceAddress = {
     id: newId(),
     customer: customer.id,
-    vatId: input.vatId ?? null,
+    vatId,
     type: input.type,
     default: isDefault,
     status: 'STATUS_ACTIVE',

@@ -3,6 +3,7 @@ import { newId } from '../ids.js';
 import type { PageRequest } from '../schemas/common.js';
 import type { Customer, CustomerEmail } from '../schemas/customers.js';
 import type { Tx } from '../store/store.js';
+import { validateCustomFields } from './customFields.js';
 
 const TIME_ZONES = new Set([...Intl.supportedValuesOf('timeZone'), 'UTC']);
 
@@ -24,6 +25,7 @@ export interface CustomerInput {
   status: CustomerStatus;
   /** Days from issue to due date of the customer's invoices; null: the organisation default. */
   paymentTermDays?: number | null | undefined;
+  customFields?: Record<string, unknown> | undefined;
 }
 
 const filled = (value: string | null) => value !== null && value.trim() !== '';
@@ -66,6 +68,7 @@ export async function createCustomer(tx: Tx, org: string, input: CustomerInput, 
   throwIfAny([
     nameViolation(names),
     input.customerNumber === undefined ? undefined : await numberViolation(tx, org, input.customerNumber),
+    ...(await validateCustomFields(tx, org, 'customer', input.customFields ?? {})),
   ]);
   const at = now.toISOString();
   const customer: Customer = {
@@ -79,6 +82,7 @@ export async function createCustomer(tx: Tx, org: string, input: CustomerInput, 
     status: input.status,
     paymentTermDays: input.paymentTermDays ?? null,
     creditBalance: 0,
+    customFields: input.customFields ?? {},
     createdAt: at,
     updatedAt: at,
   };
@@ -129,7 +133,10 @@ async function assertCurrencyFree(tx: Tx, org: string, customer: Customer): Prom
 /** An omitted field (undefined) keeps its current value; null is a value and clears it. */
 const given = <T>(value: T | undefined, current: T): T => (value === undefined ? current : value);
 
-/** PUT: omitted fields stay, null clears a nullable field; the result must still have a name. */
+/**
+ * PUT: omitted fields stay, null clears a nullable field; the result must still have a name.
+ * customFields, when given, replaces the whole map.
+ */
 export async function updateCustomer(
   tx: Tx,
   org: string,
@@ -149,11 +156,13 @@ export async function updateCustomer(
     datevId: given(patch.datevId, current.datevId),
     status: given(patch.status, current.status),
     paymentTermDays: given(patch.paymentTermDays, current.paymentTermDays),
+    customFields: given(patch.customFields, current.customFields),
     updatedAt: now.toISOString(),
   };
   throwIfAny([
     nameViolation(next),
     next.customerNumber === current.customerNumber ? undefined : await numberViolation(tx, org, next.customerNumber, current.id),
+    ...(patch.customFields === undefined ? [] : await validateCustomFields(tx, org, 'customer', patch.customFields)),
   ]);
   if (next.currencyCode !== current.currencyCode) await assertCurrencyFree(tx, org, current);
   await tx.customers.update(org, next);

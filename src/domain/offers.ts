@@ -10,7 +10,7 @@ import type {
   Offer,
   OfferListItem,
   OfferRecipient,
-  OfferSection,
+  OfferSectionTemplate,
   OfferStatus,
   OfferSubscription,
   OfferUpdate,
@@ -19,8 +19,9 @@ import type { OfferFilter, OfferRecord, RecipientRecord } from '../store/repos/o
 import type { Tx } from '../store/store.js';
 import { createInvoiceAddress, defaultInvoiceAddress, type InvoiceAddressInput } from './billingDetails.js';
 import { customerIdOf, findCustomer } from './customers.js';
+import { placeholderViolations, renderText } from './offerText.js';
 import { customerViolation } from './statusRules.js';
-import { createSubscription, settleOfferSubscription, type CreateSubscriptionInput } from './subscriptions/lifecycle.js';
+import { createSubscription, settleOfferSubscription, withdrawOfferSubscription, type CreateSubscriptionInput } from './subscriptions/lifecycle.js';
 
 /*
  * The offer state machine (CONTRACT section 5, "Offers"; every other transition is a 409 naming the
@@ -30,7 +31,7 @@ import { createSubscription, settleOfferSubscription, type CreateSubscriptionInp
  *   open/signing --accept (esignature; recipients still to sign)--> signing
  *   open/signing --accept (esignature; the last recipient signs)--> signed
  *   open --accept (print: the seller records the paper signed by that recipient)--> signed
- *   open/signing --archive--> archived
+ *   open/signing --archive--> archived (its subscription: offer → terminated)
  * An open or signing offer past validUntil is expired: it can no longer be accepted (409).
  */
 
@@ -163,7 +164,11 @@ async function toListItem(tx: Tx, org: string, record: OfferRecord, now: Date): 
 }
 
 async function toOffer(tx: Tx, org: string, record: OfferRecord, now: Date): Promise<Offer> {
-  return { ...(await toListItem(tx, org, record, now)), sections: record.sections };
+  const render = (text: string) => renderText(text, record.customVariables, record.locale);
+  return {
+    ...(await toListItem(tx, org, record, now)),
+    sections: record.sections.map((s) => ({ ...s, rendered: { title: render(s.title), content: render(s.content) } })),
+  };
 }
 
 async function load(tx: Tx, org: string, id: string): Promise<OfferRecord> {
@@ -194,7 +199,7 @@ export async function listOffers(
 // Creating and updating.
 
 /** New sections; one with the same title and content at the same position keeps its id. */
-function newSections(input: readonly SectionInput[], previous: readonly OfferSection[] = []): OfferSection[] {
+function newSections(input: readonly SectionInput[], previous: readonly OfferSectionTemplate[] = []): OfferSectionTemplate[] {
   return input.map((s, i) => {
     const same = previous[i];
     if (same && same.title === s.title && same.content === s.content) return same;
@@ -265,6 +270,7 @@ export async function createOffer(tx: Tx, org: string, input: OfferInput, now: D
         },
     futureViolation(input.validUntil, now),
     ...recipientViolations(input.recipients),
+    ...placeholderViolations(input.sections, input.customVariables, true),
   ]);
   const subscription = await proposeSubscription(tx, org, customer!.id, input.subscription, now);
   const at = now.toISOString();
@@ -365,7 +371,12 @@ export async function updateOffer(tx: Tx, org: string, id: string, patch: OfferP
     await tx.offers.update(org, next);
     return toUpdateShape(next);
   }
-  if (patch.validUntil !== undefined && !UNCHANGED.validUntil(current, patch)) throwIf([futureViolation(patch.validUntil, now)]);
+  throwIf([
+    patch.validUntil !== undefined && !UNCHANGED.validUntil(current, patch) ? futureViolation(patch.validUntil, now) : undefined,
+    ...(patch.sections ?? patch.customVariables
+      ? placeholderViolations(patch.sections ?? current.sections, patch.customVariables ?? current.customVariables, patch.sections !== undefined)
+      : []),
+  ]);
   const next: OfferRecord = {
     ...current,
     name: patch.name ?? current.name,
@@ -452,7 +463,7 @@ export async function submitOfferInvoiceDetails(
       `Cannot submit invoice details for offer ${current.number}: its status is ${current.status}; invoice details are taken only while awaiting_invoice_details (after a click acceptance by a customer without an invoice address)`,
     );
   }
-  await createInvoiceAddress(tx, org, current.customerId, { ...input.invoiceAddress, default: true }, now);
+  await createInvoiceAddress(tx, org, current.customerId, { ...input.invoiceAddress, default: true }, now, 'invoiceAddress.');
   const next = await sign(tx, org, { ...current, updatedAt: now.toISOString() }, now);
   await tx.offers.update(org, next);
   return toOffer(tx, org, next, now);
@@ -463,6 +474,7 @@ export async function archiveOffer(tx: Tx, org: string, id: string, now: Date): 
   if (!ARCHIVE_FROM.includes(current.status)) {
     throw conflict(`Cannot archive offer ${current.number}: its status is ${current.status}; archiving is allowed only from ${ARCHIVE_FROM.join(' or ')}`);
   }
+  await withdrawOfferSubscription(tx, org, current.subscriptionId, now);
   const at = now.toISOString();
   const next: OfferRecord = { ...current, status: 'archived', archivedAt: at, updatedAt: at };
   await tx.offers.update(org, next);

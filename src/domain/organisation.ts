@@ -6,6 +6,7 @@
 import { notFound } from '../errors.js';
 import type { Organisation, SellerAddress } from '../schemas/organisation.js';
 import type { Tx } from '../store/store.js';
+import { countryOfVatId, validVatId } from './vatIds.js';
 
 export async function getOrganisation(tx: Tx, org: string): Promise<Organisation> {
   const found = await tx.organisations.get(org);
@@ -27,15 +28,19 @@ export interface OrganisationInput {
 
 const pick = <T>(given: T | undefined, current: T): T => (given === undefined ? current : given);
 
-/** PUT: omitted fields stay as they are, null clears one. */
+/**
+ * PUT: omitted fields stay as they are, null clears one. A `vatId` given is checked against the rules
+ * of the organisation's country (the address's, else the one the id's prefix names).
+ */
 export async function updateOrganisation(tx: Tx, org: string, input: OrganisationInput, now: Date): Promise<Organisation> {
   const current = await getOrganisation(tx, org);
+  const address = input.address === undefined ? current.address : input.address && { ...input.address, houseNumber: input.address.houseNumber ?? null };
   const next: Organisation = {
     ...current,
     name: input.name ?? current.name,
     legalName: pick(input.legalName, current.legalName),
-    address: input.address === undefined ? current.address : input.address && { ...input.address, houseNumber: input.address.houseNumber ?? null },
-    vatId: pick(input.vatId, current.vatId),
+    address,
+    vatId: input.vatId ? validVatId(address?.countryCode ?? countryOfVatId(input.vatId), input.vatId, 'vatId') : pick(input.vatId, current.vatId),
     taxNumber: pick(input.taxNumber, current.taxNumber),
     email: pick(input.email, current.email),
     paymentTermDays: pick(input.paymentTermDays, current.paymentTermDays),

@@ -3,7 +3,8 @@ import type { SubscriptionStatus } from '../store/repos/subscriptions.js';
 
 /**
  * The subscription state machine of the contract (section 5, "Subscriptions"). Offer signing
- * (offer → active or draft) belongs to the offers; everything not listed here is a 409.
+ * (offer → active or draft) and archiving (offer → terminated) belong to the offers; everything not
+ * listed here is a 409.
  */
 export const TRANSITIONS = {
   activate: { from: ['draft'], to: 'active' },

@@ -15,6 +15,7 @@ export const customerSchema = z.object({
   status: z.enum(CUSTOMER_STATUSES),
   paymentTermDays: z.number().int().nullable().describe('null: organisation default.'),
   creditBalance: z.number().int().describe(MINOR),
+  customFields: z.record(z.string(), z.unknown()),
   ...timestamps,
 });
 export type Customer = z.infer<typeof customerSchema>;

@@ -14,12 +14,16 @@ export type DealType = (typeof DEAL_TYPES)[number];
 export const customVariablesSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
 export type CustomVariables = z.infer<typeof customVariablesSchema>;
 
+const sectionText = { title: z.string(), content: z.string() };
+
 export const offerSectionSchema = z.object({
   id: z.string(),
-  title: z.string(),
-  content: z.string(),
+  ...sectionText,
+  rendered: z.object(sectionText).describe('title and content as recipients read them: {{name}} replaced by customVariables, numbers formatted for locale.'),
 });
 export type OfferSection = z.infer<typeof offerSectionSchema>;
+/** A section as stored: its text as written, placeholders unfilled. */
+export type OfferSectionTemplate = Omit<OfferSection, 'rendered'>;
 
 export const offerRecipientSchema = z.object({
   id: z.string().describe('For accept_offer.'),

@@ -130,7 +130,7 @@ export const invoiceAddressFields = {
       message: 'must be an officially assigned ISO 3166-1 alpha-2 country code in upper case, e.g. DE, AT, GB',
     })
     .describe('ISO 3166-1 alpha-2 code, e.g. DE, GB (not UK).'),
-  vatId: nullableText('VAT id, e.g. DE123456789.'),
+  vatId: nullableText('VAT id, checked per country, e.g. DE136695976.'),
   costCentre: nullableText('Cost centre printed on invoices.'),
 };
 

@@ -39,6 +39,10 @@ const paymentTermDays = z
   .nullable()
   .describe('Days from invoice issue to due date, 0-365; null: organisation default.');
 
+const customFields = z
+  .record(z.string(), z.unknown())
+  .describe('Custom field values by key (list_custom_fields); update replaces the map.');
+
 const emailFlag = (what: string) => z.boolean().default(false).describe(what);
 
 export const customerOperations = [
@@ -62,6 +66,7 @@ export const customerOperations = [
       currencyCode: currencyCode.default('EUR'),
       status: status.default('STATUS_ACTIVE'),
       paymentTermDays: paymentTermDays.optional(),
+      customFields: customFields.optional(),
     }),
     output: customerSchema,
     handler: (ctx, input) => createCustomer(ctx.tx, ctx.org, input, ctx.now),
@@ -123,6 +128,7 @@ export const customerOperations = [
       currencyCode: currencyCode.optional(),
       status: status.optional(),
       paymentTermDays: paymentTermDays.optional(),
+      customFields: customFields.optional(),
     }),
     output: customerSchema,
     handler: (ctx, { id, ...patch }) => updateCustomer(ctx.tx, ctx.org, id, patch, ctx.now),

@@ -58,7 +58,7 @@ const customVariables = z
     z.union([z.string().max(1000, { message: 'must be at most 1000 characters' }), z.number(), z.boolean()]),
   )
   .refine((v) => Object.keys(v).length <= 100, { message: 'must have at most 100 variables' })
-  .describe('Placeholder values for the offer text, by name; at most 100.');
+  .describe('Values of the {{name}} placeholders in sections, each of which must be defined; at most 100.');
 const validUntil = dateTimeInput.describe('Until when the offer can be accepted; in the future.');
 const autoActivateSubscription = z
   .boolean()
@@ -226,7 +226,7 @@ export const offerOperations = [
   defineOperation({
     name: 'archive_offer',
     title: 'Archive offer',
-    description: 'Withdraw an open or signing offer for good; its subscription stays in status offer, never billed.',
+    description: 'Withdraw an open or signing offer for good; its subscription is terminated, never billed.',
     toolset: 'offers',
     method: 'POST',
     path: '/offers/{id}/archive',

@@ -27,7 +27,7 @@ export const organisationOperations = [
     name: 'update_organisation',
     title: 'Update organisation',
     description:
-      "Set the seller details invoices and PDFs show. Omitted fields stay, null clears. address.countryCode decides reverse charge for intra-EU supplies (buyer with a VAT id in another EU country); paymentTermDays applies to customers without their own.",
+      "Set the seller details invoices and PDFs show. Omitted fields stay, null clears. address.countryCode decides reverse charge (buyer with a valid VAT id in another EU country; unset: never); paymentTermDays applies to customers without their own.",
     toolset: 'invoices',
     method: 'PUT',
     path: '/organisation',
@@ -50,7 +50,7 @@ export const organisationOperations = [
         .nullable()
         .optional()
         .describe('Postal address.'),
-      vatId: clearable('VAT id, e.g. DE123456789.'),
+      vatId: clearable('VAT id, checked per country, e.g. DE136695976.'),
       taxNumber: clearable('Tax number.'),
       email: z.email({ message: 'must be a valid e-mail address such as billing@example.com' }).max(255).nullable().optional().describe('Billing e-mail.'),
       paymentTermDays: z.number().int().min(0).max(365, { message: 'must be 0 to 365 days' }).nullable().optional().describe('Days to pay, 0 to 365.'),

@@ -106,6 +106,7 @@ const orderEntry = {
   periods: periods.optional().describe("Own contract terms of the item; omitted: the subscription's."),
   customName: text255.optional().describe("Item name on invoices instead of the product's."),
   customDescription: z.string().max(1000).optional().describe('Item description on invoices, at most 1000 characters.'),
+  furtherInformation: text255.optional().describe("Printed after each of the item's invoice lines, e.g. a licence key."),
   discount: discount.optional(),
   autoAssignProductGroup: z.boolean().optional().describe('Ignored; accepted for compatibility.'),
 };
@@ -391,7 +392,7 @@ export const subscriptionOperations = [
     name: 'update_subscription_item',
     title: 'Update subscription item',
     description:
-      "Change an item's quantity, name or description; absent fields stay. Items of cancelled or terminated subscriptions cannot change.",
+      "Change an item's quantity, name, description or furtherInformation; absent fields stay. Items of cancelled or terminated subscriptions cannot change.",
     toolset: 'subscriptions',
     method: 'PATCH',
     path: '/subscription-items/{id}',
@@ -403,6 +404,7 @@ export const subscriptionOperations = [
       quantity: quantity.optional().describe('New quantity; not for a product with a measurement.'),
       name: text255.min(1).nullable().optional().describe("Item name on invoices; null: the product's name."),
       description: z.string().max(1000).nullable().optional().describe('Item description, at most 1000 characters; null clears it.'),
+      furtherInformation: text255.nullable().optional().describe("Printed after each of the item's invoice lines; null clears it."),
     }),
     output: subscriptionItemSchema,
     mcp: { output: subscriptionItemView },

@@ -12,7 +12,7 @@ const internalDescription = z
 const reverseChargeType = z
   .enum(REVERSE_CHARGE_TYPES)
   .describe(
-    'REVERSE_CHARGE_DEACTIVATED: the seller charges the tax; REVERSE_CHARGE: the buyer accounts for it; REVERSE_CHARGE_INTRA_EU_SUPPLY: a tax-free intra-EU supply.',
+    'REVERSE_CHARGE_DEACTIVATED: the seller charges the tax; REVERSE_CHARGE (services), REVERSE_CHARGE_INTRA_EU_SUPPLY (goods): 0 % for a buyer with a valid VAT id in another EU country than the organisation.',
   );
 const type = z.enum(TAX_GROUP_TYPES).describe("reduced: a country's reduced-rate group.");
 

@@ -27,6 +27,7 @@ import { memo } from '../memo.js';
 import { getOrganisation } from '../organisation.js';
 import { getPricePlan, getProduct, priceChangesOf, pricePlanAt } from '../products.js';
 import { formatQuantity, toMicros } from '../quantity.js';
+import { isWellFormedVatId } from '../vatIds.js';
 import {
   alignmentOf,
   chargeKindOf,
@@ -106,21 +107,21 @@ export interface DueBilling {
 /**
  * The tax rate of a line, in 1/10,000 percent: the rate of the product's tax group for the invoice
  * address's country valid on the billing date (the latest `validFrom` not after it). Reverse charge
- * as the group says: `REVERSE_CHARGE` is always 0 %; `REVERSE_CHARGE_INTRA_EU_SUPPLY` is 0 % when the
- * buyer has a VAT id and an address in another EU member state than the seller's (the organisation's
- * address; without one the standard rate applies). No tax group or no invoice address: 0 %.
+ * (0 %), when the group has one (`REVERSE_CHARGE` or `REVERSE_CHARGE_INTRA_EU_SUPPLY`), only for a
+ * business buyer, one whose address has a well-formed VAT id of its country, in another EU member
+ * state than the seller's (the organisation's address; without one, never). No tax group or no
+ * invoice address: 0 %.
  */
 export function taxRateE4(product: Product, address: Pick<InvoiceAddress, 'countryCode' | 'vatId'> | undefined, sellerCountry: string | null, onDate: string): number {
   const group = product.taxGroup;
   if (!group || !address) return 0;
-  if (group.reverseChargeType === 'REVERSE_CHARGE') return 0;
   if (
-    group.reverseChargeType === 'REVERSE_CHARGE_INTRA_EU_SUPPLY' &&
-    address.vatId &&
+    group.reverseChargeType !== 'REVERSE_CHARGE_DEACTIVATED' &&
     sellerCountry !== null &&
     address.countryCode !== sellerCountry &&
     EU_MEMBER_STATES.has(address.countryCode) &&
-    EU_MEMBER_STATES.has(sellerCountry)
+    EU_MEMBER_STATES.has(sellerCountry) &&
+    isWellFormedVatId(address.countryCode, address.vatId)
   ) {
     return 0;
   }
@@ -264,6 +265,11 @@ async function usageMicros(tx: Tx, org: string, state: ItemState, p: BillingPeri
   return intervalValue(tx, org, interval, m);
 }
 
+/** A line's description followed by the item's furtherInformation, as every line billing the item prints it. */
+export function withFurtherInformation(item: Pick<ItemRecord, 'furtherInformation'>, description: string): string {
+  return item.furtherInformation ? `${description} – ${item.furtherInformation}` : description;
+}
+
 function chargeDescription(state: ItemState, quantityMicros: bigint, share: ReturnType<typeof proRataShare>, label: string | null): string {
   const name = state.item.name ?? state.product.name;
   const parts: string[] = [];
@@ -274,7 +280,7 @@ function chargeDescription(state: ItemState, quantityMicros: bigint, share: Retu
   if (state.plan.freeUnits > 0) parts.push(`${state.plan.freeUnits} free`);
   if (share) parts.push(`pro rata ${share.days}/${share.of} days`);
   if (label) parts.push(label);
-  return parts.length ? `${name} (${parts.join(', ')})` : name;
+  return withFurtherInformation(state.item, parts.length ? `${name} (${parts.join(', ')})` : name);
 }
 
 /** The discount lines of one item on one invoice, before tax: percentage of its net, or a fixed amount capped at what is left of it. */
@@ -343,7 +349,7 @@ function quantityAdjustments(
     out.push({
       change,
       line: {
-        description: `${name} (quantity ${change.oldQuantity} → ${change.newQuantity} from ${at.toISODate()}${days})`,
+        description: withFurtherInformation(state.item, `${name} (quantity ${change.oldQuantity} → ${change.newQuantity} from ${at.toISODate()}${days})`),
         quantity: '1',
         unitAmountDecimal: String(diff),
         netAmount: diff,

@@ -34,6 +34,7 @@ export interface OrderEntry {
   periods?: PeriodInput[] | undefined;
   customName?: string | undefined;
   customDescription?: string | undefined;
+  furtherInformation?: string | undefined;
   discount?: DiscountInput | undefined;
   autoAssignProductGroup?: boolean | undefined;
 }
@@ -233,6 +234,7 @@ export async function orderProducts(tx: Tx, org: string, id: string, input: Orde
       parentId,
       name: p.entry.customName ?? null,
       description: p.entry.customDescription ?? null,
+      furtherInformation: p.entry.furtherInformation ?? null,
       periods: p.entry.periods ? newPeriods(p.entry.periods, at) : null,
       // On a running subscription an item starts when it is ordered, unless a start is given: its
       // billing never reaches back before the order.
@@ -261,7 +263,12 @@ export async function updateSubscriptionItem(
   tx: Tx,
   org: string,
   id: string,
-  patch: { quantity?: number | undefined; name?: string | null | undefined; description?: string | null | undefined },
+  patch: {
+    quantity?: number | undefined;
+    name?: string | null | undefined;
+    description?: string | null | undefined;
+    furtherInformation?: string | null | undefined;
+  },
   now: Date,
 ): Promise<SubscriptionItem> {
   const item = await tx.subscriptions.getItem(org, id);
@@ -296,6 +303,7 @@ export async function updateSubscriptionItem(
     quantity,
     name: patch.name === undefined ? item.name : patch.name,
     description: patch.description === undefined ? item.description : patch.description,
+    furtherInformation: patch.furtherInformation === undefined ? item.furtherInformation : patch.furtherInformation,
     updatedAt: now.toISOString(),
   });
   return getSubscriptionItem(tx, org, id, now);

@@ -474,3 +474,13 @@ export async function settleOfferSubscription(tx: Tx, org: string, subscriptionI
   else await tx.subscriptions.update(org, { ...current, status: 'draft', updatedAt: now.toISOString() });
 }
 
+/** A withdrawn (archived) offer ends the subscription it proposed: offer → terminated, never billed. */
+export async function withdrawOfferSubscription(tx: Tx, org: string, subscriptionId: string, now: Date): Promise<void> {
+  const current = await loadSubscription(tx, org, subscriptionId);
+  if (current.status !== 'offer') {
+    throw conflict(`Subscription ${current.number} is ${current.status}; only a subscription in status offer ends with its offer`);
+  }
+  const at = now.toISOString();
+  await tx.subscriptions.update(org, { ...current, status: 'terminated', terminatedAt: at, updatedAt: at });
+}
+

@@ -17,6 +17,7 @@ import { quantityChanges } from './017_quantity_changes.js';
 import { subscriptionExternalId } from './018_subscription_external_id.js';
 import { planChangesTrials } from './019_plan_changes_trials.js';
 import { priceChanges } from './020_price_changes.js';
+import { customerFieldsWithdrawnOffers } from './021_customer_fields_withdrawn_offers.js';
 
 export interface Migration {
   version: number;
@@ -45,4 +46,5 @@ export const MIGRATIONS: Migration[] = [
   subscriptionExternalId,
   planChangesTrials,
   priceChanges,
+  customerFieldsWithdrawnOffers,
 ];

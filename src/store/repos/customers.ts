@@ -20,7 +20,12 @@ export interface CustomerRepo {
 
 const CUSTOMER_COLUMNS = `id, customer_number AS customerNumber, time_zone AS timeZone, first_name AS firstName,
   last_name AS lastName, currency_code AS currencyCode, company_name AS companyName, datev_id AS datevId,
-  status, payment_term_days AS paymentTermDays, credit_balance AS creditBalance, created_at AS createdAt, updated_at AS updatedAt`;
+  status, payment_term_days AS paymentTermDays, credit_balance AS creditBalance, custom_fields AS customFields,
+  created_at AS createdAt, updated_at AS updatedAt`;
+
+type CustomerRow = Omit<Customer, 'customFields'> & { customFields: string };
+
+const toCustomer = (r: CustomerRow): Customer => ({ ...r, customFields: JSON.parse(r.customFields) as Record<string, unknown> });
 
 interface EmailRow {
   id: string;
@@ -52,8 +57,8 @@ export class SqliteCustomerRepo implements CustomerRepo {
   async insert(org: string, c: Customer): Promise<void> {
     this.sql.run(
       `INSERT INTO customers (id, organisation_id, customer_number, time_zone, first_name, last_name, currency_code,
-         company_name, datev_id, status, payment_term_days, credit_balance, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         company_name, datev_id, status, payment_term_days, credit_balance, custom_fields, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       c.id,
       org,
       c.customerNumber,
@@ -66,6 +71,7 @@ export class SqliteCustomerRepo implements CustomerRepo {
       c.status,
       c.paymentTermDays,
       c.creditBalance,
+      JSON.stringify(c.customFields),
       c.createdAt,
       c.updatedAt,
     );
@@ -74,7 +80,8 @@ export class SqliteCustomerRepo implements CustomerRepo {
   async update(org: string, c: Customer): Promise<void> {
     this.sql.run(
       `UPDATE customers SET customer_number = ?, time_zone = ?, first_name = ?, last_name = ?, currency_code = ?,
-         company_name = ?, datev_id = ?, status = ?, payment_term_days = ?, updated_at = ? WHERE organisation_id = ? AND id = ?`,
+         company_name = ?, datev_id = ?, status = ?, payment_term_days = ?, custom_fields = ?, updated_at = ?
+       WHERE organisation_id = ? AND id = ?`,
       c.customerNumber,
       c.timeZone,
       c.firstName,
@@ -84,6 +91,7 @@ export class SqliteCustomerRepo implements CustomerRepo {
       c.datevId,
       c.status,
       c.paymentTermDays,
+      JSON.stringify(c.customFields),
       c.updatedAt,
       org,
       c.id,
@@ -91,15 +99,17 @@ export class SqliteCustomerRepo implements CustomerRepo {
   }
 
   async get(org: string, id: string): Promise<Customer | undefined> {
-    return this.sql.get<Customer>(`SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE organisation_id = ? AND id = ?`, org, id);
+    const row = this.sql.get<CustomerRow>(`SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE organisation_id = ? AND id = ?`, org, id);
+    return row && toCustomer(row);
   }
 
   async getByNumber(org: string, customerNumber: string): Promise<Customer | undefined> {
-    return this.sql.get<Customer>(
+    const row = this.sql.get<CustomerRow>(
       `SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE organisation_id = ? AND customer_number = ?`,
       org,
       customerNumber,
     );
+    return row && toCustomer(row);
   }
 
   async numberTaken(org: string, customerNumber: string, exceptId = ''): Promise<boolean> {
@@ -114,9 +124,10 @@ export class SqliteCustomerRepo implements CustomerRepo {
   }
 
   async list(org: string, filter: { status?: string | undefined }, page: PageRequest) {
-    return filter.status
-      ? this.sql.page<Customer>('FROM customers WHERE organisation_id = ? AND status = ?', [org, filter.status], page, CUSTOMER_COLUMNS)
-      : this.sql.page<Customer>('FROM customers WHERE organisation_id = ?', [org], page, CUSTOMER_COLUMNS);
+    const { rows, total } = filter.status
+      ? this.sql.page<CustomerRow>('FROM customers WHERE organisation_id = ? AND status = ?', [org, filter.status], page, CUSTOMER_COLUMNS)
+      : this.sql.page<CustomerRow>('FROM customers WHERE organisation_id = ?', [org], page, CUSTOMER_COLUMNS);
+    return { rows: rows.map(toCustomer), total };
   }
 
   async insertEmail(org: string, e: CustomerEmail): Promise<void> {

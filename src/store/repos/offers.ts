@@ -4,7 +4,7 @@ import type {
   ContactPerson,
   CustomVariables,
   DealType,
-  OfferSection,
+  OfferSectionTemplate,
   OfferStatus,
 } from '../../schemas/offers.js';
 import { bool, int, type Sql } from '../sql.js';
@@ -32,7 +32,7 @@ export interface OfferRecord {
   name: string;
   description: string | null;
   locale: string;
-  sections: OfferSection[];
+  sections: OfferSectionTemplate[];
   customVariables: CustomVariables;
   validUntil: string;
   autoActivateSubscription: boolean;
@@ -115,7 +115,7 @@ const toOffer = (r: OfferRow, recipients: RecipientRecord[]): OfferRecord => ({
   name: r.name,
   description: r.description,
   locale: r.locale,
-  sections: JSON.parse(r.sections) as OfferSection[],
+  sections: JSON.parse(r.sections) as OfferSectionTemplate[],
   customVariables: JSON.parse(r.custom_variables) as CustomVariables,
   validUntil: r.valid_until,
   autoActivateSubscription: bool(r.auto_activate_subscription),
