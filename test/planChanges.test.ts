@@ -5,20 +5,33 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDueJobs } from '../src/jobs/runner.js';
 import { fails, ok, paths, setup, type TestEnv } from './helpers.js';
+import { Receiver } from './webhookReceiver.js';
 
 let env: TestEnv;
 let customer: any;
 let tax: any;
 let n = 0;
+let receiver: Receiver;
 
 beforeAll(async () => {
-  env = await setup();
+  env = await setup({ webhookAllowPrivate: true });
+  receiver = await Receiver.start();
+  await ok(env.mcp, 'create_webhook', { url: receiver.url, events: ['subscription.plan_changed', 'subscription.trial_ending'] });
   env.setNow('2026-01-01T12:00:00Z');
   tax = await ok(env.mcp, 'create_tax_group', { internalDescription: 'Standard', taxes: [{ code: 'DE', rate: 19, countryCode: 'DE', validFrom: '2021-01-01' }] });
   customer = await ok(env.mcp, 'create_customer', { lastName: 'Changer', companyName: 'Changing GmbH' });
   await ok(env.mcp, 'create_invoice_address', { id: customer.id, street: 'Friedrichstraße', houseNumber: '1', zip: '10117', city: 'Berlin', countryCode: 'DE' });
 });
-afterAll(() => env.close());
+afterAll(async () => {
+  await env.close();
+  await receiver.close();
+});
+
+/** The events of a type the webhook received for a subscription, as their data (every due delivery attempted first). */
+async function announced(type: string, subscription: string): Promise<any[]> {
+  await env.app.deliveries.runDue(new Date('2027-01-01T00:00:00Z'));
+  return receiver.received.map((r) => r.json).filter((e: any) => e.event.type === type && e.data.subscription === subscription).map((e: any) => e.data);
+}
 
 /** A plan of one monthly fee paid in advance, pro rata, in a family (a new one when none given). */
 async function plan(amount: number, extra: Record<string, unknown> = {}, price: Record<string, unknown> = {}): Promise<any> {
@@ -86,6 +99,9 @@ describe('plan changes', () => {
     expect(lines(february)).toEqual([[`Fee ${n}`, 6200, 19, '2026-02-01T12:00:00.000Z', '2026-03-01T12:00:00.000Z']]);
     const after = await ok(env.mcp, 'get_subscription', { id: s.id });
     expect(after.items.map((i: any) => i.status)).toEqual(['ended', 'active']);
+    expect(await announced('subscription.plan_changed', s.id)).toEqual([
+      { subscription: s.id, fromPlan: basic.id, toPlan: pro.id, appliedAt: '2026-01-11T12:00:00.000Z', invoice: change.invoice, creditNotes: change.creditNotes },
+    ]);
   });
 
   it('downgrades at the period end: pending until then, applied by the jobs, billed as previewed', async () => {
@@ -203,6 +219,7 @@ describe('trials', () => {
     expect((await runDueJobs(env.app, new Date('2026-03-11T10:00:00Z'))).jobs.trials).toEqual({ announced: 0 });
     expect((await runDueJobs(env.app, new Date('2026-03-12T10:00:00Z'))).jobs.trials).toEqual({ announced: 1 });
     expect((await runDueJobs(env.app, new Date('2026-03-13T10:00:00Z'))).jobs.trials).toEqual({ announced: 0 });
+    expect(await announced('subscription.trial_ending', s.id)).toEqual([{ subscription: s.id, trialEndsOn: '2026-03-15T10:00:00.000Z' }]);
 
     env.setNow('2026-03-15T10:00:00Z');
     const [afterTrial] = await bill(s.id);

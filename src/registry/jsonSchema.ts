@@ -157,4 +157,5 @@ export function toToolOutputSchema(schema: z.ZodType): JsonSchema {
 }
 
 /** What every tool result has in common, said once in the server instructions. */
-export const OUTPUT_CONVENTIONS = 'Objects in results carry every field of their output schema (null when empty).';
+export const OUTPUT_CONVENTIONS =
+  'Objects in results carry every field of their output schema (null when empty). Date-times are UTC; createdAt and updatedAt say when a resource was created and last changed.';

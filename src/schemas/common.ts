@@ -17,9 +17,10 @@ export const MAJOR = 'decimal, major units';
 
 export const text255 = z.string().max(255, { message: 'must be at most 255 characters' });
 
+/** When a resource was created and last changed: said once in the server instructions (OUTPUT_CONVENTIONS). */
 export const timestamps = {
-  createdAt: dateTime.describe('Created (UTC).'),
-  updatedAt: dateTime.describe('Last changed (UTC).'),
+  createdAt: dateTime,
+  updatedAt: dateTime,
 };
 
 export const pathId = (what: string) => id.describe(`Id of the ${what}.`);

@@ -89,7 +89,7 @@ export const subscriptionSchema = z.object({
   pendingPlanChange: z
     .object({ plan: z.object({ id: z.string(), code: z.string(), name: z.string() }), applyAt: dateTime })
     .nullable()
-    .describe('A plan change waiting for applyAt (revoke_subscription_plan_change undoes it), or null.'),
+    .describe('A plan change due at applyAt, or null.'),
   customFields: z.record(z.string(), z.unknown()),
   defaultPaymentMethod: z.boolean(),
   defaultInvoiceAddress: z.boolean(),

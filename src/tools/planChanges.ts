@@ -13,7 +13,7 @@ const changeInput = z.strictObject({
 });
 
 const RULES =
-  "Allowed by the current plan's changeBehaviour: an upgrade has a higher recurring total of flat fees per year, a downgrade a lower one. immediately: unused time paid in advance is credited (pro rata by days, credit notes on the invoices that billed it), the new plan bills from now in the running cycle and an invoice is issued at once; usage so far is billed at the old prices. end_of_period: pending until the current period ends.";
+  "As the current plan's changeBehaviour allows (upgrade: higher yearly total of flat fees). immediately: unused prepaid time is credited pro rata by days (credit notes), the new plan is invoiced now for the rest of the cycle, usage so far at old prices. end_of_period: pending until the period ends.";
 
 export const planChangeOperations = [
   defineOperation({
