@@ -104,6 +104,24 @@ describe('plan changes', () => {
     ]);
   });
 
+  it('an upgrade after the invoice was paid: the unused days become credit balance, taken off the new invoice', async () => {
+    env.setNow('2026-01-01T12:00:00Z');
+    const basic = await plan(31);
+    const pro = await plan(62, { family: basic.family.id });
+    const payer = await ok(env.mcp, 'create_customer', { lastName: 'Payer', companyName: 'Paying GmbH' });
+    await ok(env.mcp, 'create_invoice_address', { id: payer.id, street: 'Unter den Linden', houseNumber: '5', zip: '10117', city: 'Berlin', countryCode: 'DE' });
+    const s = await ok(env.mcp, 'create_subscription', { customer: payer.id, plan: basic.id, periods: [{ contractPeriod: '1M', cancellationPeriod: '0D' }], activate: true });
+    const [january] = await bill(s.id);
+    await ok(env.mcp, 'record_invoice_payment', { id: january.id, amount: 3689 });
+
+    env.setNow('2026-01-11T12:00:00Z');
+    const change = await ok(env.mcp, 'change_subscription_plan', { id: s.id, plan: pro.id, applyAt: 'immediately' });
+    expect(await invoice(january.id)).toMatchObject({ status: 'paid', amountDue: 0 });
+    // 24.99 credited, then taken off the 49.98 of the new invoice.
+    expect(await invoice(change.invoice)).toMatchObject({ grossAmount: 4998, creditApplied: 2499, amountDue: 2499 });
+    expect((await ok(env.mcp, 'get_customer', { id: payer.id })).creditBalance).toBe(0);
+  });
+
   it('downgrades at the period end: pending until then, applied by the jobs, billed as previewed', async () => {
     env.setNow('2026-01-01T12:00:00Z');
     const pro = await plan(62);
