@@ -12,6 +12,9 @@ import { defineOperation } from '../registry/operation.js';
 import {
   INVOICE_VISIBILITIES,
   PRICE_PLAN_STATUSES,
+  PROPERTY_NAME_RE,
+  USAGE_AGGREGATIONS,
+  USAGE_METRIC_TYPES,
   pricePlanInputShape,
   pricePlanSchema,
   PRODUCT_TYPES,
@@ -29,6 +32,24 @@ const measurement = z
   .describe(
     'Deprecated: a unit on the product replaces it. Id of the measurement billed (list_measurements); per_unit price plans need it.',
   );
+const propertyName = z
+  .string()
+  .regex(PROPERTY_NAME_RE, { message: 'must be 1 to 64 letters, digits, _ or -' });
+const usageMetric = z
+  .strictObject({
+    eventName: z.string().min(1).max(255).describe('Name of the events it bills (ingest_usage_events).'),
+    aggregation: z.enum(USAGE_AGGREGATIONS).describe("Over the interval's events: count them, or sum, max, average, unique_count or latest of property."),
+    property: propertyName.nullable().optional().describe('Event property aggregated; not for count.'),
+    filters: z
+      .array(z.strictObject({ property: propertyName, values: z.array(z.union([z.string().max(255), z.number()])).min(1).max(100) }))
+      .max(20)
+      .optional()
+      .describe('Only events whose property equals one of values, for every filter.'),
+    type: z.enum(USAGE_METRIC_TYPES).default('metered').describe('metered: per billing interval; recurring: accumulated from the item start.'),
+  })
+  .nullable()
+  .describe('Bills the usage events of its subscriptions; excludes measurement.');
+const unit = z.string().min(1).max(255).nullable().describe('Unit of its quantity, e.g. "API call".');
 const taxGroup = z.string().min(1).max(255).nullable().describe('Id of the tax group setting its tax rates (list_tax_groups).');
 const name = z
   .string()
@@ -65,6 +86,8 @@ export const productOperations = [
     input: z.strictObject({
       type: type.default('product'),
       measurement: measurement.optional(),
+      usageMetric: usageMetric.optional(),
+      unit: unit.optional(),
       taxGroup: taxGroup.optional(),
       name,
       description: description.optional(),
@@ -120,6 +143,8 @@ export const productOperations = [
       id: pathId('product'),
       type: type.optional(),
       measurement: measurement.optional(),
+      usageMetric: usageMetric.optional(),
+      unit: unit.optional(),
       taxGroup: taxGroup.optional(),
       name: name.optional(),
       description: description.optional(),

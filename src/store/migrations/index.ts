@@ -16,6 +16,7 @@ import { couponForever } from './016_coupon_forever.js';
 import { quantityChanges } from './017_quantity_changes.js';
 import { subscriptionExternalId } from './018_subscription_external_id.js';
 import { planChangesTrials } from './019_plan_changes_trials.js';
+import { usageEvents } from './022_usage_events.js';
 
 export interface Migration {
   version: number;
@@ -43,4 +44,5 @@ export const MIGRATIONS: Migration[] = [
   quantityChanges,
   subscriptionExternalId,
   planChangesTrials,
+  usageEvents,
 ];
