@@ -14,6 +14,7 @@ import { paymentPlanSchema } from './paymentPlans.js';
 import { periodSchema, subscriptionItemSchema, subscriptionSchema } from './subscriptions.js';
 import { taxGroupSchema } from './taxGroups.js';
 import { measurementValueSchema, usageEntrySchema, type MeasurementValue } from './usage.js';
+import { usageEventListSchema, usageEventSchema } from './usageEvents.js';
 import { webhookDeliverySchema } from './webhookDeliveries.js';
 
 /**
@@ -153,9 +154,14 @@ export const subscriptionItemView = subscriptionItemSchema.omit({ measurementVal
 
 export const measurementValueView = measurementValueSchema.extend({ measurement: measurementRef });
 
+export const usageEventListView: McpView = {
+  output: usageEventListSchema.extend({ data: z.array(usageEventSchema.omit({ receivedAt: true })) }),
+};
+
 const usageEvent = measurementValueSchema.pick({ id: true, quantity: true, measuredAt: true, valueId: true });
+const meteredEvent = usageEventSchema.pick({ id: true, timestamp: true, properties: true, late: true });
 export const usageView = z.object({
-  data: z.array(usageEntrySchema.extend({ measurement: measurementRef, events: z.array(usageEvent) })),
+  data: z.array(usageEntrySchema.extend({ measurement: measurementRef.nullable(), events: z.array(z.union([usageEvent, meteredEvent])) })),
 });
 
 export const billingRunRow = billingRunSchema.pick({

@@ -66,6 +66,8 @@ export interface UsageEventRepo {
   sumAndCount(org: string, scope: EventScope, metric: UsageMetric): Promise<{ sum: bigint; count: bigint }>;
   /** Events of the scope matching the metric's filters, and how many of them are late. */
   count(org: string, scope: EventScope, metric: UsageMetric): Promise<{ events: number; late: number }>;
+  /** A page of the scope's events matching the metric's filters, newest first (by timestamp, then arrival). */
+  page(org: string, scope: EventScope, metric: UsageMetric, limit: number, offset: number): Promise<UsageEventRecord[]>;
   /** A page of events newest first (by arrival), `limit` at most. */
   list(org: string, filter: UsageEventFilter, limit: number): Promise<UsageEventRecord[]>;
 }
@@ -97,6 +99,8 @@ const toRecord = (r: Row): UsageEventRecord => ({
   late: r.late === 1,
   receivedAt: r.received_at,
 });
+
+const COLUMNS = 'seq, event_id, target, event_name, ts, subscription_id, customer_id, json(properties) AS properties, unmatched, late, received_at';
 
 /** Rows per multi-row INSERT (13 values each, far below SQLite's limit of bound values). */
 const ROWS_PER_INSERT = 100;
@@ -218,6 +222,13 @@ export class SqliteUsageEventRepo implements UsageEventRepo {
     return { events: row.n, late: row.late ?? 0 };
   }
 
+  async page(org: string, scope: EventScope, metric: UsageMetric, limit: number, offset: number): Promise<UsageEventRecord[]> {
+    const { text, params } = this.where(org, scope, metric);
+    return this.sql
+      .all<Row>(`SELECT ${COLUMNS} FROM usage_events ${text} ORDER BY ts DESC, seq DESC LIMIT ? OFFSET ?`, ...params, limit, offset)
+      .map(toRecord);
+  }
+
   async list(org: string, filter: UsageEventFilter, limit: number): Promise<UsageEventRecord[]> {
     let text = 'WHERE organisation_id = ?';
     const params: unknown[] = [org];
@@ -234,8 +245,7 @@ export class SqliteUsageEventRepo implements UsageEventRepo {
     if (filter.unmatched !== undefined) add('unmatched = ?', filter.unmatched ? 1 : 0);
     return this.sql
       .all<Row>(
-        `SELECT seq, event_id, target, event_name, ts, subscription_id, customer_id, json(properties) AS properties, unmatched, late, received_at
-         FROM usage_events ${text} ORDER BY seq DESC LIMIT ?`,
+        `SELECT ${COLUMNS} FROM usage_events ${text} ORDER BY seq DESC LIMIT ?`,
         ...params,
         limit,
       )
