@@ -158,10 +158,14 @@ export const usageEventListView: McpView = {
   output: usageEventListSchema.extend({ data: z.array(usageEventSchema.omit({ receivedAt: true })) }),
 };
 
-const usageEvent = measurementValueSchema.pick({ id: true, quantity: true, measuredAt: true, valueId: true });
-const meteredEvent = usageEventSchema.pick({ id: true, timestamp: true, properties: true, late: true });
+/** A measurement value (quantity, measuredAt, valueId) or a usage event (timestamp, properties, late): one object, the other kind's fields absent. */
+const usageEvent = measurementValueSchema
+  .pick({ id: true, quantity: true, measuredAt: true, valueId: true })
+  .partial()
+  .extend(usageEventSchema.pick({ timestamp: true, properties: true, late: true }).partial().shape)
+  .required({ id: true });
 export const usageView = z.object({
-  data: z.array(usageEntrySchema.extend({ measurement: measurementRef.nullable(), events: z.array(z.union([usageEvent, meteredEvent])) })),
+  data: z.array(usageEntrySchema.extend({ measurement: measurementRef.nullable(), events: z.array(usageEvent) })),
 });
 
 export const billingRunRow = billingRunSchema.pick({

@@ -34,21 +34,22 @@ const measurement = z
   );
 const propertyName = z
   .string()
-  .regex(PROPERTY_NAME_RE, { message: 'must be 1 to 64 letters, digits, _ or -' });
+  .refine((v) => PROPERTY_NAME_RE.test(v), { message: 'must be 1 to 64 letters, digits, _ or -' })
+  .describe('An event property.');
 const usageMetric = z
   .strictObject({
-    eventName: z.string().min(1).max(255).describe('Name of the events it bills (ingest_usage_events).'),
-    aggregation: z.enum(USAGE_AGGREGATIONS).describe("Over the interval's events: count them, or sum, max, average, unique_count or latest of property."),
-    property: propertyName.nullable().optional().describe('Event property aggregated; not for count.'),
+    eventName: z.string().min(1).max(255).describe('Events it bills (ingest_usage_events).'),
+    aggregation: z.enum(USAGE_AGGREGATIONS).describe("Of the interval's events: their count, or of property."),
+    property: propertyName.nullable().optional().describe('Property aggregated; not for count.'),
     filters: z
-      .array(z.strictObject({ property: propertyName, values: z.array(z.union([z.string().max(255), z.number()])).min(1).max(100) }))
+      .array(z.strictObject({ property: propertyName, values: z.array(z.union([z.string().max(255), z.number()])).min(1).max(100).describe('Values it may equal.') }))
       .max(20)
       .optional()
-      .describe('Only events whose property equals one of values, for every filter.'),
-    type: z.enum(USAGE_METRIC_TYPES).default('metered').describe('metered: per billing interval; recurring: accumulated from the item start.'),
+      .describe('Events must match every filter.'),
+    type: z.enum(USAGE_METRIC_TYPES).default('metered').describe('metered: per interval; recurring: from the item start.'),
   })
   .nullable()
-  .describe('Bills the usage events of its subscriptions; excludes measurement.');
+  .describe('Bills its usage events; not with measurement.');
 const unit = z.string().min(1).max(255).nullable().describe('Unit of its quantity, e.g. "API call".');
 const taxGroup = z.string().min(1).max(255).nullable().describe('Id of the tax group setting its tax rates (list_tax_groups).');
 const name = z

@@ -76,7 +76,7 @@ export const usageEventOperations = [
     input: z.strictObject({
       subscription: ref.optional().describe('Id or number.'),
       customer: ref.optional().describe('Id or number.'),
-      eventName: ref.optional(),
+      eventName: ref.optional().describe('Exact name.'),
       from: dateTimeInput.optional().describe('Timestamps from (inclusive).'),
       to: dateTimeInput.optional().describe('Timestamps before (exclusive).'),
       unmatched: z.boolean().optional().describe('true: only events no product meters.'),
