@@ -87,7 +87,7 @@ export async function aggregateEvents(tx: Tx, org: string, scope: EventScope, me
       value = (await tx.usageEvents.latest(org, scope, metric)) ?? 0n;
       break;
     case 'sum':
-      value = (await tx.usageEvents.sumAndCount(org, scope, metric)).sum;
+      value = await tx.usageEvents.sum(org, scope, metric);
       break;
     case 'average': {
       const { sum, count } = await tx.usageEvents.sumAndCount(org, scope, metric);

@@ -62,6 +62,8 @@ export interface UsageEventRepo {
   max(org: string, scope: EventScope, metric: UsageMetric): Promise<bigint | null>;
   /** The property of the event with the latest timestamp (ties: the later arrival) in micro-units, or null. */
   latest(org: string, scope: EventScope, metric: UsageMetric): Promise<bigint | null>;
+  /** The sum of the property in micro-units. */
+  sum(org: string, scope: EventScope, metric: UsageMetric): Promise<bigint>;
   /** The sum of the property in micro-units and the number of events having it. */
   sumAndCount(org: string, scope: EventScope, metric: UsageMetric): Promise<{ sum: bigint; count: bigint }>;
   /** Events of the scope matching the metric's filters, and how many of them are late. */
@@ -194,15 +196,29 @@ export class SqliteUsageEventRepo implements UsageEventRepo {
     return row ? row.v : null;
   }
 
-  async sumAndCount(org: string, scope: EventScope, metric: UsageMetric): Promise<{ sum: bigint; count: bigint }> {
+  async sum(org: string, scope: EventScope, metric: UsageMetric): Promise<bigint> {
     const { text, params } = this.where(org, scope, metric);
-    return this.sumOf(`FROM usage_events ${text}`, metric.property ?? '', params);
+    return this.sumOf(`FROM usage_events ${text}`, metric.property ?? '', params, false).sum;
   }
 
-  /** One 64-bit sum while it fits; past 2^63 micro-units, two exact sums (whole units and millionths) joined in BigInt. */
-  private sumOf(from: string, property: string, params: unknown[]): { sum: bigint; count: bigint } {
+  async sumAndCount(org: string, scope: EventScope, metric: UsageMetric): Promise<{ sum: bigint; count: bigint }> {
+    const { text, params } = this.where(org, scope, metric);
+    return this.sumOf(`FROM usage_events ${text}`, metric.property ?? '', params, true);
+  }
+
+  /**
+   * The sum of the property in micro-units. While every value is an integer, SQLite's own sum is
+   * exact (an integer result) and costs what the bare aggregate costs; otherwise each value is
+   * rounded to micro-units and those integers summed, and past 2^63 micro-units (SQLite refuses with
+   * "integer overflow") two exact sums, whole units and millionths, are joined in BigInt.
+   */
+  private sumOf(from: string, property: string, params: unknown[], withCount: boolean): { sum: bigint; count: bigint } {
     try {
-      const row = this.exact(`SELECT sum(${micros(property)}) AS s, count(${prop(property)}) AS n ${from}`).get(...params) as { s: bigint | null; n: bigint };
+      const count = withCount ? `count(${prop(property)})` : '0';
+      const plain = this.exact(`SELECT sum(${prop(property)}) AS s, ${count} AS n ${from}`).get(...params) as { s: bigint | number | null; n: bigint };
+      if (plain.s === null) return { sum: 0n, count: plain.n };
+      if (typeof plain.s === 'bigint') return { sum: plain.s * 1_000_000n, count: plain.n };
+      const row = this.exact(`SELECT sum(${micros(property)}) AS s, ${count} AS n ${from}`).get(...params) as { s: bigint | null; n: bigint };
       return { sum: row.s ?? 0n, count: row.n };
     } catch (err) {
       if (!isIntegerOverflow(err)) throw err;
