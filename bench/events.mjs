@@ -180,17 +180,18 @@ export async function benchEventIngestion() {
   }
 }
 
-/** Fills usage_events by SQL: `count` events of one subscription, one a second ending now, ids random. */
+/** Fills usage_events by SQL: `count` events of one subscription spread over the hour before now, ids random, in transactions of 1,000,000. */
 function fill(db, org, subscription, count, properties) {
   const end = Date.now();
-  db.exec('BEGIN');
-  db.prepare(
-    `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+  const insert = db.prepare(
+    `WITH RECURSIVE n(i) AS (SELECT CAST(? AS INTEGER) UNION ALL SELECT i + 1 FROM n WHERE i < ?)
      INSERT INTO usage_events (subscription_id, event_name, ts, seq, organisation_id, event_id, target, customer_id, properties, unmatched, late, received_at)
-     SELECT ?, 'completion', ? - (? - i) * 1000 / ?, i, ?, lower(hex(randomblob(16))), 0, NULL, jsonb(${properties}), 0, 0, ? FROM n`,
-  ).run(count, subscription, end, count, count > 1_000_000 ? count / 1_000_000 : 1, org, end);
+     SELECT ?, 'completion', CAST(? - 3600000 + i * 3600000 / ? AS INTEGER), i, ?, lower(hex(randomblob(16))), 0, NULL, jsonb(${properties}), 0, 0, ? FROM n`,
+  );
+  for (let first = 1; first <= count; first += 1_000_000) {
+    db.transaction(() => insert.run(first, Math.min(count, first + 999_999), subscription, end, count, org, end))();
+  }
   db.prepare('UPDATE usage_event_sequence SET last = ?').run(count);
-  db.exec('COMMIT');
 }
 
 export async function benchEventAggregation() {
@@ -318,10 +319,10 @@ async function realSubscription(file, org) {
   const subscription = randomUUID();
   const now = new Date().toISOString();
   const customerColumns = db.prepare("SELECT name FROM pragma_table_info('customers') WHERE \"notnull\" = 1 AND dflt_value IS NULL").all().map((r) => r.name);
-  const customerValues = { id: customer, organisation_id: org, customer_number: 'CUS-000001', last_name: 'Bench', status: 'STATUS_ACTIVE', time_zone: 'Europe/Berlin', currency_code: 'EUR', created_at: now, updated_at: now };
+  const customerValues = { custom_fields: '{}', id: customer, organisation_id: org, customer_number: 'CUS-000001', last_name: 'Bench', status: 'STATUS_ACTIVE', time_zone: 'Europe/Berlin', currency_code: 'EUR', created_at: now, updated_at: now };
   db.prepare(`INSERT INTO customers (${customerColumns.join(', ')}) VALUES (${customerColumns.map(() => '?').join(', ')})`).run(...customerColumns.map((c) => customerValues[c] ?? ''));
   const subscriptionColumns = db.prepare("SELECT name FROM pragma_table_info('subscriptions') WHERE \"notnull\" = 1 AND dflt_value IS NULL").all().map((r) => r.name);
-  const subscriptionValues = { id: subscription, organisation_id: org, customer_id: customer, number: 'SUB-000001', status: 'active', created_at: now, updated_at: now };
+  const subscriptionValues = { custom_fields: '{}', periods: '[]', id: subscription, organisation_id: org, customer_id: customer, number: 'SUB-000001', status: 'active', created_at: now, updated_at: now };
   db.pragma('foreign_keys = OFF');
   db.prepare(`INSERT INTO subscriptions (${subscriptionColumns.join(', ')}) VALUES (${subscriptionColumns.map(() => '?').join(', ')})`).run(
     ...subscriptionColumns.map((c) => subscriptionValues[c] ?? ''),
