@@ -191,7 +191,7 @@ function fill(db, org, subscription, count, properties) {
   for (let first = 1; first <= count; first += 1_000_000) {
     db.transaction(() => insert.run(first, Math.min(count, first + 999_999), subscription, end, count, org, end))();
   }
-  db.prepare('UPDATE usage_event_sequence SET last = ?').run(count);
+  db.prepare('INSERT INTO usage_event_sequence (organisation_id, last) VALUES (?, ?)').run(org, count);
 }
 
 export async function benchEventAggregation() {

@@ -237,7 +237,7 @@ export async function ingestUsageEvents(tx: Tx, org: string, events: readonly un
 
   const claims: UsageEventRecord[] = [];
   const extras: UsageEventRecord[] = [];
-  let seq = placed.length ? await tx.usageEvents.reserveSeq(placed.reduce((n, p) => n + p.placement.rows.length, 0)) : 0;
+  let seq = placed.length ? await tx.usageEvents.reserveSeq(org, placed.reduce((n, p) => n + p.placement.rows.length, 0)) : 0;
   for (const { event, placement } of placed) {
     placement.rows.forEach((row, target) => {
       (target === 0 ? claims : extras).push({

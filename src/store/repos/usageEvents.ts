@@ -45,8 +45,8 @@ export interface MeteringItem {
 }
 
 export interface UsageEventRepo {
-  /** Reserves `count` arrival numbers; returns the first. */
-  reserveSeq(count: number): Promise<number>;
+  /** Reserves `count` arrival numbers of the organisation; returns the first. */
+  reserveSeq(org: string, count: number): Promise<number>;
   /**
    * Inserts the rows; a row whose (organisation, id, target) is taken is skipped. Answers the ids of
    * the target-0 rows inserted: the events newly claimed.
@@ -124,8 +124,12 @@ export class SqliteUsageEventRepo implements UsageEventRepo {
     return this.sql.stmt(text).safeIntegers(true);
   }
 
-  async reserveSeq(count: number): Promise<number> {
-    const { last } = this.sql.get<{ last: number }>('UPDATE usage_event_sequence SET last = last + ? WHERE id = 1 RETURNING last', count) as { last: number };
+  async reserveSeq(org: string, count: number): Promise<number> {
+    const { last } = this.sql.get<{ last: number }>(
+      'INSERT INTO usage_event_sequence (organisation_id, last) VALUES (?, ?) ON CONFLICT DO UPDATE SET last = last + excluded.last RETURNING last',
+      org,
+      count,
+    ) as { last: number };
     return last - count + 1;
   }
 
