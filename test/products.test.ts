@@ -36,6 +36,8 @@ describe('products', () => {
       id: expect.any(String),
       type: 'product',
       measurement: null,
+      usageMetric: null,
+      unit: null,
       taxGroup: null,
       name: 'Basic',
       description: null,

@@ -329,6 +329,15 @@ describe('a back-office scenario through every listed tool', () => {
         { measurementCode: 'api_calls', subscription: s.subscription, quantity: '5.5' },
       ],
     });
+    // Usage events: metered by a product's usage metric; an event name nothing meters is kept as unmatched.
+    const ingested = await a.call('ingest_usage_events', {
+      events: [
+        { id: 'scenario-evt-1', eventName: 'api_call', subscription: s.subscription, properties: { tokens: 12 } },
+        { id: 'scenario-evt-2', eventName: 'api_cal', customer: s.customer },
+      ],
+    });
+    expect(ingested).toMatchObject({ accepted: 2, unmatched: 2 });
+    await a.call('list_usage_events', { unmatched: true, limit: 5 });
     await a.call('get_subscription_usage', { id: s.subscription, limit: 5 });
 
     // The flat base item when the subscription shows its items, else the metered one (whose name may change).

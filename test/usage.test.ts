@@ -520,7 +520,8 @@ describe('reading, permissions and the REST facade', () => {
     expect(bad.headers.get('deprecation')).toBe('@1751328000');
     const usage = await env.http('GET', `/subscriptions/${s.id}/usage?limit=1&page=2`);
     expect(usage.status).toBe(200);
-    expect(usage.headers.get('sunset')).toBe('Wed, 30 Sep 2026 23:59:59 GMT');
+    // The usage read also shows usage metrics, which replace measurements: it is not deprecated.
+    expect(usage.headers.get('sunset')).toBeNull();
     const calls = usage.body.data.find((e: any) => e.subscriptionItem === itemOf(s, 'calls').id);
     expect(calls).toMatchObject({ eventCount: 2, value: '3' });
     expect(calls.events.map((e: any) => e.quantity)).toEqual(['1']);
@@ -555,12 +556,12 @@ describe('reading, permissions and the REST facade', () => {
     env.setNow('2026-03-20T12:00:00Z');
   });
 
-  it('marks every usage tool deprecated, in the usage toolset', async () => {
-    const tools = (await env.mcp.listTools()).tools.filter((t) =>
-      ['create_subscription_measurement', 'create_subscription_measurements_batch', 'get_subscription_measurement', 'get_subscription_usage'].includes(t.name),
-    );
-    expect(tools).toHaveLength(4);
-    for (const t of tools) expect(t.description).toMatch(/^Deprecated:/);
+  it('marks every measurement value tool deprecated, in the usage toolset beside the usage event tools', async () => {
+    const deprecated = ['create_subscription_measurement', 'create_subscription_measurements_batch', 'get_subscription_measurement'];
+    const current = ['get_subscription_usage', 'ingest_usage_events', 'list_usage_events'];
+    const tools = (await env.mcp.listTools()).tools.filter((t) => [...deprecated, ...current].includes(t.name));
+    expect(tools).toHaveLength(6);
+    for (const t of tools) expect(/^Deprecated:/.test(t.description!), t.name).toBe(deprecated.includes(t.name));
     expect(env.app.catalog.operations.filter((o) => o.toolset === 'usage').map((o) => o.name).sort()).toEqual(tools.map((t) => t.name).sort());
   });
 });

@@ -3,8 +3,10 @@
  * usage"): the six aggregations of metered measurements, the carried value of recurring ones, and
  * time-weighted fair billing. Shared by the usage read model and the billing engine.
  */
+import type { UsageMetric } from '../schemas/catalogue.js';
 import type { AggregationType, Measurement } from '../schemas/measurements.js';
 import type { UsageScope } from '../store/repos/usage.js';
+import type { EventScope } from '../store/repos/usageEvents.js';
 import type { Tx } from '../store/store.js';
 import { averageMicros, MICROS, timeWeightedMicros } from './quantity.js';
 
@@ -67,3 +69,44 @@ export async function timeWeightedValue(tx: Tx, org: string, interval: ItemInter
   );
 }
 
+
+/** A metric's aggregate of the events in a scope, in micro-units; never below 0 (a quantity to price). */
+export async function aggregateEvents(tx: Tx, org: string, scope: EventScope, metric: UsageMetric): Promise<bigint> {
+  let value: bigint;
+  switch (metric.aggregation) {
+    case 'count':
+      value = (await tx.usageEvents.countEvents(org, scope, metric)) * MICROS;
+      break;
+    case 'unique_count':
+      value = (await tx.usageEvents.uniqueCount(org, scope, metric)) * MICROS;
+      break;
+    case 'max':
+      value = (await tx.usageEvents.max(org, scope, metric)) ?? 0n;
+      break;
+    case 'latest':
+      value = (await tx.usageEvents.latest(org, scope, metric)) ?? 0n;
+      break;
+    case 'sum':
+      value = await tx.usageEvents.sum(org, scope, metric);
+      break;
+    case 'average': {
+      const { sum, count } = await tx.usageEvents.sumAndCount(org, scope, metric);
+      value = averageMicros(sum, count);
+    }
+  }
+  return value < 0n ? 0n : value;
+}
+
+/**
+ * The events scope of an item's interval: `metered` metrics read the interval's events, `recurring`
+ * ones every event from the item's start up to the interval's end (the value carries over intervals).
+ */
+export function metricScope(interval: ItemInterval, subscriptionId: string, metric: UsageMetric): EventScope {
+  const from = metric.type === 'recurring' ? interval.itemStart : interval.from;
+  return { subscriptionId, eventName: metric.eventName, from: Date.parse(from), to: Date.parse(interval.to) };
+}
+
+/** The value of a product's usage metric on an item in one billing interval (the billing engine's q). */
+export async function metricValue(tx: Tx, org: string, interval: ItemInterval, subscriptionId: string, metric: UsageMetric): Promise<bigint> {
+  return aggregateEvents(tx, org, metricScope(interval, subscriptionId, metric), metric);
+}

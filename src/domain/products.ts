@@ -1,6 +1,6 @@
 import { invalid, invalidMany, notFound, type Violation } from '../errors.js';
 import { newId } from '../ids.js';
-import { TIERED_TYPES, type PricePlan, type PricePlanStatus, type PricePlanType, type Product } from '../schemas/catalogue.js';
+import { TIERED_TYPES, type PricePlan, type PricePlanStatus, type PricePlanType, type Product, type UsageMetric } from '../schemas/catalogue.js';
 import type { PageRequest } from '../schemas/common.js';
 import type { PriceChange, ProductRecord } from '../store/repos/products.js';
 import type { Tx } from '../store/store.js';
@@ -11,6 +11,8 @@ import { decimalTextOf, numberOfDecimalText, unitPriceProblem } from './pricing.
 export interface ProductInput {
   type: Product['type'];
   measurement?: string | null | undefined;
+  usageMetric?: UsageMetricInput | null | undefined;
+  unit?: string | null | undefined;
   taxGroup?: string | null | undefined;
   name: string;
   description?: string | null | undefined;
@@ -19,6 +21,36 @@ export interface ProductInput {
   costCentre?: string | null | undefined;
   costCentre2?: string | null | undefined;
   customFields?: Record<string, unknown> | undefined;
+}
+
+export interface UsageMetricInput {
+  eventName: string;
+  aggregation: UsageMetric['aggregation'];
+  property?: string | null | undefined;
+  filters?: UsageMetric['filters'] | undefined;
+  type: UsageMetric['type'];
+}
+
+/** The metric as stored (property null for count, filters [] when none), or the violations of its rules. */
+function usageMetricOf(input: UsageMetricInput | null, measurementId: string | null): { metric: UsageMetric | null; violations: Violation[] } {
+  if (input === null) return { metric: null, violations: [] };
+  const violations: Violation[] = [];
+  const add = (field: string, message: string, code: string) => violations.push({ propertyPath: `usageMetric${field}`, message: `usageMetric${field} ${message}`, code });
+  if (measurementId !== null) {
+    add('', 'cannot be set on a product with a measurement: a product is billed by a measurement or by a usage metric, not both; send measurement: null with it', 'measurement_and_metric');
+  }
+  const property = input.property ?? null;
+  if (input.aggregation === 'count' && property !== null) add('.property', 'is not taken by count, which counts events; omit it', 'property_not_allowed');
+  if (input.aggregation !== 'count' && property === null) {
+    add('.property', `is required for ${input.aggregation}: name the event property it aggregates`, 'property_required');
+  }
+  const filters = input.filters ?? [];
+  const seen = new Set<string>();
+  filters.forEach((f, i) => {
+    if (seen.has(f.property)) add(`.filters[${i}].property`, `'${f.property}' is filtered twice; give one filter with every value`, 'duplicate_filter');
+    seen.add(f.property);
+  });
+  return { metric: { eventName: input.eventName, aggregation: input.aggregation, property, filters, type: input.type }, violations };
 }
 
 /** The stored product with its measurement and tax group resolved to the objects their own tools return. */
@@ -57,8 +89,10 @@ async function referenceViolations(
 
 export async function createProduct(tx: Tx, org: string, input: ProductInput, now: Date): Promise<Product> {
   const customFields = input.customFields ?? {};
+  const usage = usageMetricOf(input.usageMetric ?? null, input.measurement ?? null);
   const violations = [
     ...(await referenceViolations(tx, org, input)),
+    ...usage.violations,
     ...(await validateCustomFields(tx, org, 'product', customFields)),
   ];
   if (violations.length) throw invalidMany(violations);
@@ -67,6 +101,8 @@ export async function createProduct(tx: Tx, org: string, input: ProductInput, no
     id: newId(),
     type: input.type,
     measurementId: input.measurement ?? null,
+    usageMetric: usage.metric,
+    unit: input.unit ?? null,
     taxGroupId: input.taxGroup ?? null,
     name: input.name,
     description: input.description ?? null,
@@ -119,10 +155,16 @@ export async function updateProduct(
   if (!current) throw notFound('Product', id);
   const violations = await referenceViolations(tx, org, patch);
   if (patch.customFields !== undefined) violations.push(...(await validateCustomFields(tx, org, 'product', patch.customFields)));
-  if (patch.measurement === null && current.measurementId !== null && (await tx.products.hasPricePlanOfType(org, id, 'per_unit'))) {
+  const measurementId = given(patch.measurement, current.measurementId);
+  const usage =
+    patch.usageMetric === undefined
+      ? { metric: current.usageMetric, violations: current.usageMetric && measurementId ? usageMetricOf(current.usageMetric, measurementId).violations : [] }
+      : usageMetricOf(patch.usageMetric, measurementId);
+  violations.push(...usage.violations);
+  if (measurementId === null && usage.metric === null && (current.measurementId !== null || current.usageMetric !== null) && (await tx.products.hasPricePlanOfType(org, id, 'per_unit'))) {
     violations.push({
-      propertyPath: 'measurement',
-      message: 'measurement cannot be removed: the product has per_unit price plans, which are priced per unit of it',
+      propertyPath: patch.measurement === null ? 'measurement' : 'usageMetric',
+      message: 'cannot be removed: the product has per_unit price plans, which are priced per unit of its usage (a measurement or a usage metric)',
       code: 'measurement_in_use',
     });
   }
@@ -130,7 +172,9 @@ export async function updateProduct(
   const next: ProductRecord = {
     ...current,
     type: given(patch.type, current.type),
-    measurementId: given(patch.measurement, current.measurementId),
+    measurementId,
+    usageMetric: usage.metric,
+    unit: given(patch.unit, current.unit),
     taxGroupId: given(patch.taxGroup, current.taxGroupId),
     name: given(patch.name, current.name),
     description: given(patch.description, current.description),
@@ -237,10 +281,10 @@ async function insertPricePlan(
   path: string,
 ): Promise<PricePlan> {
   const violations: Violation[] = [];
-  if (input.type === 'per_unit' && product.measurementId === null) {
+  if (input.type === 'per_unit' && product.measurementId === null && product.usageMetric === null) {
     violations.push({
       propertyPath: `${path}type`,
-      message: `type per_unit needs a product with a measurement, and product ${product.id} has none; use flat_fee, or give the product a measurement with update_product first`,
+      message: `type per_unit needs a product with a usage metric or a measurement, and product ${product.id} has neither; use flat_fee, or give the product a usageMetric with update_product first`,
       code: 'measurement_required',
     });
   }

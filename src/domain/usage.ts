@@ -12,7 +12,8 @@ import { parseInterval, periodContaining, toIso, zoned } from './dates.js';
 import { getPricePlan, getProduct } from './products.js';
 import { memo } from './memo.js';
 import { formatQuantity, MICROS, toMicros } from './quantity.js';
-import { intervalValue, timeWeightedValue, type ItemInterval } from './aggregation.js';
+import { aggregateEvents, intervalValue, metricScope, timeWeightedValue, type ItemInterval } from './aggregation.js';
+import { renderUsageEvent } from './usageEvents.js';
 import { billInstantValues, type InstantBilling } from './billing/instant.js';
 import { alignmentOf, itemAnchor, itemBillingStart, itemEnd } from './billing/schedule.js';
 import { findSubscription, loadSubscription } from './subscriptions/records.js';
@@ -380,6 +381,25 @@ export async function getSubscriptionUsage(tx: Tx, org: string, id: string, page
   const data: UsageEntry[] = [];
   for (const item of await tx.subscriptions.items(org, [subscription.id])) {
     const product: Product = await lookups.product(item.productId);
+    const metric = product.usageMetric;
+    if (metric) {
+      const interval = await currentInterval(tx, org, subscription, item, timeZone, now);
+      const scope = metricScope(interval, subscription.id, metric);
+      const counts = await tx.usageEvents.count(org, scope, metric);
+      const events = await tx.usageEvents.page(org, scope, metric, page.limit, (page.page - 1) * page.limit);
+      data.push({
+        subscriptionItem: item.id,
+        measurement: null,
+        usageMetric: metric,
+        periodStart: interval.from,
+        periodEnd: interval.to,
+        value: formatQuantity(await aggregateEvents(tx, org, scope, metric)),
+        timeWeightedValue: null,
+        eventCount: counts.events,
+        lateEvents: counts.late,
+        events: events.map(renderUsageEvent),
+      });
+    }
     const current = product.measurement?.id;
     const ids = [...new Set([...(current ? [current] : []), ...(await tx.usage.measurementsOf(org, item.id))])];
     if (ids.length === 0) continue;
@@ -396,11 +416,13 @@ export async function getSubscriptionUsage(tx: Tx, org: string, id: string, page
       data.push({
         subscriptionItem: item.id,
         measurement,
+        usageMetric: null,
         periodStart: interval.from,
         periodEnd: interval.to,
         value: formatQuantity(value),
         timeWeightedValue: fair ? formatQuantity(await timeWeightedValue(tx, org, interval, measurement)) : null,
         eventCount,
+        lateEvents: 0,
         events: events.map((e) => render(e, subscription.id, measurement)),
       });
     }

@@ -12,7 +12,7 @@ import type { Catalog } from '../registry/catalog.js';
 import type { Executor } from '../registry/executor.js';
 import { pathParams, successStatus, type HttpMethod, type Operation } from '../registry/operation.js';
 import type { Store } from '../store/store.js';
-import { closesConnection, mediaType, NO_BODY_RATE, readBody, readJsonObject, type BodyRate } from './body.js';
+import { closesConnection, mediaType, NO_BODY_RATE, readBody, readJsonBody, readJsonObject, type BodyRate } from './body.js';
 import { KeyConcurrency, RETRY_AFTER_SECONDS } from './limits.js';
 import { corsHeaders, OriginPolicy, preflightHeaders, protocolVersionError } from './mcpTransport.js';
 import { buildOpenApi } from './openapi.js';
@@ -104,6 +104,11 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
   const bodyRate = deps.bodyRate ?? NO_BODY_RATE;
   const concurrency = new KeyConcurrency(deps.maxConcurrentPerKey ?? Number.POSITIVE_INFINITY);
 
+  async function restInput(req: IncomingMessage, adapter: NonNullable<Operation['restInput']>, search: URLSearchParams): Promise<Record<string, unknown>> {
+    const { value, type } = await readJsonBody(req, ['application/json', ...Object.keys(adapter.mediaTypes)], bodyRate);
+    return adapter.toInput(value, type, search);
+  }
+
   async function principalOf(req: IncomingMessage): Promise<Principal> {
     return authenticate(deps.store, bearer(req), deps.clock());
   }
@@ -120,7 +125,9 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
       const input =
         op.method === 'GET' || op.method === 'DELETE'
           ? queryToInput(search, route.queryProperties)
-          : await readJsonObject(req, op.contentType ?? 'application/json', bodyRate);
+          : op.restInput
+            ? await restInput(req, op.restInput, search)
+            : await readJsonObject(req, op.contentType ?? 'application/json', bodyRate);
       for (const name of route.params) input[name] = params[name];
       const key = req.headers['idempotency-key'];
       const outcome = await deps.executor.execute(op, principal, input, typeof key === 'string' ? key : undefined);

@@ -90,25 +90,29 @@ function tooLarge(): AppError {
 }
 
 /**
- * The JSON object of a request body. An empty body is `{}` (actions without input); otherwise the
- * media type must be the expected one (415) and the text a JSON object (400).
+ * The JSON value of a request body and its media type, which must be one of `accepted` (415
+ * otherwise); an empty body is `{}` (actions without input), text that is not JSON a 400.
  */
-export async function readJsonObject(req: IncomingMessage, expected: string, rate: BodyRate = NO_BODY_RATE): Promise<Record<string, unknown>> {
+export async function readJsonBody(req: IncomingMessage, accepted: readonly string[], rate: BodyRate = NO_BODY_RATE): Promise<{ value: unknown; type: string }> {
   const raw = await readBody(req, rate);
-  if (raw.length === 0) return {};
   const type = mediaType(req);
-  if (type !== expected) {
+  if (raw.length === 0) return { value: {}, type };
+  if (!accepted.includes(type)) {
     throw new AppError(
       'unsupported_media_type',
-      `Content-Type must be ${expected}${type ? ` (got ${type})` : ''}`,
+      `Content-Type must be ${accepted.join(' or ')}${type ? ` (got ${type})` : ''}`,
     );
   }
-  let value: unknown;
   try {
-    value = JSON.parse(raw.toString('utf8'));
+    return { value: JSON.parse(raw.toString('utf8')) as unknown, type };
   } catch (err) {
     throw new AppError('bad_request', `The body is not valid JSON: ${(err as Error).message}`);
   }
+}
+
+/** The JSON object of a request body (`readJsonBody` with one media type); anything but an object is a 400. */
+export async function readJsonObject(req: IncomingMessage, expected: string, rate: BodyRate = NO_BODY_RATE): Promise<Record<string, unknown>> {
+  const { value } = await readJsonBody(req, [expected], rate);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new AppError('bad_request', 'The body must be a JSON object');
   }

@@ -83,7 +83,10 @@ export function buildOpenApi(catalog: Catalog): Json {
       if (bodyRequired.length) bodySchema.required = bodyRequired;
       operation.requestBody = {
         required: bodyRequired.length > 0,
-        content: { [op.contentType ?? 'application/json']: { schema: bodySchema } },
+        content: {
+          [op.contentType ?? 'application/json']: { schema: bodySchema },
+          ...Object.fromEntries(Object.entries(op.restInput?.mediaTypes ?? {}).map(([type, schema]) => [type, { schema }])),
+        },
       };
     }
     const path = op.path;

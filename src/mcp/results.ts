@@ -14,7 +14,7 @@ export function toolResult(op: Operation, body: unknown): CallToolResult {
   const structured = (op.mcp ? viewOf(op.mcp, body) : body) as Row;
   let text: string;
   if (op.text) text = op.text(body as never);
-  else if (op.kind === 'list') text = listText(structured as unknown as Page<Row>, op.mcp !== undefined);
+  else if (op.kind === 'list') text = listText(structured as unknown as Page<Row> | KeysetPage, op.mcp !== undefined);
   else text = `${summaryLine(op, structured)}\n${JSON.stringify(structured)}`;
   const links = op.resourceLinks ? op.resourceLinks(body as never) : [];
   return { content: [{ type: 'text', text }, ...links], structuredContent: structured };
@@ -29,13 +29,28 @@ function summaryLine(op: Operation, result: Row): string {
   return what ? `${outcome}: ${what}` : outcome;
 }
 
-/** `summarised`: the rows are summary rows, the get_ tool of the resource has the rest. */
-function listText(page: Page<Row>, summarised: boolean): string {
-  const { totalItems, currentPage, lastPage, itemsPerPage } = page.meta.pagination;
-  const first = (currentPage - 1) * itemsPerPage + 1;
-  const shown = page.data.length ? `rows ${first}-${first + page.data.length - 1} of ${totalItems}` : `no rows here, ${totalItems} in all`;
-  const next = currentPage < lastPage ? `; next: page=${currentPage + 1}` : '';
-  const lines = [`Page ${currentPage} of ${lastPage}: ${shown}${next}.${summarised ? ' Summary rows: the get_ tool shows one in full.' : ''}`];
+/** A keyset page: its rows and the cursor of the next page. */
+interface KeysetPage {
+  data: Row[];
+  meta: { nextCursor: string | null };
+}
+
+/**
+ * `summarised`: the rows are summary rows, the get_ tool of the resource has the rest. A keyset page
+ * (`meta.nextCursor`) says its row count and the cursor instead of page numbers.
+ */
+function listText(page: Page<Row> | KeysetPage, summarised: boolean): string {
+  let head: string;
+  if ('nextCursor' in page.meta) {
+    head = `${page.data.length} rows${page.meta.nextCursor ? `; next: cursor=${page.meta.nextCursor}` : ', the last page'}.`;
+  } else {
+    const { totalItems, currentPage, lastPage, itemsPerPage } = page.meta.pagination;
+    const first = (currentPage - 1) * itemsPerPage + 1;
+    const shown = page.data.length ? `rows ${first}-${first + page.data.length - 1} of ${totalItems}` : `no rows here, ${totalItems} in all`;
+    const next = currentPage < lastPage ? `; next: page=${currentPage + 1}` : '';
+    head = `Page ${currentPage} of ${lastPage}: ${shown}${next}.${summarised ? ' Summary rows: the get_ tool shows one in full.' : ''}`;
+  }
+  const lines = [head];
   if (page.data.length) {
     const columns = Object.keys(page.data[0]!);
     lines.push(columns.join(' | '));

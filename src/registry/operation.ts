@@ -98,6 +98,14 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodT
   };
   /** 'none': callable without a bearer token, its input authorizes it (token refresh). Default bearer. */
   authentication?: 'bearer' | 'none';
+  /**
+   * REST bodies beyond a JSON object of the input: further media types (each with its OpenAPI schema)
+   * and other shapes (a CloudEvents batch is an array), mapped onto the input with the query string.
+   */
+  restInput?: {
+    mediaTypes: Record<string, Record<string, unknown>>;
+    toInput(body: unknown, mediaType: string, query: URLSearchParams): Record<string, unknown>;
+  };
   /** Location header of a create; default `<path>/<id>`. */
   location?: (result: z.output<O>) => string;
   /** Body of the REST response when it differs from the MCP structured result; default the result. */

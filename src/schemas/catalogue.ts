@@ -34,10 +34,27 @@ export const BILLING_INTERVAL_RE = /^[1-9]\d{0,2}[DWMY]$/;
 
 const customFieldValues = z.record(z.string(), z.unknown());
 
+export const USAGE_AGGREGATIONS = ['count', 'sum', 'max', 'average', 'unique_count', 'latest'] as const;
+export type UsageAggregation = (typeof USAGE_AGGREGATIONS)[number];
+export const USAGE_METRIC_TYPES = ['metered', 'recurring'] as const;
+/** Names of event properties a metric reads: letters, digits, `_` and `-` (they become JSON paths). */
+export const PROPERTY_NAME_RE = /^[A-Za-z0-9_-]{1,64}$/;
+
+export const usageMetricSchema = z.object({
+  eventName: z.string(),
+  aggregation: z.enum(USAGE_AGGREGATIONS),
+  property: z.string().nullable(),
+  filters: z.array(z.object({ property: z.string(), values: z.array(z.union([z.string(), z.number()])) })),
+  type: z.enum(USAGE_METRIC_TYPES),
+});
+export type UsageMetric = z.infer<typeof usageMetricSchema>;
+
 export const productSchema = z.object({
   id: z.string(),
   type: z.enum(PRODUCT_TYPES),
   measurement: measurementSchema.nullable().describe('Deprecated: to be replaced by a unit.'),
+  usageMetric: usageMetricSchema.nullable().describe('What usage events bill it, or null.'),
+  unit: z.string().nullable(),
   taxGroup: taxGroupSchema.nullable(),
   name: z.string(),
   description: z.string().nullable(),

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { dateTime } from './common.js';
+import { usageMetricSchema } from './catalogue.js';
 import { measurementSchema } from './measurements.js';
+import { usageEventSchema } from './usageEvents.js';
 
 const quantity = z.string().describe('Decimal string, e.g. "12.5".');
 
@@ -22,7 +24,8 @@ export const measurementValueBatchSchema = z.object({
 
 export const usageEntrySchema = z.object({
   subscriptionItem: z.string(),
-  measurement: measurementSchema,
+  measurement: measurementSchema.nullable().describe('Null for a usage metric.'),
+  usageMetric: usageMetricSchema.nullable().describe("The product's usage metric, or null for a measurement."),
   periodStart: dateTime.describe("Start of the item's current billing interval."),
   periodEnd: dateTime.describe('Its end (exclusive).'),
   value: z
@@ -34,11 +37,12 @@ export const usageEntrySchema = z.object({
     .string()
     .nullable()
     .describe('Recurring measurements with fairBilling: the value weighted by how long each level held while the item was active.'),
-  eventCount: z.number().int().describe('Values measured in the interval.'),
-  events: z.array(measurementValueSchema).describe('A page of them, newest first.'),
+  eventCount: z.number().int().describe('Values or matching events in the interval.'),
+  lateEvents: z.number().int().describe('Of these, events that came after the interval was invoiced (not billed).'),
+  events: z.array(z.union([measurementValueSchema, usageEventSchema])).describe('A page of them, newest first.'),
 });
 export type UsageEntry = z.infer<typeof usageEntrySchema>;
 
 export const usageSchema = z.object({
-  data: z.array(usageEntrySchema).describe('One entry per item and measurement.'),
+  data: z.array(usageEntrySchema).describe('One entry per item and measurement or usage metric.'),
 });

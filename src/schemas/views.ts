@@ -14,6 +14,7 @@ import { paymentPlanSchema } from './paymentPlans.js';
 import { periodSchema, subscriptionItemSchema, subscriptionSchema } from './subscriptions.js';
 import { taxGroupSchema } from './taxGroups.js';
 import { measurementValueSchema, usageEntrySchema, type MeasurementValue } from './usage.js';
+import { usageEventListSchema, usageEventSchema } from './usageEvents.js';
 import { webhookDeliverySchema } from './webhookDeliveries.js';
 
 /**
@@ -165,9 +166,18 @@ export const subscriptionItemView = subscriptionItemSchema.omit({ measurementVal
 
 export const measurementValueView = measurementValueSchema.extend({ measurement: measurementRef });
 
-const usageEvent = measurementValueSchema.pick({ id: true, quantity: true, measuredAt: true, valueId: true });
+export const usageEventListView: McpView = {
+  output: usageEventListSchema.extend({ data: z.array(usageEventSchema.omit({ receivedAt: true })) }),
+};
+
+/** A measurement value (quantity, measuredAt, valueId) or a usage event (timestamp, properties, late): one object, the other kind's fields absent. */
+const usageEvent = measurementValueSchema
+  .pick({ id: true, quantity: true, measuredAt: true, valueId: true })
+  .partial()
+  .extend(usageEventSchema.pick({ timestamp: true, properties: true, late: true }).partial().shape)
+  .required({ id: true });
 export const usageView = z.object({
-  data: z.array(usageEntrySchema.extend({ measurement: measurementRef, events: z.array(usageEvent) })),
+  data: z.array(usageEntrySchema.extend({ measurement: measurementRef.nullable(), events: z.array(usageEvent) })),
 });
 
 export const billingRunRow = billingRunSchema.pick({

@@ -21,6 +21,7 @@ import { SqlitePlanRepo } from './repos/plans.js';
 import { SqliteProductRepo } from './repos/products.js';
 import { SqliteSystemRepo, type ApiKeyRecord } from './repos/system.js';
 import { SqliteUsageRepo } from './repos/usage.js';
+import { SqliteUsageEventRepo } from './repos/usageEvents.js';
 import { SqliteWebhookRepo } from './repos/webhooks.js';
 import { Sql } from './sql.js';
 import type { Store, Tx, UnitOptions } from './store.js';
@@ -111,6 +112,7 @@ function repositories(sql: Sql): Tx {
     billingDetails: new SqliteBillingDetailsRepo(sql),
     subscriptions: new SqliteSubscriptionRepo(sql),
     usage: new SqliteUsageRepo(sql),
+    usageEvents: new SqliteUsageEventRepo(sql),
     webhooks: new SqliteWebhookRepo(sql),
     invoices: new SqliteInvoiceRepo(sql),
     creditNotes: new SqliteCreditNoteRepo(sql),

@@ -15,6 +15,7 @@ import type { PlanRepo } from './repos/plans.js';
 import type { ProductRepo } from './repos/products.js';
 import type { SubscriptionRepo } from './repos/subscriptions.js';
 import type { UsageRepo } from './repos/usage.js';
+import type { UsageEventRepo } from './repos/usageEvents.js';
 import type { ApiKeyRecord, SystemRepo } from './repos/system.js';
 import type { WebhookRepo } from './repos/webhooks.js';
 
@@ -32,6 +33,7 @@ export interface Tx {
   billingDetails: BillingDetailsRepo;
   subscriptions: SubscriptionRepo;
   usage: UsageRepo;
+  usageEvents: UsageEventRepo;
   webhooks: WebhookRepo;
   invoices: InvoiceRepo;
   creditNotes: CreditNoteRepo;

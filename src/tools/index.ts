@@ -20,6 +20,7 @@ import { productOperations } from './products.js';
 import { subscriptionOperations } from './subscriptions.js';
 import { taxGroupOperations } from './taxGroups.js';
 import { usageOperations } from './usage.js';
+import { usageEventOperations } from './usageEvents.js';
 import { webhookDeliveryOperations } from './webhookDeliveries.js';
 import { webhookOperations } from './webhooks.js';
 
@@ -37,6 +38,7 @@ export const OPERATIONS: Operation[] = [
   ...subscriptionOperations,
   ...planChangeOperations,
   ...usageOperations,
+  ...usageEventOperations,
   ...taxGroupOperations,
   ...webhookOperations,
   ...invoiceOperations,

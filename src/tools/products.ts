@@ -14,6 +14,9 @@ import {
   customPricePlanShape,
   INVOICE_VISIBILITIES,
   PRICE_PLAN_STATUSES,
+  PROPERTY_NAME_RE,
+  USAGE_AGGREGATIONS,
+  USAGE_METRIC_TYPES,
   pricePlanInputShape,
   pricePlanSchema,
   PRODUCT_TYPES,
@@ -31,6 +34,25 @@ const measurement = z
   .describe(
     'Deprecated: a unit on the product replaces it. Id of the measurement billed (list_measurements); per_unit price plans need it.',
   );
+const propertyName = z
+  .string()
+  .refine((v) => PROPERTY_NAME_RE.test(v), { message: 'must be 1 to 64 letters, digits, _ or -' })
+  .describe('An event property.');
+const usageMetric = z
+  .strictObject({
+    eventName: z.string().min(1).max(255).describe('Events it bills (ingest_usage_events).'),
+    aggregation: z.enum(USAGE_AGGREGATIONS).describe("Of the interval's events: their count, or of property."),
+    property: propertyName.nullable().optional().describe('Property aggregated; not for count.'),
+    filters: z
+      .array(z.strictObject({ property: propertyName, values: z.array(z.union([z.string().max(255), z.number()])).min(1).max(100).describe('Values it may equal.') }))
+      .max(20)
+      .optional()
+      .describe('Events must match every filter.'),
+    type: z.enum(USAGE_METRIC_TYPES).default('metered').describe('metered: per interval; recurring: from the item start.'),
+  })
+  .nullable()
+  .describe('Bills its usage events; not with measurement.');
+const unit = z.string().min(1).max(255).nullable().describe('Unit of its quantity, e.g. "API call".');
 const taxGroup = z.string().min(1).max(255).nullable().describe('Id of the tax group setting its tax rates (list_tax_groups).');
 const name = z
   .string()
@@ -67,6 +89,8 @@ export const productOperations = [
     input: z.strictObject({
       type: type.default('product'),
       measurement: measurement.optional(),
+      usageMetric: usageMetric.optional(),
+      unit: unit.optional(),
       taxGroup: taxGroup.optional(),
       name,
       description: description.optional(),
@@ -122,6 +146,8 @@ export const productOperations = [
       id: pathId('product'),
       type: type.optional(),
       measurement: measurement.optional(),
+      usageMetric: usageMetric.optional(),
+      unit: unit.optional(),
       taxGroup: taxGroup.optional(),
       name: name.optional(),
       description: description.optional(),

@@ -131,13 +131,12 @@ export const usageOperations = [
   defineOperation({
     name: 'get_subscription_usage',
     title: 'Get subscription usage',
-    description: `${DEPRECATED} Show a subscription's usage in each item's current billing interval: per item and measurement the aggregated value, the value count and a page of the values, newest first. Use it to check what will be billed.`,
+    description: "Show a subscription's usage in each item's current billing interval: per item and usage metric (or measurement) the aggregated value, the event count and a page of the events, newest first. Use it to check what will be billed.",
     toolset: 'usage',
     method: 'GET',
     path: '/subscriptions/{id}/usage',
     permission: 'subscription:read',
     kind: 'read',
-    deprecated: true,
     input: z.strictObject({
       id: idOrNumber('subscription'),
       page: pageInput.page.describe("Page of each entry's values."),

@@ -14,7 +14,7 @@ import type { AppliedDiscountRecord, ItemRecord, QuantityChange, SubscriptionRec
 import type { BilledChargeKey } from '../../store/repos/billingRuns.js';
 import type { PriceChange } from '../../store/repos/products.js';
 import type { Tx } from '../../store/store.js';
-import { intervalValue, timeWeightedValue, type ItemInterval } from '../aggregation.js';
+import { intervalValue, metricValue, timeWeightedValue, type ItemInterval } from '../aggregation.js';
 import { billingAddressOf } from '../billingDetails.js';
 import { findBillingGroup } from '../billingGroups.js';
 import { EU_MEMBER_STATES } from '../countries.js';
@@ -251,7 +251,6 @@ function duePeriods(calendar: Calendar, state: ItemState, asOf: DateTime | null)
 }
 
 async function usageMicros(tx: Tx, org: string, state: ItemState, p: BillingPeriod): Promise<bigint> {
-  const m = state.product.measurement!;
   const interval: ItemInterval = {
     itemId: state.item.id,
     itemStart: toIso(state.terms.begin),
@@ -259,6 +258,9 @@ async function usageMicros(tx: Tx, org: string, state: ItemState, p: BillingPeri
     to: toIso(p.end),
     end: state.terms.end ? toIso(state.terms.end) : null,
   };
+  const metric = state.product.usageMetric;
+  if (metric) return metricValue(tx, org, interval, state.item.subscriptionId, metric);
+  const m = state.product.measurement!;
   if (m.type === 'recurring' && m.fairBilling) {
     return timeWeightedValue(tx, org, { ...interval, from: toIso(p.fullStart), to: toIso(p.fullEnd) }, m);
   }
@@ -274,8 +276,8 @@ function chargeDescription(state: ItemState, quantityMicros: bigint, share: Retu
   const name = state.item.name ?? state.product.name;
   const parts: string[] = [];
   if (state.kind === 'usage') {
-    const m = state.product.measurement!;
-    parts.push(`${m.code}: ${formatQuantity(quantityMicros)}`);
+    const label = state.product.usageMetric?.eventName ?? state.product.measurement!.code;
+    parts.push(`${label}: ${formatQuantity(quantityMicros)}`);
   }
   if (state.plan.freeUnits > 0) parts.push(`${state.plan.freeUnits} free`);
   if (share) parts.push(`pro rata ${share.days}/${share.of} days`);
@@ -387,7 +389,7 @@ export async function computeDue(
     if (item.nextBillingAt === null) continue;
     const product = await cache.product(tx, org, item.productId);
     const plan = await cache.pricePlan(tx, org, item.pricePlanId);
-    const kind = chargeKindOf(product.measurement, plan.type);
+    const kind = chargeKindOf(product, plan.type);
     if (kind === 'instant') continue;
     const terms = itemTerms(record, item, plan, kind, alignment, timeZone, now, calendar.at);
     const prices = await cache.priceChanges(tx, org, item.pricePlanId);

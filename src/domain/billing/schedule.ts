@@ -7,6 +7,7 @@
  */
 import { DateTime, type Zone } from 'luxon';
 import type { Measurement } from '../../schemas/measurements.js';
+import type { UsageMetric } from '../../schemas/catalogue.js';
 import type { ItemRecord, SubscriptionRecord } from '../../store/repos/subscriptions.js';
 import { parseInterval, periodContaining, subtractInterval, toIso, zoned, type Alignment, type Interval } from '../dates.js';
 
@@ -40,14 +41,16 @@ export function itemEnd(record: SubscriptionRecord, item: ItemRecord): string | 
 
 /**
  * How a charge is measured: `flat` by the item's quantity (in advance or in arrears as the price plan
- * says), `usage` by its product's measurement over the period (always in arrears), `instant` each
+ * says), `usage` by its product's measurement or usage metric over the period (always in arrears), `instant` each
  * value of an `instant_metered` measurement on its own, as it is recorded. A flat fee ignores usage.
  */
 export type ChargeKind = 'flat' | 'usage' | 'instant';
 
-export function chargeKindOf(measurement: Measurement | null, priceType: string): ChargeKind {
-  if (!measurement || priceType === 'flat_fee') return 'flat';
-  return measurement.type === 'instant_metered' ? 'instant' : 'usage';
+export function chargeKindOf(product: { measurement: Measurement | null; usageMetric: UsageMetric | null }, priceType: string): ChargeKind {
+  if (priceType === 'flat_fee') return 'flat';
+  if (product.usageMetric) return 'usage';
+  if (!product.measurement) return 'flat';
+  return product.measurement.type === 'instant_metered' ? 'instant' : 'usage';
 }
 
 export interface ItemTerms {

@@ -202,7 +202,13 @@ export async function orderProducts(tx: Tx, org: string, id: string, input: Orde
     } else if (entry.customPricePlan) {
       violations.push(...pricePlanViolations(entry.customPricePlan, `${path}.customPricePlan.`));
     }
-    if (entry.quantity !== undefined && resolved.measurement) {
+    if (entry.quantity !== undefined && resolved.usageMetric) {
+      violations.push({
+        propertyPath: `${path}.quantity`,
+        message: `${path}.quantity cannot be set: product ${resolved.name} has a usage metric (event ${resolved.usageMetric.eventName}), and since the third quarter of 2026 usage events alone drive such an item's quantity (interface section 9); omit quantity and send events with ingest_usage_events`,
+        code: 'usage_metric_quantity',
+      });
+    } else if (entry.quantity !== undefined && resolved.measurement) {
       violations.push({
         propertyPath: `${path}.quantity`,
         message: `${path}.quantity cannot be set: product ${resolved.name} is metered by ${resolved.measurement.code}, so its quantity comes from usage; omit quantity`,
@@ -279,6 +285,13 @@ export async function updateSubscriptionItem(
   }
   if (patch.quantity !== undefined) {
     const product = await getProduct(tx, org, item.productId);
+    if (product.usageMetric) {
+      throw invalid(
+        'quantity',
+        `quantity of this item cannot be changed by hand: its product ${product.name} has a usage metric (event ${product.usageMetric.eventName}), and since the third quarter of 2026 usage events alone drive such an item's quantity (interface section 9); send events with ingest_usage_events instead`,
+        'usage_metric_quantity',
+      );
+    }
     if (product.measurement) {
       throw invalid(
         'quantity',

@@ -89,7 +89,7 @@ export async function scheduleItem(tx: Tx, org: string, record: SubscriptionReco
   const pricePlan = await getPricePlan(tx, org, item.pricePlanId);
   const product = await getProduct(tx, org, item.productId);
   const group = record.billingGroupId ? await findBillingGroup(tx, org, record.billingGroupId) : undefined;
-  const kind = chargeKindOf(product.measurement, pricePlan.type);
+  const kind = chargeKindOf(product, pricePlan.type);
   const at = now.toISOString();
   const activatedAt = item.activatedAt ?? at;
   if (kind === 'instant') return { ...item, activatedAt, nextBillingAt: null, updatedAt: at };

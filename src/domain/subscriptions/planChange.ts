@@ -74,7 +74,7 @@ function periodsPerYear(billingInterval: string): number {
 function recurringPerYear(plan: Plan): number {
   let total = 0;
   for (const c of plan.charges) {
-    if (chargeKindOf(c.product.measurement, c.pricePlan.type) !== 'flat') continue;
+    if (chargeKindOf(c.product, c.pricePlan.type) !== 'flat') continue;
     const net = priceCharge(c.pricePlan, toMicros(String(c.quantity))).reduce((sum, l) => sum + l.netAmount, 0);
     total += net * periodsPerYear(c.pricePlan.billingInterval);
   }
@@ -135,7 +135,7 @@ async function termsOf(tx: Tx, org: string, record: SubscriptionRecord, item: It
   const plan = await pricing.cache.pricePlan(tx, org, item.pricePlanId);
   const product = await pricing.cache.product(tx, org, item.productId);
   const group = record.billingGroupId ? await pricing.cache.billingGroup(tx, org, record.billingGroupId) : undefined;
-  const kind: ChargeKind = chargeKindOf(product.measurement, plan.type);
+  const kind: ChargeKind = chargeKindOf(product, plan.type);
   return { plan, product, kind, terms: itemTerms(record, item, plan, kind === 'instant' ? 'usage' : kind, alignmentOf(group), pricing.timeZone, now) };
 }
 

@@ -1,5 +1,5 @@
 import { numberOfDecimalText } from '../../domain/pricing.js';
-import type { PricePlan, PricePlanStatus, PricePlanType, Product } from '../../schemas/catalogue.js';
+import type { PricePlan, PricePlanStatus, PricePlanType, Product, UsageMetric } from '../../schemas/catalogue.js';
 import type { PageRequest } from '../../schemas/common.js';
 import { bool, int, type Sql } from '../sql.js';
 
@@ -59,6 +59,8 @@ interface ProductRow {
   id: string;
   type: Product['type'];
   measurement_id: string | null;
+  usage_metric: string | null;
+  unit: string | null;
   tax_group_id: string | null;
   name: string;
   description: string | null;
@@ -75,6 +77,8 @@ const toProduct = (r: ProductRow): ProductRecord => ({
   id: r.id,
   type: r.type,
   measurementId: r.measurement_id,
+  usageMetric: r.usage_metric === null ? null : (JSON.parse(r.usage_metric) as UsageMetric),
+  unit: r.unit,
   taxGroupId: r.tax_group_id,
   name: r.name,
   description: r.description,
@@ -153,6 +157,8 @@ const toPricePlan = (r: PricePlanRow): PricePlan => ({
 const productColumns = (p: ProductRecord) => ({
   type: p.type,
   measurement_id: p.measurementId,
+  usage_metric: p.usageMetric === null ? null : JSON.stringify(p.usageMetric),
+  unit: p.unit,
   tax_group_id: p.taxGroupId,
   name: p.name,
   description: p.description,

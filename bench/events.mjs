@@ -1,0 +1,340 @@
+// Usage events (issue 12), each figure against a bare baseline in the same run:
+// - ingestion: POST /usage-events (batches of 1,000 and single events, each request with fresh ids)
+//   against a bare `node:http` handler in its own process that parses the same body and stores the
+//   same rows (migration 022's table, same WAL mode and `synchronous`) with prepared statements: one
+//   INSERT … ON CONFLICT DO NOTHING per event, a batch in one transaction. Targets: batches >= 100,000
+//   events/s and >= 0.7 of the bare rate; single events >= 0.8 of it, p99 reported.
+// - aggregation: 1,000,000 events of one subscription in one interval, a filter on a property; the
+//   domain's `aggregateEvents` in a store read unit against the bare SQL aggregate on the same
+//   connection. Target: <= 1.5x the bare SQL and < 400 ms.
+// - deduplication: `ingestUsageEvents` in units of 1,000 fresh random ids into a table holding
+//   10,000,000 events (made by SQL) against an empty one. Target: >= 0.8 of the empty table's rate.
+// `node bench/events.mjs [ingestion|aggregation|dedup]` runs one part (after `npm run build`).
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { aggregateEvents } from '../dist/domain/aggregation.js';
+import { ingestUsageEvents } from '../dist/domain/usageEvents.js';
+import { createOrganisation } from '../dist/server.js';
+import { openDatabase, SqliteStore } from '../dist/store/sqlite.js';
+import { load, report, startServer, tempDb } from './lib.mjs';
+
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SYNCHRONOUS = process.env.BENCH_SYNCHRONOUS ?? 'full';
+const BATCH = 1000;
+const AGG_EVENTS = Number(process.env.BENCH_AGG_EVENTS ?? 1_000_000);
+const AGG_RUNS = Number(process.env.BENCH_AGG_RUNS ?? 5);
+const STORED = Number(process.env.BENCH_DEDUP_STORED ?? 10_000_000);
+const DEDUP_BATCHES = Number(process.env.BENCH_DEDUP_BATCHES ?? 200);
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** The bare baseline: parse, check the minimum, store the same rows as the project, answer the counts. */
+async function serveBare(db) {
+  const { usageEvents } = await import(path.resolve('dist/store/migrations/022_usage_events.js'));
+  const sqlite = new Database(db);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma(`synchronous = ${SYNCHRONOUS === 'normal' ? 'NORMAL' : 'FULL'}`);
+  sqlite.exec('CREATE TABLE products (id TEXT)');
+  sqlite.exec(usageEvents.sql);
+  const insert = sqlite.prepare(
+    `INSERT INTO usage_events (subscription_id, event_name, ts, seq, organisation_id, event_id, target, customer_id, properties, unmatched, late, received_at)
+     VALUES (?, ?, ?, ?, ?, ?, 0, NULL, jsonb(?), 0, 0, ?) ON CONFLICT DO NOTHING`,
+  );
+  const org = randomUUID();
+  let seq = 0;
+  const store = sqlite.transaction((events) => {
+    const now = Date.now();
+    let accepted = 0;
+    for (const e of events) {
+      accepted += insert.run(e.subscription, e.eventName, e.timestamp ? Date.parse(e.timestamp) : now, ++seq, org, e.id, JSON.stringify(e.properties ?? {}), now).changes;
+    }
+    return { accepted, duplicates: events.length - accepted, late: 0, unmatched: 0, errors: [] };
+  });
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      const text = JSON.stringify(store(body.events ?? [body]));
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+      res.end(text);
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  server.listen(0, '127.0.0.1', () => process.stderr.write(`bare listening on http://127.0.0.1:${server.address().port}\n`));
+}
+
+function startBare(db) {
+  const child = spawn(process.execPath, [path.resolve('bench/events.mjs'), '--bare', db], { stdio: ['ignore', 'inherit', 'pipe'] });
+  let stderr = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`bare server did not start: ${stderr}`)), 15_000);
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ url: m[1], stop: () => child.kill('SIGTERM') });
+      }
+    });
+  });
+}
+
+/** A subscription with one item whose product sums the `tokens` of `completion` events of the large models. */
+async function meteredSubscription(server) {
+  const headers = { authorization: `Bearer ${server.apiKey}`, 'content-type': 'application/json' };
+  const post = async (p, body) => {
+    const res = await fetch(`${server.url}${p}`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const json = await res.json();
+    if (res.status >= 300) throw new Error(`${p}: ${JSON.stringify(json)}`);
+    return json;
+  };
+  const customer = await post('/customers', { lastName: 'Bench', timeZone: 'Europe/Berlin', currencyCode: 'EUR' });
+  const product = await post('/catalogue/products', {
+    name: 'Completions',
+    usageMetric: { eventName: 'completion', aggregation: 'sum', property: 'tokens', filters: [{ property: 'model', values: ['large', 'xl'] }] },
+  });
+  const pricePlan = await post(`/catalogue/products/${product.id}/price-plans`, {
+    type: 'per_unit',
+    currencyCode: 'EUR',
+    price: { amount: 0.00001 },
+    billingInterval: '1M',
+    payInAdvance: false,
+  });
+  const plan = await post('/catalogue/plans', { code: 'llm', name: 'LLM', charges: [{ product: product.id, pricePlan: pricePlan.id }] });
+  const subscription = await post('/subscriptions', {
+    customer: customer.id,
+    plan: plan.id,
+    periods: [{ contractPeriod: '12M', cancellationPeriod: '1M' }],
+    activate: true,
+  });
+  return { headers, subscription: subscription.id };
+}
+
+/** A body whose event ids start with `@P@`, replaced per request so that every request sends new events. */
+function template(subscription, count) {
+  const timestamp = new Date(Date.now() - 60_000).toISOString();
+  const events = Array.from({ length: count }, (_, i) => ({
+    id: `@P@-${i}`,
+    eventName: 'completion',
+    timestamp,
+    subscription,
+    properties: { tokens: (i % 500) + 1, model: i % 3 ? 'large' : 'small' },
+  }));
+  return JSON.stringify(count === 1 ? events[0] : { events });
+}
+
+let requestCounter = 0;
+const fresh = (body) => [{ setupRequest: (req) => ({ ...req, body: body.replaceAll('@P@', `${process.pid}-${++requestCounter}`) }) }];
+
+/** Baseline and candidate alternate ROUNDS times after a warm-up; medians of the rounds and of the per-round ratios. */
+async function compare(baseline, candidate, value) {
+  await load({ ...baseline, duration: 2 });
+  await load({ ...candidate, duration: 2 });
+  const rounds = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const b = await load({ ...baseline, duration: DURATION });
+    const c = await load({ ...candidate, duration: DURATION });
+    rounds.push({ baseline: b, candidate: c, ratio: value(c) / value(b) });
+  }
+  const pick = (side) => ({ perSecond: median(rounds.map((r) => value(r[side]))), p50: median(rounds.map((r) => r[side].p50)), p99: median(rounds.map((r) => r[side].p99)) });
+  return { baseline: pick('baseline'), ours: pick('candidate'), ratio: Number(median(rounds.map((r) => r.ratio)).toFixed(3)), rounds: rounds.map((r) => Number(r.ratio.toFixed(3))) };
+}
+
+export async function benchEventIngestion() {
+  const dbs = [tempDb('events'), tempDb('events-bare')];
+  const server = await startServer(dbs[0], { BILLING_DB_SYNCHRONOUS: SYNCHRONOUS });
+  let bare;
+  try {
+    bare = await startBare(dbs[1]);
+    const { headers, subscription } = await meteredSubscription(server);
+    const json = { 'content-type': 'application/json' };
+    const batchBody = template(subscription, BATCH);
+    const singleBody = template(subscription, 1);
+    const events = (f) => Math.round((f.total * BATCH) / DURATION);
+    const batch = await compare(
+      { url: `${bare.url}/usage-events`, method: 'POST', headers: json, timeout: 30, requests: fresh(batchBody) },
+      { url: `${server.url}/usage-events`, method: 'POST', headers, timeout: 30, requests: fresh(batchBody) },
+      events,
+    );
+    const single = await compare(
+      { url: `${bare.url}/usage-events`, method: 'POST', headers: json, requests: fresh(singleBody) },
+      { url: `${server.url}/usage-events`, method: 'POST', headers, requests: fresh(singleBody) },
+      (f) => f.requestsPerSecond,
+    );
+    const figures = {
+      batch: { ...batch, target: '>= 100,000 events/s and ratio >= 0.7' },
+      single: { ...single, target: 'ratio >= 0.8, p99 reported' },
+    };
+    report(`usage events: POST /usage-events vs bare node:http + better-sqlite3, synchronous=${SYNCHRONOUS}, 50 connections, ${ROUNDS} x ${DURATION} s`, figures);
+    return figures;
+  } finally {
+    server.stop();
+    bare?.stop();
+    for (const db of dbs) fs.rmSync(path.dirname(db), { recursive: true, force: true });
+  }
+}
+
+/** Fills usage_events by SQL: `count` events of one subscription spread over the hour before now, ids random, in transactions of 1,000,000. */
+function fill(db, org, subscription, count, properties) {
+  const end = Date.now();
+  const insert = db.prepare(
+    `WITH RECURSIVE n(i) AS (SELECT CAST(? AS INTEGER) UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+     INSERT INTO usage_events (subscription_id, event_name, ts, seq, organisation_id, event_id, target, customer_id, properties, unmatched, late, received_at)
+     SELECT ?, 'completion', CAST(? - 3600000 + i * 3600000 / ? AS INTEGER), i, ?, lower(hex(randomblob(16))), 0, NULL, jsonb(${properties}), 0, 0, ? FROM n`,
+  );
+  for (let first = 1; first <= count; first += 1_000_000) {
+    db.transaction(() => insert.run(first, Math.min(count, first + 999_999), subscription, end, count, org, end))();
+  }
+  db.prepare('INSERT INTO usage_event_sequence (organisation_id, last) VALUES (?, ?)').run(org, count);
+}
+
+export async function benchEventAggregation() {
+  const file = tempDb('events-aggregation');
+  const store = new SqliteStore(openDatabase(file));
+  try {
+    const { organisationId: org } = await createOrganisation(store, 'Bench');
+    const subscription = randomUUID();
+    const setup = new Database(file);
+    setup.pragma('cache_size = -1000000');
+    let t = performance.now();
+    fill(setup, org, subscription, AGG_EVENTS, `json_object('tokens', i % 500 + 1, 'model', CASE WHEN i % 3 = 0 THEN 'small' WHEN i % 3 = 1 THEN 'large' ELSE 'xl' END, 'user', 'u' || (i % 10000))`);
+    const fillMs = performance.now() - t;
+    setup.close();
+    const scope = { subscriptionId: subscription, eventName: 'completion', from: 0, to: Date.now() + 1 };
+    const filters = [{ property: 'model', values: ['large', 'xl'] }];
+    const bareSql = {
+      count: 'count(*)',
+      sum: "sum(properties ->> '$.tokens')",
+      max: "max(properties ->> '$.tokens')",
+      average: "avg(properties ->> '$.tokens')",
+      unique_count: "count(DISTINCT properties ->> '$.user')",
+    };
+    const raw = new Database(file, { readonly: true });
+    const figures = {};
+    for (const aggregation of ['count', 'sum', 'max', 'average', 'unique_count', 'latest']) {
+      const metric = { eventName: 'completion', aggregation, property: aggregation === 'count' ? null : aggregation === 'unique_count' ? 'user' : 'tokens', filters, type: 'metered' };
+      const where = `FROM usage_events WHERE subscription_id = ? AND event_name = 'completion' AND ts >= ? AND ts < ? AND properties ->> '$.model' IN ('large', 'xl')`;
+      const bare =
+        aggregation === 'latest'
+          ? raw.prepare(`SELECT properties ->> '$.tokens' AS v ${where} ORDER BY ts DESC, seq DESC LIMIT 1`)
+          : raw.prepare(`SELECT ${bareSql[aggregation]} AS v ${where}`);
+      const b = [];
+      const c = [];
+      let value;
+      for (let i = 0; i < AGG_RUNS; i++) {
+        t = performance.now();
+        bare.get(subscription, scope.from, scope.to);
+        b.push(performance.now() - t);
+        t = performance.now();
+        value = await store.read((tx) => aggregateEvents(tx, org, scope, metric));
+        c.push(performance.now() - t);
+      }
+      const bareMs = median(b);
+      const oursMs = median(c);
+      figures[aggregation] = { bareMs: Number(bareMs.toFixed(1)), oursMs: Number(oursMs.toFixed(1)), ratio: Number((oursMs / bareMs).toFixed(2)), valueMicros: String(value) };
+    }
+    raw.close();
+    report(`usage events aggregation: ${AGG_EVENTS} events of one subscription, filter model IN (large, xl), ${AGG_RUNS} runs each (filled in ${Math.round(fillMs)} ms)`, {
+      ...figures,
+      target: '<= 1.5x bare and < 400 ms',
+    });
+    return figures;
+  } finally {
+    store.close();
+    fs.rmSync(path.dirname(file), { recursive: true, force: true });
+  }
+}
+
+/** Events per second that `ingestUsageEvents` stores in units of 1,000 fresh random ids, on the store `file`. */
+async function ingestRate(file, org, subscription) {
+  const store = SqliteStore.open(file, { synchronous: SYNCHRONOUS });
+  try {
+    const timestamp = new Date(Date.now() - 60_000).toISOString();
+    const batch = () =>
+      Array.from({ length: BATCH }, (_, i) => ({ id: randomUUID(), eventName: 'completion', timestamp, subscription, properties: { tokens: i + 1, model: 'large' } }));
+    const batches = Array.from({ length: DEDUP_BATCHES }, batch);
+    for (const events of batches.slice(0, 5)) await store.transaction((tx) => ingestUsageEvents(tx, org, events.map((e) => ({ ...e, id: randomUUID() })), false, new Date()));
+    const t = performance.now();
+    let accepted = 0;
+    for (const events of batches) accepted += (await store.transaction((tx) => ingestUsageEvents(tx, org, events, false, new Date()))).accepted;
+    const seconds = (performance.now() - t) / 1000;
+    if (accepted !== DEDUP_BATCHES * BATCH) throw new Error(`accepted ${accepted}`);
+    return Math.round(accepted / seconds);
+  } finally {
+    store.close();
+  }
+}
+
+export async function benchDeduplication() {
+  const files = [tempDb('dedup-empty'), tempDb('dedup-full')];
+  try {
+    const made = [];
+    for (const file of files) {
+      const store = new SqliteStore(openDatabase(file));
+      const { organisationId: org } = await createOrganisation(store, 'Bench');
+      store.close();
+      made.push({ file, org, subscription: randomUUID() });
+    }
+    const full = new Database(files[1]);
+    full.pragma('cache_size = -2000000');
+    let t = performance.now();
+    fill(full, made[1].org, made[1].subscription, STORED, `'{"tokens":1,"model":"large"}'`);
+    const fillMs = performance.now() - t;
+    full.close();
+    // The filled rows name a subscription id only; the ingested events address a real subscription on both sides.
+    const rates = { empty: [], full: [] };
+    const subscriptions = [];
+    for (const m of made) subscriptions.push(await realSubscription(m.file, m.org));
+    for (let round = 0; round < ROUNDS; round++) {
+      rates.empty.push(await ingestRate(files[0], made[0].org, subscriptions[0]));
+      rates.full.push(await ingestRate(files[1], made[1].org, subscriptions[1]));
+    }
+    const empty = median(rates.empty);
+    const stored = median(rates.full);
+    const figures = {
+      emptyEventsPerSecond: empty,
+      storedEventsPerSecond: stored,
+      ratio: Number((stored / empty).toFixed(3)),
+      rounds: rates,
+      filledMs: Math.round(fillMs),
+      target: 'ratio >= 0.8',
+    };
+    report(`usage events deduplication: ${DEDUP_BATCHES} units of ${BATCH} new random ids into ${STORED} stored events vs none, synchronous=${SYNCHRONOUS}`, figures);
+    return figures;
+  } finally {
+    for (const file of files) fs.rmSync(path.dirname(file), { recursive: true, force: true });
+  }
+}
+
+/** A customer and an active subscription, written by SQL (ingestion reads only the subscription row and its items). */
+async function realSubscription(file, org) {
+  const db = new Database(file);
+  const customer = randomUUID();
+  const subscription = randomUUID();
+  const now = new Date().toISOString();
+  const customerColumns = db.prepare("SELECT name FROM pragma_table_info('customers') WHERE \"notnull\" = 1 AND dflt_value IS NULL").all().map((r) => r.name);
+  const customerValues = { custom_fields: '{}', id: customer, organisation_id: org, customer_number: 'CUS-000001', last_name: 'Bench', status: 'STATUS_ACTIVE', time_zone: 'Europe/Berlin', currency_code: 'EUR', created_at: now, updated_at: now };
+  db.prepare(`INSERT INTO customers (${customerColumns.join(', ')}) VALUES (${customerColumns.map(() => '?').join(', ')})`).run(...customerColumns.map((c) => customerValues[c] ?? ''));
+  const subscriptionColumns = db.prepare("SELECT name FROM pragma_table_info('subscriptions') WHERE \"notnull\" = 1 AND dflt_value IS NULL").all().map((r) => r.name);
+  const subscriptionValues = { custom_fields: '{}', periods: '[]', id: subscription, organisation_id: org, customer_id: customer, number: 'SUB-000001', status: 'active', created_at: now, updated_at: now };
+  db.pragma('foreign_keys = OFF');
+  db.prepare(`INSERT INTO subscriptions (${subscriptionColumns.join(', ')}) VALUES (${subscriptionColumns.map(() => '?').join(', ')})`).run(
+    ...subscriptionColumns.map((c) => subscriptionValues[c] ?? ''),
+  );
+  db.close();
+  return subscription;
+}
+
+const part = process.argv[2];
+if (part === '--bare') await serveBare(process.argv[3]);
+else if (import.meta.url === `file://${process.argv[1]}`) {
+  if (!part || part === 'ingestion') await benchEventIngestion();
+  if (!part || part === 'aggregation') await benchEventAggregation();
+  if (!part || part === 'dedup') await benchDeduplication();
+}

@@ -1,0 +1,330 @@
+/**
+ * Usage events (CONTRACT section 8, "Usage events"): ingestion with deduplication, addressing by
+ * subscription, customer or CloudEvents subject, late and unmatched events, and the event list.
+ */
+import { AppError, invalidMany, type Violation } from '../errors.js';
+import type { Customer } from '../schemas/customers.js';
+import type { IngestResult, UsageEvent } from '../schemas/usageEvents.js';
+import type { SubscriptionRecord } from '../store/repos/subscriptions.js';
+import type { UsageEventFilter, UsageEventRecord } from '../store/repos/usageEvents.js';
+import type { Tx } from '../store/store.js';
+import { findCustomer } from './customers.js';
+import { memo } from './memo.js';
+import { findSubscription } from './subscriptions/records.js';
+
+/** Events of one call at most (CONTRACT section 2, batches). */
+export const MAX_EVENTS = 1000;
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** Timestamps may be this old at most, and this far in the future (clock skew). */
+const MAX_AGE_MS = 35 * DAY_MS;
+const MAX_AHEAD_MS = 5 * 60 * 1000;
+const MAX_PROPERTIES = 50;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
+const OUR_FIELDS = new Set(['id', 'eventName', 'timestamp', 'subscription', 'customer', 'properties']);
+/** CloudEvents 1.0 context attributes; other lower-case names are extensions, accepted and not stored. */
+const CLOUD_FIELDS = new Set(['specversion', 'id', 'source', 'type', 'subject', 'time', 'data', 'datacontenttype', 'dataschema']);
+const EXTENSION_NAME = /^[a-z0-9]{1,20}$/;
+
+type Ref = { kind: 'subscription' | 'customer' | 'subject'; value: string; field: string };
+
+/** An event that passed the checks of its fields. */
+interface Checked {
+  index: number;
+  id: string;
+  eventName: string;
+  ts: number;
+  ref: Ref;
+  properties: string;
+}
+
+export interface IngestError {
+  index: number;
+  id?: string;
+  propertyPath: string;
+  message: string;
+}
+
+const isText = (v: unknown, max = 255): v is string => typeof v === 'string' && v.length >= 1 && v.length <= max;
+
+/**
+ * Checks one event by hand (a batch of 1,000 would spend more in a schema library than in the
+ * database), our form or a CloudEvent (it has `specversion`); each bad field is an error naming
+ * `events[i].<field>` and what it takes.
+ */
+function check(raw: unknown, index: number, now: number, errors: IngestError[]): Checked | undefined {
+  const at = (field: string) => `events[${index}]${field ? `.${field}` : ''}`;
+  const before = errors.length;
+  const fail = (field: string, message: string) => {
+    const id = raw !== null && typeof raw === 'object' && isText((raw as Record<string, unknown>).id) ? ((raw as Record<string, unknown>).id as string) : undefined;
+    errors.push({ index, ...(id !== undefined ? { id } : {}), propertyPath: at(field), message: `${at(field)} ${message}` });
+  };
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    fail('', 'must be an object { id, eventName, timestamp, subscription or customer, properties } or a CloudEvent');
+    return undefined;
+  }
+  const e = raw as Record<string, unknown>;
+  const cloud = e.specversion !== undefined;
+  for (const key of Object.keys(e)) {
+    if (cloud ? !CLOUD_FIELDS.has(key) && !EXTENSION_NAME.test(key) : !OUR_FIELDS.has(key)) {
+      fail(
+        key,
+        cloud
+          ? 'is not a CloudEvents attribute: extensions are 1 to 20 lower-case letters or digits'
+          : 'is not a field of an event: send id, eventName, timestamp, subscription or customer, properties',
+      );
+    }
+  }
+  if (cloud) {
+    if (e.specversion !== '1.0') fail('specversion', 'must be "1.0"');
+    if (!isText(e.source, 4096)) fail('source', 'is required: a non-empty string naming the event source');
+    if (e.datacontenttype !== undefined && e.datacontenttype !== 'application/json') fail('datacontenttype', 'must be application/json when given');
+  }
+  const nameField = cloud ? 'type' : 'eventName';
+  const timeField = cloud ? 'time' : 'timestamp';
+  const propertiesField = cloud ? 'data' : 'properties';
+  if (!isText(e.id)) fail('id', 'is required: your unique id of the event, 1 to 255 characters (deduplicated per organisation)');
+  const eventName = e[nameField];
+  if (!isText(eventName)) fail(nameField, 'is required: the event name a product usage metric bills, 1 to 255 characters');
+
+  let ts = now;
+  const time = e[timeField];
+  if (time !== undefined) {
+    const parsed = typeof time === 'string' && RFC3339.test(time) ? Date.parse(time) : Number.NaN;
+    if (Number.isNaN(parsed)) fail(timeField, 'must be an RFC 3339 date-time with an offset, e.g. 2026-01-31T12:00:00Z');
+    else if (parsed < now - MAX_AGE_MS) fail(timeField, `is more than 35 days old (${time}); older usage is no longer accepted`);
+    else if (parsed > now + MAX_AHEAD_MS) fail(timeField, `lies more than 5 minutes in the future (${time}, now ${new Date(now).toISOString()})`);
+    else ts = parsed;
+  }
+
+  let ref: Ref | undefined;
+  if (cloud) {
+    if (isText(e.subject)) ref = { kind: 'subject', value: e.subject, field: 'subject' };
+    else fail('subject', 'is required: the id or number of the subscription or customer the usage belongs to');
+  } else {
+    const given = (['subscription', 'customer'] as const).filter((k) => e[k] !== undefined);
+    if (given.length !== 1) {
+      fail(given.length ? 'customer' : 'subscription', 'or customer (id or number) is required, exactly one of the two');
+    } else {
+      const kind = given[0]!;
+      if (isText(e[kind])) ref = { kind, value: e[kind] as string, field: kind };
+      else fail(kind, 'must be an id or number, 1 to 255 characters');
+    }
+  }
+
+  let properties = '{}';
+  const props = e[propertiesField];
+  if (props !== undefined) {
+    if (props === null || typeof props !== 'object' || Array.isArray(props)) {
+      fail(propertiesField, 'must be an object of string or number values, e.g. {"tokens": 120, "model": "large"}');
+    } else {
+      const entries = Object.entries(props as Record<string, unknown>);
+      if (entries.length > MAX_PROPERTIES) fail(propertiesField, `holds ${entries.length} properties; at most ${MAX_PROPERTIES}`);
+      for (const [k, v] of entries) {
+        if (k.length > 255) fail(`${propertiesField}`, 'has a key longer than 255 characters');
+        else if (typeof v === 'number' ? !Number.isFinite(v) : typeof v !== 'string' || v.length > 255) {
+          fail(`${propertiesField}.${k}`, 'must be a string (at most 255 characters) or a finite number');
+        }
+      }
+      properties = JSON.stringify(props);
+    }
+  }
+  if (errors.length > before) return undefined;
+  return { index, id: e.id as string, eventName: eventName as string, ts, ref: ref!, properties };
+}
+
+/** The latest end of an already invoiced interval per metered event name (-Infinity: nothing billed yet). */
+type Meters = Map<string, number>;
+
+/** Memoised lookups of one batch: its events name the same subscriptions and customers again and again. */
+class Lookups {
+  private readonly subscriptions = new Map<string, Promise<SubscriptionRecord | undefined>>();
+  private readonly customers = new Map<string, Promise<Customer | undefined>>();
+  private readonly active = new Map<string, Promise<string[]>>();
+  private readonly meters = new Map<string, Promise<Meters>>();
+
+  constructor(
+    private readonly tx: Tx,
+    private readonly org: string,
+  ) {}
+
+  subscription(ref: string) {
+    return memo(this.subscriptions, ref, () => findSubscription(this.tx, this.org, ref));
+  }
+
+  customer(ref: string) {
+    return memo(this.customers, ref, () => findCustomer(this.tx, this.org, ref));
+  }
+
+  activeSubscriptions(customerId: string) {
+    return memo(this.active, customerId, () => this.tx.usageEvents.activeSubscriptionsOf(this.org, customerId));
+  }
+
+  metersOf(subscriptionId: string) {
+    return memo(this.meters, subscriptionId, async () => {
+      const meters: Meters = new Map();
+      for (const m of await this.tx.usageEvents.meteringItems(this.org, subscriptionId)) {
+        const billed = m.lastBilledTo === null ? Number.NEGATIVE_INFINITY : Date.parse(m.lastBilledTo);
+        meters.set(m.eventName, Math.max(meters.get(m.eventName) ?? Number.NEGATIVE_INFINITY, billed));
+      }
+      return meters;
+    });
+  }
+}
+
+/** Where an event goes: one row per subscription it counts for, or one unmatched row. */
+interface Placement {
+  rows: Array<{ subscriptionId: string | null; late: boolean }>;
+  customerId: string;
+  unmatched: boolean;
+}
+
+async function place(lookups: Lookups, c: Checked): Promise<Placement | string> {
+  const { ref } = c;
+  let subscription: SubscriptionRecord | undefined;
+  let customer: Customer | undefined;
+  if (ref.kind !== 'customer') subscription = await lookups.subscription(ref.value);
+  if (!subscription && ref.kind !== 'subscription') customer = await lookups.customer(ref.value);
+  if (subscription) {
+    const billed = (await lookups.metersOf(subscription.id)).get(c.eventName);
+    if (billed === undefined) return { rows: [{ subscriptionId: subscription.id, late: false }], customerId: subscription.customerId, unmatched: true };
+    return { rows: [{ subscriptionId: subscription.id, late: c.ts < billed }], customerId: subscription.customerId, unmatched: false };
+  }
+  if (!customer) {
+    const what = ref.kind === 'subscription' ? 'a subscription' : ref.kind === 'customer' ? 'a customer' : 'a subscription or a customer';
+    return `'${ref.value}' is neither the id nor the number of ${what}; use one from list_subscriptions or list_customers`;
+  }
+  const rows: Placement['rows'] = [];
+  for (const id of await lookups.activeSubscriptions(customer.id)) {
+    const billed = (await lookups.metersOf(id)).get(c.eventName);
+    if (billed !== undefined) rows.push({ subscriptionId: id, late: c.ts < billed });
+  }
+  if (rows.length === 0) return { rows: [{ subscriptionId: null, late: false }], customerId: customer.id, unmatched: true };
+  return { rows, customerId: customer.id, unmatched: false };
+}
+
+/**
+ * Stores the events of a batch (POST /usage-events). Each event is checked and addressed on its own;
+ * a bad one is an error of the answer and never blocks the others, unless `atomic` (then 422 with
+ * every error and nothing stored). An id already stored, or earlier in the batch, is a duplicate.
+ * The claims and the rows are written in the caller's unit of work, so a retried batch counts every
+ * event exactly once.
+ */
+export async function ingestUsageEvents(tx: Tx, org: string, events: readonly unknown[], atomic: boolean, now: Date): Promise<IngestResult> {
+  const clock = now.getTime();
+  const errors: IngestError[] = [];
+  const lookups = new Lookups(tx, org);
+  const firstIndex = new Map<string, number>();
+  let duplicates = 0;
+  const placed: Array<{ event: Checked; placement: Placement }> = [];
+  for (let i = 0; i < events.length; i++) {
+    const c = check(events[i], i, clock, errors);
+    if (!c) continue;
+    const placement = await place(lookups, c);
+    if (typeof placement === 'string') {
+      errors.push({ index: i, id: c.id, propertyPath: `events[${i}].${c.ref.field}`, message: `events[${i}].${c.ref.field} ${placement}` });
+      continue;
+    }
+    if (firstIndex.has(c.id)) {
+      duplicates += 1;
+      continue;
+    }
+    firstIndex.set(c.id, i);
+    placed.push({ event: c, placement });
+  }
+  if (atomic && errors.length) {
+    throw invalidMany(errors.map((e) => ({ propertyPath: e.propertyPath, message: e.message, code: 'invalid_event' }) satisfies Violation));
+  }
+
+  const claims: UsageEventRecord[] = [];
+  const extras: UsageEventRecord[] = [];
+  let seq = placed.length ? await tx.usageEvents.reserveSeq(org, placed.reduce((n, p) => n + p.placement.rows.length, 0)) : 0;
+  for (const { event, placement } of placed) {
+    placement.rows.forEach((row, target) => {
+      (target === 0 ? claims : extras).push({
+        seq: seq++,
+        id: event.id,
+        target,
+        eventName: event.eventName,
+        ts: event.ts,
+        subscriptionId: row.subscriptionId,
+        customerId: placement.customerId,
+        properties: event.properties,
+        unmatched: placement.unmatched,
+        late: row.late,
+        receivedAt: clock,
+      });
+    });
+  }
+  const claimed = await tx.usageEvents.insert(org, claims);
+  await tx.usageEvents.insert(
+    org,
+    extras.filter((r) => claimed.has(r.id)),
+  );
+  let late = 0;
+  let unmatched = 0;
+  for (const { event, placement } of placed) {
+    if (!claimed.has(event.id)) continue;
+    if (placement.unmatched) unmatched += 1;
+    if (placement.rows.some((r) => r.late)) late += 1;
+  }
+  return { accepted: claimed.size, duplicates: duplicates + placed.length - claimed.size, late, unmatched, errors };
+}
+
+/** One stored row as the list shows it. */
+export function renderUsageEvent(r: UsageEventRecord): UsageEvent {
+  return {
+    id: r.id,
+    eventName: r.eventName,
+    timestamp: new Date(r.ts).toISOString(),
+    subscription: r.subscriptionId,
+    customer: r.customerId,
+    properties: JSON.parse(r.properties) as UsageEvent['properties'],
+    unmatched: r.unmatched,
+    late: r.late,
+    receivedAt: new Date(r.receivedAt).toISOString(),
+  };
+}
+
+export interface UsageEventQuery {
+  subscription?: string | undefined;
+  customer?: string | undefined;
+  eventName?: string | undefined;
+  from?: string | undefined;
+  to?: string | undefined;
+  unmatched?: boolean | undefined;
+  limit: number;
+  cursor?: string | undefined;
+}
+
+const CURSOR = /^[1-9]\d{0,15}$/;
+
+/** GET /usage-events: newest first by arrival, in keyset pages; the cursor is where the last page ended. */
+export async function listUsageEvents(tx: Tx, org: string, q: UsageEventQuery): Promise<{ data: UsageEvent[]; meta: { nextCursor: string | null } }> {
+  if (q.cursor !== undefined && !CURSOR.test(q.cursor)) {
+    throw new AppError('bad_request', 'cursor is not one this list returned: pass meta.nextCursor of the previous page unchanged', [
+      { propertyPath: 'cursor', message: 'cursor is not one this list returned', code: 'invalid_cursor' },
+    ]);
+  }
+  const filter: UsageEventFilter = {
+    eventName: q.eventName,
+    from: q.from === undefined ? undefined : Date.parse(q.from),
+    to: q.to === undefined ? undefined : Date.parse(q.to),
+    unmatched: q.unmatched,
+    before: q.cursor === undefined ? undefined : Number(q.cursor),
+  };
+  const empty = { data: [], meta: { nextCursor: null } };
+  if (q.subscription !== undefined) {
+    const s = await findSubscription(tx, org, q.subscription);
+    if (!s) return empty;
+    filter.subscriptionId = s.id;
+  }
+  if (q.customer !== undefined) {
+    const c = await findCustomer(tx, org, q.customer);
+    if (!c) return empty;
+    filter.customerId = c.id;
+  }
+  const rows = await tx.usageEvents.list(org, filter, q.limit + 1);
+  const page = rows.slice(0, q.limit);
+  const more = rows.length > q.limit && page.length > 0;
+  return { data: page.map(renderUsageEvent), meta: { nextCursor: more ? String(page[page.length - 1]!.seq) : null } };
+}

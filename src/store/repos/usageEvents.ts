@@ -1,0 +1,277 @@
+import type Database from 'better-sqlite3';
+import type { UsageMetric } from '../../schemas/catalogue.js';
+import type { Sql } from '../sql.js';
+
+/** One stored row of a usage event: the event as it counts for one subscription (target 0 is the deduplication claim). */
+export interface UsageEventRecord {
+  seq: number;
+  id: string;
+  target: number;
+  eventName: string;
+  /** Milliseconds since the epoch. */
+  ts: number;
+  subscriptionId: string | null;
+  customerId: string | null;
+  /** The properties as JSON text. */
+  properties: string;
+  unmatched: boolean;
+  late: boolean;
+  receivedAt: number;
+}
+
+/** The events of one subscription with one name and ts in [from, to) (milliseconds). */
+export interface EventScope {
+  subscriptionId: string;
+  eventName: string;
+  from: number;
+  to: number;
+}
+
+export interface UsageEventFilter {
+  subscriptionId?: string | undefined;
+  customerId?: string | undefined;
+  eventName?: string | undefined;
+  from?: number | undefined;
+  to?: number | undefined;
+  unmatched?: boolean | undefined;
+  /** Only events that arrived before this sequence number (the page cursor). */
+  before?: number | undefined;
+}
+
+/** An item of a subscription whose product has a usage metric: what ingestion needs to match and date an event. */
+export interface MeteringItem {
+  eventName: string;
+  lastBilledTo: string | null;
+}
+
+export interface UsageEventRepo {
+  /** Reserves `count` arrival numbers of the organisation; returns the first. */
+  reserveSeq(org: string, count: number): Promise<number>;
+  /**
+   * Inserts the rows; a row whose (organisation, id, target) is taken is skipped. Answers the ids of
+   * the target-0 rows inserted: the events newly claimed.
+   */
+  insert(org: string, rows: readonly UsageEventRecord[]): Promise<Set<string>>;
+  activeSubscriptionsOf(org: string, customerId: string): Promise<string[]>;
+  meteringItems(org: string, subscriptionId: string): Promise<MeteringItem[]>;
+  /** Events of the scope that match the metric's filters. */
+  countEvents(org: string, scope: EventScope, metric: UsageMetric): Promise<bigint>;
+  /** Distinct values of the metric's property among them. */
+  uniqueCount(org: string, scope: EventScope, metric: UsageMetric): Promise<bigint>;
+  /** The largest value of the property in micro-units, null when no event has it. */
+  max(org: string, scope: EventScope, metric: UsageMetric): Promise<bigint | null>;
+  /** The property of the event with the latest timestamp (ties: the later arrival) in micro-units, or null. */
+  latest(org: string, scope: EventScope, metric: UsageMetric): Promise<bigint | null>;
+  /** The sum of the property in micro-units. */
+  sum(org: string, scope: EventScope, metric: UsageMetric): Promise<bigint>;
+  /** The sum of the property in micro-units and the number of events having it. */
+  sumAndCount(org: string, scope: EventScope, metric: UsageMetric): Promise<{ sum: bigint; count: bigint }>;
+  /** Events of the scope matching the metric's filters, and how many of them are late. */
+  count(org: string, scope: EventScope, metric: UsageMetric): Promise<{ events: number; late: number }>;
+  /** A page of the scope's events matching the metric's filters, newest first (by timestamp, then arrival). */
+  page(org: string, scope: EventScope, metric: UsageMetric, limit: number, offset: number): Promise<UsageEventRecord[]>;
+  /** A page of events newest first (by arrival), `limit` at most. */
+  list(org: string, filter: UsageEventFilter, limit: number): Promise<UsageEventRecord[]>;
+}
+
+interface Row {
+  seq: number;
+  event_id: string;
+  target: number;
+  event_name: string;
+  ts: number;
+  subscription_id: string;
+  customer_id: string | null;
+  properties: string;
+  unmatched: number;
+  late: number;
+  received_at: number;
+}
+
+const toRecord = (r: Row): UsageEventRecord => ({
+  seq: r.seq,
+  id: r.event_id,
+  target: r.target,
+  eventName: r.event_name,
+  ts: r.ts,
+  subscriptionId: r.subscription_id === '' ? null : r.subscription_id,
+  customerId: r.customer_id,
+  properties: r.properties,
+  unmatched: r.unmatched === 1,
+  late: r.late === 1,
+  receivedAt: r.received_at,
+});
+
+const COLUMNS = 'seq, event_id, target, event_name, ts, subscription_id, customer_id, json(properties) AS properties, unmatched, late, received_at';
+
+/** Rows per multi-row INSERT (13 values each, far below SQLite's limit of bound values). */
+const ROWS_PER_INSERT = 100;
+const TUPLE = '(?, ?, ?, ?, ?, ?, ?, ?, jsonb(?), ?, ?, ?)';
+const INSERT_HEAD = `INSERT INTO usage_events (subscription_id, event_name, ts, seq, organisation_id, event_id, target, customer_id, properties, unmatched, late, received_at) VALUES `;
+
+/** A property read from the JSONB properties; names are checked against PROPERTY_NAME_RE, so quoting is safe. */
+const prop = (name: string) => `properties ->> '$."${name}"'`;
+/** A numeric property in integer micro-units (rounded to 6 decimals), so sums and maxima are exact integers. */
+const micros = (name: string) => `CAST(round(${prop(name)} * 1000000) AS INTEGER)`;
+
+/** SQLite's sum() of integers stops with this error rather than lose precision. */
+const isIntegerOverflow = (err: unknown) => err instanceof Error && err.message === 'integer overflow';
+
+export class SqliteUsageEventRepo implements UsageEventRepo {
+  constructor(private readonly sql: Sql) {}
+
+  private exact(text: string): Database.Statement {
+    return this.sql.stmt(text).safeIntegers(true);
+  }
+
+  async reserveSeq(org: string, count: number): Promise<number> {
+    const { last } = this.sql.get<{ last: number }>(
+      'INSERT INTO usage_event_sequence (organisation_id, last) VALUES (?, ?) ON CONFLICT DO UPDATE SET last = last + excluded.last RETURNING last',
+      org,
+      count,
+    ) as { last: number };
+    return last - count + 1;
+  }
+
+  async insert(org: string, rows: readonly UsageEventRecord[]): Promise<Set<string>> {
+    const claimed = new Set<string>();
+    for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+      const chunk = rows.slice(i, i + ROWS_PER_INSERT);
+      const params: unknown[] = [];
+      for (const r of chunk) {
+        params.push(r.subscriptionId ?? '', r.eventName, r.ts, r.seq, org, r.id, r.target, r.customerId, r.properties, r.unmatched ? 1 : 0, r.late ? 1 : 0, r.receivedAt);
+      }
+      const stmt = this.sql.stmt(`${INSERT_HEAD}${chunk.map(() => TUPLE).join(', ')} ON CONFLICT DO NOTHING RETURNING event_id, target`);
+      for (const r of stmt.all(...params) as Array<{ event_id: string; target: number }>) if (r.target === 0) claimed.add(r.event_id);
+    }
+    return claimed;
+  }
+
+  async activeSubscriptionsOf(org: string, customerId: string): Promise<string[]> {
+    return this.sql
+      .all<{ id: string }>(`SELECT id FROM subscriptions WHERE organisation_id = ? AND customer_id = ? AND status = 'active' ORDER BY created_at, id`, org, customerId)
+      .map((r) => r.id);
+  }
+
+  async meteringItems(org: string, subscriptionId: string): Promise<MeteringItem[]> {
+    return this.sql
+      .all<{ event_name: string; last_billed_to: string | null }>(
+        `SELECT p.usage_metric ->> '$.eventName' AS event_name, i.last_billed_to
+         FROM subscription_items i JOIN products p ON p.id = i.product_id
+         WHERE i.organisation_id = ? AND i.subscription_id = ? AND p.usage_metric IS NOT NULL`,
+        org,
+        subscriptionId,
+      )
+      .map((r) => ({ eventName: r.event_name, lastBilledTo: r.last_billed_to }));
+  }
+
+  /**
+   * The WHERE clause of a scope with the metric's filters, and its parameters. `+organisation_id`
+   * keeps the planner on the clustered key's range (the claim index also starts with the organisation).
+   */
+  private where(org: string, scope: EventScope, metric: UsageMetric): { text: string; params: unknown[] } {
+    let text = 'WHERE subscription_id = ? AND event_name = ? AND ts >= ? AND ts < ? AND +organisation_id = ?';
+    const params: unknown[] = [scope.subscriptionId, scope.eventName, scope.from, scope.to, org];
+    for (const f of metric.filters) {
+      text += ` AND ${prop(f.property)} IN (${f.values.map(() => '?').join(', ')})`;
+      params.push(...f.values);
+    }
+    return { text, params };
+  }
+
+  async countEvents(org: string, scope: EventScope, metric: UsageMetric): Promise<bigint> {
+    const { text, params } = this.where(org, scope, metric);
+    return (this.exact(`SELECT count(*) AS v FROM usage_events ${text}`).get(...params) as { v: bigint }).v;
+  }
+
+  async uniqueCount(org: string, scope: EventScope, metric: UsageMetric): Promise<bigint> {
+    const { text, params } = this.where(org, scope, metric);
+    return (this.exact(`SELECT count(DISTINCT ${prop(metric.property ?? '')}) AS v FROM usage_events ${text}`).get(...params) as { v: bigint }).v;
+  }
+
+  async max(org: string, scope: EventScope, metric: UsageMetric): Promise<bigint | null> {
+    const { text, params } = this.where(org, scope, metric);
+    return (this.exact(`SELECT max(${micros(metric.property ?? '')}) AS v FROM usage_events ${text}`).get(...params) as { v: bigint | null }).v;
+  }
+
+  async latest(org: string, scope: EventScope, metric: UsageMetric): Promise<bigint | null> {
+    const { text, params } = this.where(org, scope, metric);
+    const property = metric.property ?? '';
+    const row = this.exact(`SELECT ${micros(property)} AS v FROM usage_events ${text} AND ${prop(property)} IS NOT NULL ORDER BY ts DESC, seq DESC LIMIT 1`).get(
+      ...params,
+    ) as { v: bigint } | undefined;
+    return row ? row.v : null;
+  }
+
+  async sum(org: string, scope: EventScope, metric: UsageMetric): Promise<bigint> {
+    const { text, params } = this.where(org, scope, metric);
+    return this.sumOf(`FROM usage_events ${text}`, metric.property ?? '', params, false).sum;
+  }
+
+  async sumAndCount(org: string, scope: EventScope, metric: UsageMetric): Promise<{ sum: bigint; count: bigint }> {
+    const { text, params } = this.where(org, scope, metric);
+    return this.sumOf(`FROM usage_events ${text}`, metric.property ?? '', params, true);
+  }
+
+  /**
+   * The sum of the property in micro-units. While every value is an integer, SQLite's own sum is
+   * exact (an integer result) and costs what the bare aggregate costs; otherwise each value is
+   * rounded to micro-units and those integers summed, and past 2^63 micro-units (SQLite refuses with
+   * "integer overflow") two exact sums, whole units and millionths, are joined in BigInt.
+   */
+  private sumOf(from: string, property: string, params: unknown[], withCount: boolean): { sum: bigint; count: bigint } {
+    try {
+      const count = withCount ? `count(${prop(property)})` : '0';
+      const plain = this.exact(`SELECT sum(${prop(property)}) AS s, ${count} AS n ${from}`).get(...params) as { s: bigint | number | null; n: bigint };
+      if (plain.s === null) return { sum: 0n, count: plain.n };
+      if (typeof plain.s === 'bigint') return { sum: plain.s * 1_000_000n, count: plain.n };
+      const row = this.exact(`SELECT sum(${micros(property)}) AS s, ${count} AS n ${from}`).get(...params) as { s: bigint | null; n: bigint };
+      return { sum: row.s ?? 0n, count: row.n };
+    } catch (err) {
+      if (!isIntegerOverflow(err)) throw err;
+      const row = this.exact(
+        `SELECT sum(${micros(property)} / 1000000) AS whole, sum(${micros(property)} % 1000000) AS part, count(${prop(property)}) AS n ${from}`,
+      ).get(...params) as { whole: bigint; part: bigint; n: bigint };
+      return { sum: row.whole * 1_000_000n + row.part, count: row.n };
+    }
+  }
+
+  async count(org: string, scope: EventScope, metric: UsageMetric): Promise<{ events: number; late: number }> {
+    const { text, params } = this.where(org, scope, metric);
+    const row = this.sql.get<{ n: number; late: number | null }>(`SELECT count(*) AS n, sum(late) AS late FROM usage_events ${text}`, ...params) as {
+      n: number;
+      late: number | null;
+    };
+    return { events: row.n, late: row.late ?? 0 };
+  }
+
+  async page(org: string, scope: EventScope, metric: UsageMetric, limit: number, offset: number): Promise<UsageEventRecord[]> {
+    const { text, params } = this.where(org, scope, metric);
+    return this.sql
+      .all<Row>(`SELECT ${COLUMNS} FROM usage_events ${text} ORDER BY ts DESC, seq DESC LIMIT ? OFFSET ?`, ...params, limit, offset)
+      .map(toRecord);
+  }
+
+  async list(org: string, filter: UsageEventFilter, limit: number): Promise<UsageEventRecord[]> {
+    let text = 'WHERE organisation_id = ?';
+    const params: unknown[] = [org];
+    const add = (clause: string, value: unknown) => {
+      text += ` AND ${clause}`;
+      params.push(value);
+    };
+    if (filter.before !== undefined) add('seq < ?', filter.before);
+    if (filter.subscriptionId !== undefined) add('subscription_id = ?', filter.subscriptionId);
+    if (filter.customerId !== undefined) add('customer_id = ?', filter.customerId);
+    if (filter.eventName !== undefined) add('event_name = ?', filter.eventName);
+    if (filter.from !== undefined) add('ts >= ?', filter.from);
+    if (filter.to !== undefined) add('ts < ?', filter.to);
+    if (filter.unmatched !== undefined) add('unmatched = ?', filter.unmatched ? 1 : 0);
+    return this.sql
+      .all<Row>(
+        `SELECT ${COLUMNS} FROM usage_events ${text} ORDER BY seq DESC LIMIT ?`,
+        ...params,
+        limit,
+      )
+      .map(toRecord);
+  }
+}
