@@ -79,14 +79,11 @@ export interface OverdueRuleInput {
   sendLetter: boolean;
   isEnabled: boolean;
   emailTemplate: { subject: string; contentPlain: string; contentHtml?: string | null | undefined } | null;
-  documentTemplate: { name?: string | null | undefined; title?: string | null | undefined; introduction?: string | null | undefined; closing?: string | null | undefined } | null;
+  documentTemplate: DocumentTemplate | null;
 }
 
 const emailTemplateOf = (t: OverdueRuleInput['emailTemplate']): EmailTemplate | null =>
   t && { subject: t.subject, contentPlain: t.contentPlain, contentHtml: t.contentHtml ?? null };
-
-const documentTemplateOf = (t: OverdueRuleInput['documentTemplate']): DocumentTemplate | null =>
-  t && { name: t.name ?? null, title: t.title ?? null, introduction: t.introduction ?? null, closing: t.closing ?? null };
 
 async function ruleViolations(tx: Tx, org: string, rule: OverdueRule): Promise<Violation[]> {
   const out: Violation[] = [];
@@ -108,7 +105,6 @@ export async function createOverdueRule(tx: Tx, org: string, input: OverdueRuleI
     id: newId(),
     ...input,
     emailTemplate: emailTemplateOf(input.emailTemplate),
-    documentTemplate: documentTemplateOf(input.documentTemplate),
     createdAt: at,
     updatedAt: at,
   };
@@ -131,12 +127,11 @@ export function listOverdueRules(tx: Tx, org: string, page: PageRequest) {
 /** Omitted fields stay; `null` clears a template. */
 export async function updateOverdueRule(tx: Tx, org: string, id: string, patch: Partial<OverdueRuleInput>, now: Date): Promise<OverdueRule> {
   const current = await getOverdueRule(tx, org, id);
-  const { emailTemplate, documentTemplate, ...fields } = patch;
+  const { emailTemplate, ...fields } = patch;
   const rule: OverdueRule = {
     ...current,
     ...Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)),
     emailTemplate: emailTemplate === undefined ? current.emailTemplate : emailTemplateOf(emailTemplate),
-    documentTemplate: documentTemplate === undefined ? current.documentTemplate : documentTemplateOf(documentTemplate),
     updatedAt: now.toISOString(),
   };
   const violations = await ruleViolations(tx, org, rule);
@@ -163,7 +158,7 @@ function reachedAt(originalDueAt: string, daysOverdue: number, customer: Custome
 
 /**
  * Applies to the invoice the highest enabled level that is reached and above every level applied so
- * far, if the invoice is open, past its current due date, no fee invoice and not covered by an active
+ * far, if the invoice is open, its current due date has come (a broken plan makes it due at once), it is no fee invoice and not covered by an active
  * payment plan. Lower levels passed over are never applied afterwards. Returns whether a level was
  * applied. Runs in the caller's unit of work; the (invoice, level) key makes a level apply once even
  * if another process applied it meanwhile (the unit then fails on the key and writes nothing).
@@ -171,7 +166,7 @@ function reachedAt(originalDueAt: string, daysOverdue: number, customer: Custome
 export async function applyDunning(tx: Tx, org: string, invoiceId: string, now: Date): Promise<boolean> {
   const invoice = await tx.invoices.get(org, invoiceId);
   if (!invoice || invoice.status !== 'open' || invoice.dunningOf !== null || invoice.dunningPaused) return false;
-  if (invoice.dueAt === null || invoice.originalDueAt === null || Date.parse(invoice.dueAt) >= now.getTime()) return false;
+  if (invoice.dueAt === null || invoice.originalDueAt === null || Date.parse(invoice.dueAt) > now.getTime()) return false;
   const customer = await tx.customers.get(org, invoice.customer);
   if (!customer) throw notFound('Customer', invoice.customer);
   const applied = await tx.dunning.highestLevel(org, invoice.id);

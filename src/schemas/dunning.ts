@@ -10,12 +10,7 @@ export const emailTemplateSchema = z.object({
 });
 export type EmailTemplate = z.infer<typeof emailTemplateSchema>;
 
-export const documentTemplateSchema = z.object({
-  name: z.string().nullable(),
-  title: z.string().nullable(),
-  introduction: z.string().nullable(),
-  closing: z.string().nullable(),
-});
+export const documentTemplateSchema = z.record(z.string(), z.string());
 export type DocumentTemplate = z.infer<typeof documentTemplateSchema>;
 
 export const overdueRuleSchema = z.object({

@@ -18,8 +18,8 @@ export interface DunningRepo {
   /** The highest level applied to the invoice; 0 when none. */
   highestLevel(org: string, invoiceId: string): Promise<number>;
   /**
-   * Across organisations, for the jobs runner: open invoices (not fee invoices) past their due date at
-   * `now`, not covered by an active payment plan, for which an enabled rule above the highest level
+   * Across organisations, for the jobs runner: open invoices (not fee invoices) whose due date has come
+   * at `now`, not covered by an active payment plan, for which an enabled rule above the highest level
    * applied may have been reached (its daysOverdue since the first due date, less an hour for a
    * shorter day in the customer's time zone: the domain decides exactly). Oldest first due first.
    */
@@ -142,7 +142,7 @@ export class SqliteDunningRepo implements DunningRepo {
   async candidates(now: string): Promise<Array<{ organisationId: string; id: string }>> {
     return this.sql.all<{ organisationId: string; id: string }>(
       `SELECT i.organisation_id AS organisationId, i.id FROM invoices i
-       WHERE i.status = 'open' AND i.dunning_of IS NULL AND i.original_due_at < @now AND i.due_at < @now
+       WHERE i.status = 'open' AND i.dunning_of IS NULL AND i.original_due_at < @now AND i.due_at <= @now
          AND NOT EXISTS (SELECT 1 FROM payment_plans p
            WHERE p.organisation_id = i.organisation_id AND p.invoice_id = i.id AND p.status = 'active')
          AND EXISTS (SELECT 1 FROM overdue_rules r
