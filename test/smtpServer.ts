@@ -9,8 +9,8 @@ export interface ReceivedMail {
   mail: ParsedMail;
 }
 
-/** What the server answers the n-th message (0-based): accept it, or an SMTP error code. */
-export type SmtpResponder = (n: number) => 'accept' | number;
+/** What the server answers a message to these recipients, the n-th it got (0-based): accept it, or an SMTP error code. */
+export type SmtpResponder = (to: string[], n: number) => 'accept' | number;
 
 /** A real SMTP server on 127.0.0.1 (plain, no authentication) that records every message. */
 export class TestSmtp {
@@ -30,13 +30,13 @@ export class TestSmtp {
       disabledCommands: ['STARTTLS', 'AUTH'],
       logger: false,
       onData(stream, session, callback) {
-        const n = smtp!.messages++;
-        const answer = smtp!.respond(n);
+        const to = session.envelope.rcptTo.map((a) => a.address);
+        const answer = smtp!.respond(to, smtp!.messages++);
         simpleParser(stream).then(
           (mail) => {
             if (answer !== 'accept') return callback(Object.assign(new Error(`refused by the test server (${answer})`), { responseCode: answer }));
-            const envelope = session.envelope;
-            smtp!.received.push({ to: envelope.rcptTo.map((a) => a.address), from: envelope.mailFrom ? envelope.mailFrom.address : '', mail });
+            const { mailFrom } = session.envelope;
+            smtp!.received.push({ to, from: mailFrom ? mailFrom.address : '', mail });
             callback();
           },
           (err: Error) => callback(err),
