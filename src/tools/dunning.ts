@@ -46,8 +46,8 @@ const fields = {
   emailTemplate: z
     .strictObject({
       subject: text255.min(1, { message: 'must not be empty' }).describe('Subject line.'),
-      contentPlain: content.describe('At most 10000 characters.'),
-      contentHtml: content.nullable().optional().describe('HTML part besides the text.'),
+      contentPlain: content.describe('Text part.'),
+      contentHtml: content.nullable().optional().describe('HTML part.'),
     })
     .nullable()
     .describe(`Placeholders: ${PLACEHOLDERS.map((p) => `{{${p}}}`).join(' ')}. null: the system template.`),
