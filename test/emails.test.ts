@@ -130,6 +130,20 @@ describe('invoice e-mails', () => {
     }
     expect((await invoiceEmail(env.mcp, refused.id)).email).toMatchObject({ status: 'failed', attempts: 1, nextAttemptAt: null });
   });
+
+  it('a recipient the server refuses does not keep the others from getting the e-mail', async () => {
+    env.setNow('2026-06-12T09:00:00Z');
+    const customer = await subscribed(env.mcp, 'Half AG', [
+      { email: 'left@half.example', isInvoiceEmail: true },
+      { email: 'ap@half.example', isInvoiceEmail: true },
+    ]);
+    smtp.unknownMailboxes.add('left@half.example');
+    await jobs('2026-06-12T09:00:00Z');
+    const { email } = await invoiceEmail(env.mcp, customer.id);
+    expect(email).toMatchObject({ to: ['left@half.example', 'ap@half.example'], status: 'sent', attempts: 1 });
+    expect(email.lastError).toBe('the server refused left@half.example; sent to the others');
+    expect(smtp.received.filter((m) => m.mail.subject === email.subject).map((m) => m.to)).toEqual([['ap@half.example']]);
+  });
 });
 
 describe('durability and configuration', () => {

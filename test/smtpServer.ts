@@ -16,6 +16,8 @@ export type SmtpResponder = (to: string[], n: number) => 'accept' | number;
 export class TestSmtp {
   readonly received: ReceivedMail[] = [];
   respond: SmtpResponder = () => 'accept';
+  /** Recipients the server refuses (550) while it accepts the others of a message. */
+  readonly unknownMailboxes = new Set<string>();
   private messages = 0;
 
   private constructor(
@@ -29,6 +31,10 @@ export class TestSmtp {
       authOptional: true,
       disabledCommands: ['STARTTLS', 'AUTH'],
       logger: false,
+      onRcptTo(address, _session, callback) {
+        if (!smtp!.unknownMailboxes.has(address.address)) return callback();
+        callback(Object.assign(new Error(`no mailbox ${address.address}`), { responseCode: 550 }));
+      },
       onData(stream, session, callback) {
         const to = session.envelope.rcptTo.map((a) => a.address);
         const answer = smtp!.respond(to, smtp!.messages++);

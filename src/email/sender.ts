@@ -1,4 +1,3 @@
-import { createTransport } from 'nodemailer';
 import type { Config } from '../config.js';
 import { renderInvoicePdf } from '../documents/invoicePdf.js';
 import { invoiceDocument, type InvoiceDocumentSource } from '../domain/invoiceDocument.js';
@@ -44,10 +43,16 @@ function failureOf(err: unknown): SendFailure {
   return { error: [e.code, e.message].filter(Boolean).join(' ') || String(err), permanent };
 }
 
-/** A pool of up to 4 SMTP connections; a server that does not answer fails the attempt within seconds. */
-function smtpPool(url: string) {
+/**
+ * A pool of up to 4 SMTP connections; a server that does not answer fails the attempt within seconds.
+ * nodemailer is loaded on first use, so processes that send no e-mail (keys, stdio) start without it.
+ */
+async function smtpPool(url: string) {
+  const { createTransport } = await import('nodemailer');
   return createTransport({ pool: true, url, maxConnections: 4, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 });
 }
+
+type SmtpPool = Awaited<ReturnType<typeof smtpPool>>;
 
 interface Claimed {
   email: OutgoingEmail;
@@ -63,17 +68,16 @@ interface Claimed {
  * unit of its own. Without BILLING_SMTP_URL, due e-mails become not_sent. Called by the jobs run.
  */
 export class EmailSender {
-  private readonly transport: ReturnType<typeof smtpPool> | undefined;
+  private pool: Promise<SmtpPool> | undefined;
 
-  constructor(private readonly deps: { store: Store; config: Config; logger: Logger }) {
-    this.transport = deps.config.smtpUrl ? smtpPool(deps.config.smtpUrl) : undefined;
-  }
+  constructor(private readonly deps: { store: Store; config: Config; logger: Logger }) {}
 
   /** Attempts every e-mail due at `now` once. */
   async runDue(now: Date): Promise<EmailRun> {
     const run: EmailRun = { sent: 0, retrying: 0, failed: 0, notSent: 0 };
     const at = now.toISOString();
-    if (!this.transport) {
+    const { smtpUrl } = this.deps.config;
+    if (!smtpUrl) {
       run.notSent = await this.deps.store.transaction((tx) => tx.emails.markDueNotSent(at, NO_SMTP, at));
       return run;
     }
@@ -82,13 +86,18 @@ export class EmailSender {
       const batch = await this.claim(now, seen);
       if (batch.length === 0) break;
       seen.push(...batch.map((c) => c.email.id));
-      await Promise.all(batch.map((c) => this.send(c, now, run)));
+      this.pool ??= smtpPool(smtpUrl);
+      const pool = await this.pool;
+      await Promise.all(batch.map((c) => this.send(pool, c, now, run)));
     }
     return run;
   }
 
+  /** Closes the SMTP connections; a later run opens new ones. */
   close(): void {
-    this.transport?.close();
+    const pool = this.pool;
+    this.pool = undefined;
+    void pool?.then((p) => p.close());
   }
 
   private claim(now: Date, seen: readonly string[]): Promise<Claimed[]> {
@@ -106,14 +115,14 @@ export class EmailSender {
     });
   }
 
-  private async send(claimed: Claimed, now: Date, run: EmailRun): Promise<void> {
+  private async send(pool: SmtpPool, claimed: Claimed, now: Date, run: EmailRun): Promise<void> {
     const { email } = claimed;
     let failure: SendFailure | null = null;
     let rejected: string[] = [];
     try {
       const attachments = [];
-      for (const d of claimed.documents) attachments.push({ filename: d.filename, content: Buffer.from(await renderInvoicePdf(d.source)), contentType: 'application/pdf' });
-      const info = await (this.transport as ReturnType<typeof smtpPool>).sendMail({
+      for (const d of claimed.documents) attachments.push({ filename: d.filename, content: await renderInvoicePdf(d.source), contentType: 'application/pdf' });
+      const info = await pool.sendMail({
         from: claimed.from,
         replyTo: claimed.replyTo,
         to: email.to,
