@@ -153,6 +153,7 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'jobs run': {
       print(await runDueJobs(app, new Date(dateTimeFlag(values.now, 'now') ?? Date.now()), 'cli'));
+      app.emails.close();
       return app.store.close();
     }
     default:

@@ -83,6 +83,28 @@ const publicUrl = z.string().transform((value, ctx) => {
   return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
 });
 
+/** `smtp://user:pass@host:port` or `smtps://…` (TLS from the start): anything else → an issue. */
+const smtpUrl = z.string().transform((value, ctx) => {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || !url.hostname) {
+    ctx.addIssue({ code: 'custom', message: 'must be an smtp:// or smtps:// URL with a host, such as smtps://user:password@mail.example.com:465' });
+    return z.NEVER;
+  }
+  return value;
+});
+
+/** `billing@example.com` or `Example Billing <billing@example.com>`. */
+const emailFrom = z
+  .string()
+  .regex(/^(?:[^<>@\r\n]+<[^\s<>@]+@[^\s<>@]+>|[^\s<>@]+@[^\s<>@]+)$/, {
+    message: 'must be an e-mail address, optionally with a name: Example Billing <billing@example.com>',
+  });
+
 const envSchema = z.object({
   BILLING_DB: z.string().min(1).default('./data/billing.sqlite'),
   BILLING_DB_SYNCHRONOUS: z.enum(['full', 'normal'], { message: 'must be full or normal' }).default('full'),
@@ -103,6 +125,13 @@ const envSchema = z.object({
     .regex(/^\d+(,\d+)*$/, { message: 'must be comma-separated whole seconds, e.g. 10,300,1800' })
     .transform((s) => s.split(',').map(Number))
     .default([10, 300, 1800]),
+  BILLING_SMTP_URL: smtpUrl.optional(),
+  BILLING_EMAIL_FROM: emailFrom.optional(),
+  BILLING_EMAIL_RETRY_DELAYS: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, { message: 'must be comma-separated whole seconds, e.g. 60,600,3600,21600' })
+    .transform((s) => s.split(',').map(Number))
+    .default([60, 600, 3600, 21_600]),
   BILLING_JOBS_INTERVAL_MS: int(0, 86_400_000).default(10_000),
   BILLING_PAYMENT_PLAN_GRACE_DAYS: int(0, 365).default(7),
   BILLING_PAYMENT_TERM_DAYS: int(0, 365).default(14),
@@ -142,6 +171,12 @@ export interface Config {
   /** Webhook delivery attempts in flight at once to one target (URL origin: scheme, host, port). */
   webhookConcurrencyPerTarget: number;
   webhookRetryDelaysSeconds: number[];
+  /** SMTP server e-mails are sent through; undefined: e-mails stay in the outbox as not_sent. */
+  smtpUrl: string | undefined;
+  /** From header of every e-mail (required with smtpUrl). */
+  emailFrom: string | undefined;
+  /** Seconds before each retry of an e-mail that could not be sent; after the last, it is failed. */
+  emailRetryDelaysSeconds: number[];
   jobsIntervalMs: number;
   paymentPlanGraceDays: number;
   /** Days from issue to due date of an invoice whose customer has no paymentTermDays of its own. */
@@ -163,6 +198,9 @@ export interface Config {
   maxConcurrentPerKey: number;
 }
 
+/** Settings that may carry a password: an error names them without echoing the value. */
+const SECRET = new Set(['BILLING_API_KEY', 'BILLING_SMTP_URL']);
+
 /**
  * Reads the configuration from the environment, then applies command-line overrides (already in env
  * variable form). A bad value throws an error naming the variable, which stops start-up.
@@ -175,7 +213,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
   }
   const parsed = envSchema.safeParse(source);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `${String(i.path[0])} ${i.message} (got ${JSON.stringify(source[String(i.path[0])])})`);
+    const lines = parsed.error.issues.map((i) => {
+      const key = String(i.path[0]);
+      return `${key} ${i.message}${SECRET.has(key) ? '' : ` (got ${JSON.stringify(source[key])})`}`;
+    });
     throw new AppError('bad_request', `Invalid configuration: ${lines.join('; ')}`);
   }
   const e = parsed.data;
@@ -184,6 +225,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
       'bad_request',
       `Invalid configuration: BILLING_HTTP_HEADERS_TIMEOUT_MS must be at most BILLING_HTTP_REQUEST_TIMEOUT_MS (${e.BILLING_HTTP_REQUEST_TIMEOUT_MS}) (got ${JSON.stringify(String(e.BILLING_HTTP_HEADERS_TIMEOUT_MS))})`,
     );
+  }
+  if (e.BILLING_SMTP_URL !== undefined && e.BILLING_EMAIL_FROM === undefined) {
+    throw new AppError('bad_request', 'Invalid configuration: BILLING_EMAIL_FROM must be set when BILLING_SMTP_URL is (the From address of e-mails)');
   }
   return {
     db: e.BILLING_DB,
@@ -201,6 +245,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     webhookConcurrency: e.BILLING_WEBHOOK_CONCURRENCY,
     webhookConcurrencyPerTarget: e.BILLING_WEBHOOK_CONCURRENCY_PER_TARGET,
     webhookRetryDelaysSeconds: e.BILLING_WEBHOOK_RETRY_DELAYS,
+    smtpUrl: e.BILLING_SMTP_URL,
+    emailFrom: e.BILLING_EMAIL_FROM,
+    emailRetryDelaysSeconds: e.BILLING_EMAIL_RETRY_DELAYS,
     jobsIntervalMs: e.BILLING_JOBS_INTERVAL_MS,
     paymentPlanGraceDays: e.BILLING_PAYMENT_PLAN_GRACE_DAYS,
     paymentTermDays: e.BILLING_PAYMENT_TERM_DAYS,

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApiKey } from './auth/keys.js';
 import type { Config } from './config.js';
+import { EmailSender } from './email/sender.js';
 import { createHttpApp } from './http/app.js';
 import { newId } from './ids.js';
 import { nonOverlapping, runDueJobs } from './jobs/runner.js';
@@ -22,6 +23,8 @@ export interface App {
   clock: () => Date;
   /** Sends webhook deliveries; kicked after commits, stopped by the HTTP server's close. */
   deliveries: DeliveryWorker;
+  /** Sends the e-mail outbox during jobs runs; closed by the HTTP server's close. */
+  emails: EmailSender;
   /** Base of the URLs results link to; `startHttp` tells it where the server listens. */
   publicUrl: PublicUrl;
 }
@@ -63,9 +66,10 @@ export function createApp(
   const clock = options.clock ?? (() => new Date());
   const catalog = new Catalog(OPERATIONS, { readOnly: config.readOnly });
   const deliveries = new DeliveryWorker({ store, config, logger, clock, resolve: options.resolve });
+  const emails = new EmailSender({ store, config, logger });
   const publicUrl = new PublicUrl(config);
   const executor = new Executor({ store, config, logger, clock, deliveries, baseUrl: () => publicUrl.value });
-  return { config, store, catalog, executor, logger, clock, deliveries, publicUrl };
+  return { config, store, catalog, executor, logger, clock, deliveries, emails, publicUrl };
 }
 
 /** How often Node looks for requests past their headers or request timeout: a tenth of the shorter, 10 ms to 1 s. */
@@ -127,6 +131,7 @@ export async function startHttp(app: App, host = app.config.host, port = app.con
         server.close(() => resolve());
       });
       await app.deliveries.stop();
+      app.emails.close();
     },
   };
 }

@@ -62,9 +62,11 @@ describe('create_invoice', () => {
       issuedAt: NOW,
       // 14 days, BILLING_PAYMENT_TERM_DAYS' default, in the customer's time zone (Europe/Berlin, no DST change in between).
       dueAt: '2026-12-04T10:00:00.000Z',
+      originalDueAt: '2026-12-04T10:00:00.000Z',
       paidAt: null,
       voidedAt: null,
       dunningPaused: false,
+      dunningOf: null,
       payments: [],
       createdAt: NOW,
       updatedAt: NOW,

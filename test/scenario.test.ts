@@ -11,6 +11,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate } from '../src/auth/keys.js';
+import { runDueJobs } from '../src/jobs/runner.js';
 import { createMcpServer } from '../src/mcp/server.js';
 import type { Catalog } from '../src/registry/catalog.js';
 import type { Executor } from '../src/registry/executor.js';
@@ -465,6 +466,25 @@ describe('a back-office scenario through every listed tool', () => {
 
     await a.call('update_webhook', { id: s.webhook, enabled: false });
     await a.call('delete_webhook', { id: s.webhook });
+  });
+
+  it('dunns an overdue invoice: overdue rules, a jobs run, its dunning steps and the e-mail outbox', async () => {
+    const a = admin;
+    const rule = idOf(await a.call('create_overdue_rule', { level: 1, daysOverdue: 3, dueInDays: 7, amountInCents: 500 }), 'create_overdue_rule');
+    await a.call('list_overdue_rules', {});
+    await a.call('get_overdue_rule', { id: rule });
+    await a.call('update_overdue_rule', { id: rule, attachOriginalInvoice: true });
+    const spare = idOf(await a.call('create_overdue_rule', { level: 9, daysOverdue: 90, dueInDays: 7 }), 'create_overdue_rule');
+    await a.call('delete_overdue_rule', { id: spare });
+    const overdue = idOf(
+      await a.call('create_invoice', { customer: s.customer, lines: [{ description: 'Support retainer', quantity: 1, unitAmount: 20_000 }] }),
+      'create_invoice',
+    );
+    // Due on 16 March; level 1 is reached three days later.
+    await runDueJobs(env.app, new Date('2026-03-20T09:00:00Z'));
+    expect((await a.call('list_invoice_dunning', { id: overdue })).data).toHaveLength(1);
+    const [email] = (await a.call('list_emails', { invoice: overdue })).data;
+    await a.call('get_email', { id: idOf(email, 'list_emails') });
   });
 
   it('sells by offer: create, list, get, update, accept by click, submit invoice details; archives another', async () => {

@@ -9,6 +9,7 @@ import type { Tx } from '../store/store.js';
 import { customerIdOf, findCustomer } from './customers.js';
 import { addInterval, toIso, zoned } from './dates.js';
 import { decimal, formatDecimal, fractionDigits, multiply, parseDecimal, roundedUnits, unitsAt } from './decimal.js';
+import { queueInvoiceEmail } from './emails.js';
 import { emitEvent } from './events.js';
 import { formatMoney, percentOf, RATE_SCALE, rateOfE4, rateToE4 } from './money.js';
 import { canonicalQuantity, QUANTITY_DIGITS } from './quantity.js';
@@ -149,12 +150,14 @@ async function issue(tx: Tx, org: string, draft: Invoice, customer: Customer, is
   if (creditApplied > 0) await tx.customers.addCreditBalance(org, customer.id, -creditApplied, at);
   const amountDue = draft.grossAmount - creditApplied;
   const settled = amountDue === 0;
+  const dueAt = draft.dueAt ?? dueDateOf(issuedAt, customer, termDays);
   return {
     ...draft,
     number: await nextInvoiceNumber(tx, org, new Date(issuedAt)),
     status: settled ? 'paid' : 'open',
     issuedAt,
-    dueAt: draft.dueAt ?? dueDateOf(issuedAt, customer, termDays),
+    dueAt,
+    originalDueAt: dueAt,
     paidAt: settled ? issuedAt : null,
     creditApplied,
     amountDue,
@@ -234,7 +237,7 @@ async function invoiceSubscription(
 
 /** A draft invoice of lines whose net amounts are known; totals per CONTRACT section 8. */
 function draftOf(
-  base: { customer: string; subscription: string | null; currencyCode: string; dueAt: string | null },
+  base: { customer: string; subscription: string | null; currencyCode: string; dueAt: string | null; dunningOf?: string },
   lines: InvoiceLine[],
   now: Date,
 ): Invoice {
@@ -258,9 +261,11 @@ function draftOf(
     amountDue: totals.grossAmount,
     issuedAt: null,
     dueAt: base.dueAt,
+    originalDueAt: base.dueAt,
     paidAt: null,
     voidedAt: null,
     dunningPaused: false,
+    dunningOf: base.dunningOf ?? null,
     payments: [],
     createdAt: at,
     updatedAt: at,
@@ -381,6 +386,39 @@ export async function issueBilledInvoice(
   if (draft.grossAmount < 0) throw new RangeError(`a billed invoice cannot total less than 0 (got ${draft.grossAmount})`);
   if (draft.grossAmount > MAX_AMOUNT_CENTS) throw new RangeError(`a billed invoice cannot total more than ${MAX_AMOUNT_CENTS} (got ${draft.grossAmount})`);
   const issued = await issue(tx, org, draft, customer, issuedAt.toISOString(), input.paymentTermDays, now);
+  await tx.invoices.insert(org, issued);
+  await announceIssued(tx, org, issued, now);
+  await queueInvoiceEmail(tx, org, issued, customer, now);
+  return issued;
+}
+
+/**
+ * The fee invoice of a dunning level: one line "Dunning fee, level N, invoice <number>" of `amount`
+ * minor units without tax, `dunningOf` the dunned invoice, issued now and due at `dueAt`. The
+ * customer's credit balance applies as to any invoice; it is announced (invoice.created) but not
+ * e-mailed on its own: the dunning e-mail carries it.
+ */
+export async function issueFeeInvoice(
+  tx: Tx,
+  org: string,
+  input: { dunned: Invoice; customer: Customer; level: number; amount: number; dueAt: string },
+  now: Date,
+): Promise<Invoice> {
+  const { dunned } = input;
+  const line: InvoiceLine = {
+    id: newId(),
+    position: 1,
+    description: `Dunning fee, level ${input.level}, invoice ${dunned.number}`,
+    quantity: '1',
+    unitAmountDecimal: String(input.amount),
+    unitAmount: input.amount,
+    netAmount: input.amount,
+    taxRate: 0,
+    periodStart: null,
+    periodEnd: null,
+  };
+  const base = { customer: dunned.customer, subscription: dunned.subscription, currencyCode: dunned.currencyCode, dueAt: input.dueAt, dunningOf: dunned.id };
+  const issued = await issue(tx, org, draftOf(base, [line], now), input.customer, now.toISOString(), 0, now);
   await tx.invoices.insert(org, issued);
   await announceIssued(tx, org, issued, now);
   return issued;

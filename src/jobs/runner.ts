@@ -1,9 +1,12 @@
 import type { Config } from '../config.js';
 import { runBilling } from '../domain/billing/run.js';
+import { applyDunning } from '../domain/dunning.js';
+import type { EmailSender } from '../email/sender.js';
 import { breakIfOverdue, overdueCutoff } from '../domain/paymentPlans.js';
 import { announceEndingTrials, cancelDueSubscriptions } from '../domain/subscriptions/lifecycle.js';
 import { applyDuePlanChange } from '../domain/subscriptions/planChange.js';
 import type { Logger } from '../logger.js';
+import { isUniqueViolation } from '../store/sql.js';
 import type { Store } from '../store/store.js';
 import type { DeliveryWorker } from '../webhooks/delivery.js';
 
@@ -17,6 +20,7 @@ export interface JobsDeps {
   logger: Logger;
   config: Config;
   deliveries: Pick<DeliveryWorker, 'runDue'>;
+  emails: Pick<EmailSender, 'runDue'>;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -35,6 +39,23 @@ async function breakOverduePaymentPlans(deps: JobsDeps, now: Date): Promise<numb
   return broken;
 }
 
+/**
+ * Overdue invoices that reached a dunning level, each in its own unit of work. A level another run
+ * applied meanwhile fails that unit on the (invoice, level) key and is not counted.
+ */
+async function runDunning(deps: JobsDeps, now: Date): Promise<number> {
+  const candidates = await deps.store.read((tx) => tx.dunning.candidates(now.toISOString()));
+  let applied = 0;
+  for (const invoice of candidates) {
+    try {
+      if (await deps.store.transaction((tx) => applyDunning(tx, invoice.organisationId, invoice.id, now))) applied += 1;
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+    }
+  }
+  return applied;
+}
+
 /** Pending plan changes whose date has come, each applied in its own unit of work (before billing: the new plan bills from then). */
 async function applyDuePlanChanges(deps: JobsDeps, now: Date): Promise<number> {
   const settings = { paymentTermDays: deps.config.paymentTermDays };
@@ -48,9 +69,10 @@ async function applyDuePlanChanges(deps: JobsDeps, now: Date): Promise<number> {
 
 /**
  * Runs every job that is due as of `now`, each in its own unit of work; no job holds a transaction
- * across network I/O. Webhook deliveries run last, so events the other jobs wrote go out in the same
- * run. Billing runs come after due cancellations, so a subscription cancelled now has its final
- * period billed in the same run. Later issues add dunning here.
+ * across network I/O. Billing runs come after due cancellations, so a subscription cancelled now has
+ * its final period billed in the same run; dunning after overdue installments break their plans, so a
+ * broken plan's invoice is dunned in the same run. E-mails and webhook deliveries go last, so what
+ * the other jobs wrote goes out in the same run.
  */
 export async function runDueJobs(deps: JobsDeps, now: Date, trigger: 'schedule' | 'cli' = 'schedule'): Promise<JobsSummary> {
   const purged = await deps.store.transaction((tx) =>
@@ -61,6 +83,8 @@ export async function runDueJobs(deps: JobsDeps, now: Date, trigger: 'schedule' 
   const trialsEnding = await deps.store.transaction((tx) => announceEndingTrials(tx, now));
   const runs = await runBilling({ store: deps.store, settings: { paymentTermDays: deps.config.paymentTermDays } }, { trigger, asOf: now, now });
   const plansBroken = await breakOverduePaymentPlans(deps, now);
+  const levelsApplied = await runDunning(deps, now);
+  const emails = await deps.emails.runDue(now);
   const webhookDeliveries = await deps.deliveries.runDue(now);
   const summary: JobsSummary = {
     now: now.toISOString(),
@@ -75,6 +99,8 @@ export async function runDueJobs(deps: JobsDeps, now: Date, trigger: 'schedule' 
         subscriptionsFailed: runs.reduce((n, r) => n + r.subscriptionsFailed, 0),
       },
       overdueInstallments: { plansBroken },
+      dunning: { levelsApplied },
+      emails: { ...emails },
       webhookDeliveries: { ...webhookDeliveries },
     },
   };

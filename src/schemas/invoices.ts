@@ -51,10 +51,12 @@ export const invoiceSchema = z.object({
   creditApplied: z.number().int().describe(`Credit balance used; ${MINOR}.`),
   amountDue: z.number().int().describe(MINOR),
   issuedAt: dateTime.nullable(),
-  dueAt: dateTime.nullable().describe('Per payment terms unless given.'),
+  dueAt: dateTime.nullable().describe('Per payment terms unless given; moved by dunning and broken payment plans.'),
+  originalDueAt: dateTime.nullable().describe('The first due date.'),
   paidAt: dateTime.nullable(),
   voidedAt: dateTime.nullable(),
   dunningPaused: z.boolean().describe('true while an active payment plan covers it.'),
+  dunningOf: z.string().nullable().describe('A dunning fee invoice: the invoice dunned.'),
   payments: z.array(invoicePaymentSchema),
   ...timestamps,
 });

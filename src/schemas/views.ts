@@ -6,6 +6,8 @@ import { billingGroupSchema, couponSchema, planAddonSchema, planSchema, pricePla
 import { listOf, MAJOR } from './common.js';
 import { creditNoteSchema } from './creditNotes.js';
 import { customerSchema } from './customers.js';
+import { overdueRuleSchema } from './dunning.js';
+import { emailSchema } from './emails.js';
 import { featureSchema, subscriptionEntitlementSchema } from './features.js';
 import { invoiceSchema } from './invoices.js';
 import { measurementSchema } from './measurements.js';
@@ -220,6 +222,10 @@ export const featureRow = featureSchema.omit({ config: true, description: true }
 export const subscriptionEntitlementRow = subscriptionEntitlementSchema.extend({ feature: featureRef });
 
 export const deliveryRow = webhookDeliverySchema.omit({ payload: true, attemptLog: true });
+
+export const overdueRuleRow = overdueRuleSchema.omit({ emailTemplate: true, documentTemplate: true, createdAt: true, updatedAt: true });
+
+export const emailRow = emailSchema.pick({ id: true, kind: true, invoice: true, to: true, subject: true, status: true, attempts: true, lastError: true, sentAt: true });
 
 /** At most this many ids in a batch answer; a larger batch answers counts only. */
 const BATCH_IDS_SHOWN = 20;

@@ -11,6 +11,7 @@ export const EVENT_TYPES = [
   'invoice.created',
   'invoice.paid',
   'invoice.voided',
+  'invoice.dunning_level_reached',
   'credit_note.created',
   'subscription.plan_changed',
   'subscription.trial_ending',

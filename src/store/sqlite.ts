@@ -11,6 +11,8 @@ import { SqliteCatalogueRepo } from './repos/catalogue.js';
 import { SqliteCreditNoteRepo } from './repos/creditNotes.js';
 import { SqliteCustomerRepo } from './repos/customers.js';
 import { SqliteCustomerTokenRepo, type CustomerTokenLookup } from './repos/customerTokens.js';
+import { SqliteDunningRepo } from './repos/dunning.js';
+import { SqliteEmailRepo } from './repos/emails.js';
 import { SqliteEventRepo } from './repos/events.js';
 import { SqliteFeatureRepo } from './repos/features.js';
 import { SqliteInvoiceRepo } from './repos/invoices.js';
@@ -120,6 +122,8 @@ function repositories(sql: Sql): Tx {
     events: new SqliteEventRepo(sql),
     offers: new SqliteOfferRepo(sql),
     features: new SqliteFeatureRepo(sql),
+    dunning: new SqliteDunningRepo(sql),
+    emails: new SqliteEmailRepo(sql),
   };
 }
 

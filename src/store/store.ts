@@ -5,6 +5,8 @@ import type { CatalogueRepo } from './repos/catalogue.js';
 import type { CreditNoteRepo } from './repos/creditNotes.js';
 import type { CustomerRepo } from './repos/customers.js';
 import type { CustomerTokenLookup, CustomerTokenRepo } from './repos/customerTokens.js';
+import type { DunningRepo } from './repos/dunning.js';
+import type { EmailRepo } from './repos/emails.js';
 import type { EventRepo } from './repos/events.js';
 import type { FeatureRepo } from './repos/features.js';
 import type { InvoiceRepo } from './repos/invoices.js';
@@ -41,6 +43,8 @@ export interface Tx {
   events: EventRepo;
   offers: OfferRepo;
   features: FeatureRepo;
+  dunning: DunningRepo;
+  emails: EmailRepo;
 }
 
 export interface UnitOptions {

@@ -7,6 +7,8 @@ import { creditNoteOperations } from './creditNotes.js';
 import { customFieldOperations } from './customFields.js';
 import { customerAuthOperations } from './customerAuth.js';
 import { customerOperations } from './customers.js';
+import { dunningOperations } from './dunning.js';
+import { emailOperations } from './emails.js';
 import { featureOperations } from './features.js';
 import { invoiceOperations } from './invoices.js';
 import { invoicePdfOperations } from './invoicePdf.js';
@@ -47,6 +49,8 @@ export const OPERATIONS: Operation[] = [
   ...invoicePdfOperations,
   ...creditNoteOperations,
   ...paymentPlanOperations,
+  ...dunningOperations,
+  ...emailOperations,
   ...webhookDeliveryOperations,
   ...offerOperations,
   ...featureOperations,

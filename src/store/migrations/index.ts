@@ -19,6 +19,7 @@ import { planChangesTrials } from './019_plan_changes_trials.js';
 import { priceChanges } from './020_price_changes.js';
 import { customerFieldsWithdrawnOffers } from './021_customer_fields_withdrawn_offers.js';
 import { usageEvents } from './022_usage_events.js';
+import { dunningEmails } from './023_dunning_emails.js';
 
 export interface Migration {
   version: number;
@@ -49,4 +50,5 @@ export const MIGRATIONS: Migration[] = [
   priceChanges,
   customerFieldsWithdrawnOffers,
   usageEvents,
+  dunningEmails,
 ];

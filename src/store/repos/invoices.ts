@@ -13,7 +13,7 @@ export interface InvoiceFilter {
 export interface InvoiceRepo {
   /** The invoice with its lines; payments are added with `insertPayment`. */
   insert(org: string, invoice: Invoice): Promise<void>;
-  /** Writes the header (status, number, amounts paid, credited and applied, dates); lines and payments are not touched. */
+  /** Writes the header (status, number, amounts paid, credited and applied, dates); lines, payments and dunningOf are not touched. */
   update(org: string, invoice: Invoice): Promise<void>;
   get(org: string, id: string): Promise<Invoice | undefined>;
   getByNumber(org: string, number: string): Promise<Invoice | undefined>;
@@ -38,6 +38,8 @@ interface InvoiceRow {
   taxes: string;
   issued_at: string | null;
   due_at: string | null;
+  original_due_at: string | null;
+  dunning_of: string | null;
   paid_at: string | null;
   voided_at: string | null;
   created_at: string;
@@ -118,9 +120,9 @@ export class SqliteInvoiceRepo implements InvoiceRepo {
     const taxes: StoredTax[] = inv.taxes.map((t) => ({ rateE4: toE4(t.rate), netAmount: t.netAmount, taxAmount: t.taxAmount }));
     this.sql.run(
       `INSERT INTO invoices (id, organisation_id, number, customer_id, subscription_id, status, currency_code, net_amount,
-         tax_amount, gross_amount, amount_settled, amount_credited, credit_applied, taxes, issued_at, due_at, paid_at, voided_at,
-         created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         tax_amount, gross_amount, amount_settled, amount_credited, credit_applied, taxes, issued_at, due_at, original_due_at,
+         dunning_of, paid_at, voided_at, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       inv.id,
       org,
       inv.number,
@@ -137,6 +139,8 @@ export class SqliteInvoiceRepo implements InvoiceRepo {
       JSON.stringify(taxes),
       inv.issuedAt,
       inv.dueAt,
+      inv.originalDueAt,
+      inv.dunningOf,
       inv.paidAt,
       inv.voidedAt,
       inv.createdAt,
@@ -163,7 +167,7 @@ export class SqliteInvoiceRepo implements InvoiceRepo {
   async update(org: string, inv: Invoice): Promise<void> {
     this.sql.run(
       `UPDATE invoices SET number = ?, status = ?, amount_settled = ?, amount_credited = ?, credit_applied = ?, issued_at = ?,
-         due_at = ?, paid_at = ?, voided_at = ?, updated_at = ? WHERE organisation_id = ? AND id = ?`,
+         due_at = ?, original_due_at = ?, paid_at = ?, voided_at = ?, updated_at = ? WHERE organisation_id = ? AND id = ?`,
       inv.number,
       inv.status,
       inv.amountPaid + inv.amountCredited + inv.creditApplied,
@@ -171,6 +175,7 @@ export class SqliteInvoiceRepo implements InvoiceRepo {
       inv.creditApplied,
       inv.issuedAt,
       inv.dueAt,
+      inv.originalDueAt,
       inv.paidAt,
       inv.voidedAt,
       inv.updatedAt,
@@ -257,9 +262,11 @@ export class SqliteInvoiceRepo implements InvoiceRepo {
       amountDue: r.status === 'void' ? 0 : r.gross_amount - r.amount_settled,
       issuedAt: r.issued_at,
       dueAt: r.due_at,
+      originalDueAt: r.original_due_at,
       paidAt: r.paid_at,
       voidedAt: r.voided_at,
       dunningPaused: r.dunning_paused === 1,
+      dunningOf: r.dunning_of,
       payments: payments.filter((p) => p.invoice_id === r.id).map(toPayment),
       createdAt: r.created_at,
       updatedAt: r.updated_at,

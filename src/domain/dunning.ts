@@ -1,0 +1,213 @@
+/**
+ * Dunning (CONTRACT section 8, "Dunning, e-mail and SEPA"): overdue rules per level, and the step that
+ * applies a level to an overdue invoice: a fee invoice, a new due date, a reminder e-mail and the
+ * event `invoice.dunning_level_reached`, all in one unit of work, keyed by (invoice, level).
+ */
+import { invalidMany, notFound, type Violation } from '../errors.js';
+import { newId } from '../ids.js';
+import type { PageRequest } from '../schemas/common.js';
+import type { Customer } from '../schemas/customers.js';
+import type { DocumentTemplate, DunningStep, EmailTemplate, OverdueRule } from '../schemas/dunning.js';
+import type { Invoice } from '../schemas/invoices.js';
+import type { Tx } from '../store/store.js';
+import { addInterval, toIso, zoned } from './dates.js';
+import { customerDate, customerName, invoiceAttachment, queueEmail } from './emails.js';
+import { emitEvent } from './events.js';
+import { getInvoice, issueFeeInvoice } from './invoices.js';
+import { formatMoney } from './money.js';
+
+/* ---------------------------------------------------------------------------------------------
+ * Templates: `{{ name }}` placeholders, plain replacement (values HTML-escaped in contentHtml).
+ * ------------------------------------------------------------------------------------------- */
+
+const PLACEHOLDER = /\{\{\s*(.*?)\s*\}\}/g;
+export const PLACEHOLDERS = ['customer.name', 'invoice.number', 'invoice.amountDue', 'invoice.dueAt', 'dunning.level', 'dunning.fee'] as const;
+type Placeholder = (typeof PLACEHOLDERS)[number];
+type Values = Record<Placeholder, string>;
+
+const TEMPLATE_FIELDS = ['subject', 'contentPlain', 'contentHtml'] as const;
+
+function templateViolations(template: EmailTemplate | null): Violation[] {
+  if (!template) return [];
+  const out: Violation[] = [];
+  for (const field of TEMPLATE_FIELDS) {
+    for (const [placeholder, name = ''] of (template[field] ?? '').matchAll(PLACEHOLDER)) {
+      if ((PLACEHOLDERS as readonly string[]).includes(name)) continue;
+      out.push({
+        propertyPath: `emailTemplate.${field}`,
+        message: `emailTemplate.${field} uses ${placeholder}, which is not a placeholder; use one of ${PLACEHOLDERS.map((p) => `{{${p}}}`).join(', ')}`,
+        code: 'unknown_placeholder',
+      });
+    }
+  }
+  return out;
+}
+
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+function render(text: string, values: Values, html = false): string {
+  return text.replace(PLACEHOLDER, (_: string, name: Placeholder) => {
+    const value = values[name];
+    return html ? value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] as string) : value;
+  });
+}
+
+/** The system template, used when a rule has none. */
+function systemEmail(values: Values, fee: Invoice | undefined, originalAttached: boolean): { subject: string; text: string } {
+  const lines = [
+    `Dear ${values['customer.name']},`,
+    '',
+    `invoice ${values['invoice.number']} is overdue: ${values['invoice.amountDue']} is still open. Please pay it by ${values['invoice.dueAt']}.`,
+  ];
+  if (fee) lines.push(`A dunning fee of ${values['dunning.fee']} is charged on invoice ${fee.number} (attached), due by the same date.`);
+  if (originalAttached) lines.push(`Invoice ${values['invoice.number']} is attached.`);
+  lines.push('', 'If you have paid in the meantime, please disregard this reminder.', '');
+  return { subject: `Payment reminder ${values['dunning.level']}: invoice ${values['invoice.number']}`, text: lines.join('\n') };
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Overdue rules.
+ * ------------------------------------------------------------------------------------------- */
+
+export interface OverdueRuleInput {
+  level: number;
+  daysOverdue: number;
+  dueInDays: number;
+  type: OverdueRule['type'];
+  amountInCents: number;
+  attachOriginalInvoice: boolean;
+  sendLetter: boolean;
+  isEnabled: boolean;
+  emailTemplate: { subject: string; contentPlain: string; contentHtml?: string | null | undefined } | null;
+  documentTemplate: DocumentTemplate | null;
+}
+
+const emailTemplateOf = (t: OverdueRuleInput['emailTemplate']): EmailTemplate | null =>
+  t && { subject: t.subject, contentPlain: t.contentPlain, contentHtml: t.contentHtml ?? null };
+
+async function ruleViolations(tx: Tx, org: string, rule: OverdueRule): Promise<Violation[]> {
+  const out: Violation[] = [];
+  const taken = await tx.dunning.ruleOfLevel(org, rule.level, rule.id);
+  if (taken) {
+    out.push({
+      propertyPath: 'level',
+      message: `level ${rule.level} already has the overdue rule ${taken.id}; give another level or update_overdue_rule that one`,
+      code: 'unique',
+    });
+  }
+  out.push(...templateViolations(rule.emailTemplate));
+  return out;
+}
+
+export async function createOverdueRule(tx: Tx, org: string, input: OverdueRuleInput, now: Date): Promise<OverdueRule> {
+  const at = now.toISOString();
+  const rule: OverdueRule = {
+    id: newId(),
+    ...input,
+    emailTemplate: emailTemplateOf(input.emailTemplate),
+    createdAt: at,
+    updatedAt: at,
+  };
+  const violations = await ruleViolations(tx, org, rule);
+  if (violations.length) throw invalidMany(violations);
+  await tx.dunning.insertRule(org, rule);
+  return rule;
+}
+
+export async function getOverdueRule(tx: Tx, org: string, id: string): Promise<OverdueRule> {
+  const rule = await tx.dunning.getRule(org, id);
+  if (!rule) throw notFound('Overdue rule', id);
+  return rule;
+}
+
+export function listOverdueRules(tx: Tx, org: string, page: PageRequest) {
+  return tx.dunning.listRules(org, page);
+}
+
+/** Omitted fields stay; `null` clears a template. */
+export async function updateOverdueRule(tx: Tx, org: string, id: string, patch: Partial<OverdueRuleInput>, now: Date): Promise<OverdueRule> {
+  const current = await getOverdueRule(tx, org, id);
+  const { emailTemplate, ...fields } = patch;
+  const rule: OverdueRule = {
+    ...current,
+    ...Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)),
+    emailTemplate: emailTemplate === undefined ? current.emailTemplate : emailTemplateOf(emailTemplate),
+    updatedAt: now.toISOString(),
+  };
+  const violations = await ruleViolations(tx, org, rule);
+  if (violations.length) throw invalidMany(violations);
+  await tx.dunning.updateRule(org, rule);
+  return rule;
+}
+
+/** Steps already taken keep their level; invoices are no longer dunned at this level. */
+export async function deleteOverdueRule(tx: Tx, org: string, id: string): Promise<{ id: string; deleted: true }> {
+  const rule = await getOverdueRule(tx, org, id);
+  await tx.dunning.deleteRule(org, rule.id);
+  return { id: rule.id, deleted: true };
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The dunning step.
+ * ------------------------------------------------------------------------------------------- */
+
+/** The instant a rule is reached: `daysOverdue` calendar days after the first due date, on the customer's wall clock. */
+function reachedAt(originalDueAt: string, daysOverdue: number, customer: Customer): number {
+  return addInterval(zoned(originalDueAt, customer.timeZone), { count: daysOverdue, unit: 'D' }).toMillis();
+}
+
+/**
+ * Applies to the invoice the highest enabled level that is reached and above every level applied so
+ * far, if the invoice is open, its current due date has come (a broken plan makes it due at once), it is no fee invoice and not covered by an active
+ * payment plan. Lower levels passed over are never applied afterwards. Returns whether a level was
+ * applied. Runs in the caller's unit of work; the (invoice, level) key makes a level apply once even
+ * if another process applied it meanwhile (the unit then fails on the key and writes nothing).
+ */
+export async function applyDunning(tx: Tx, org: string, invoiceId: string, now: Date): Promise<boolean> {
+  const invoice = await tx.invoices.get(org, invoiceId);
+  if (!invoice || invoice.status !== 'open' || invoice.dunningOf !== null || invoice.dunningPaused) return false;
+  if (invoice.dueAt === null || invoice.originalDueAt === null || Date.parse(invoice.dueAt) > now.getTime()) return false;
+  const customer = await tx.customers.get(org, invoice.customer);
+  if (!customer) throw notFound('Customer', invoice.customer);
+  const applied = await tx.dunning.highestLevel(org, invoice.id);
+  const originalDueAt = invoice.originalDueAt;
+  const rule = (await tx.dunning.enabledRules(org))
+    .filter((r) => r.level > applied && reachedAt(originalDueAt, r.daysOverdue, customer) <= now.getTime())
+    .at(-1);
+  if (!rule) return false;
+
+  const appliedAt = now.toISOString();
+  const newDueAt = toIso(addInterval(zoned(now, customer.timeZone), { count: rule.dueInDays, unit: 'D' }));
+  const fee =
+    rule.amountInCents > 0
+      ? await issueFeeInvoice(tx, org, { dunned: invoice, customer, level: rule.level, amount: rule.amountInCents, dueAt: newDueAt }, now)
+      : undefined;
+  await tx.invoices.update(org, { ...invoice, dueAt: newDueAt, updatedAt: appliedAt });
+  const dunned = await getInvoice(tx, org, invoice.id);
+
+  const values: Values = {
+    'customer.name': customerName(customer),
+    'invoice.number': invoice.number as string,
+    'invoice.amountDue': formatMoney(invoice.amountDue, invoice.currencyCode),
+    'invoice.dueAt': customerDate(newDueAt, customer),
+    'dunning.level': String(rule.level),
+    'dunning.fee': formatMoney(rule.amountInCents, invoice.currencyCode),
+  };
+  const template = rule.emailTemplate;
+  const content = template
+    ? { subject: render(template.subject, values), text: render(template.contentPlain, values), html: template.contentHtml && render(template.contentHtml, values, true) }
+    : { ...systemEmail(values, fee, rule.attachOriginalInvoice), html: null };
+  const attachments = [...(rule.attachOriginalInvoice ? [invoiceAttachment(invoice)] : []), ...(fee ? [invoiceAttachment(fee)] : [])];
+  const emailId = await queueEmail(tx, org, { kind: 'dunning', customer, invoice: invoice.id, ...content, attachments }, now);
+
+  const step: DunningStep = { level: rule.level, appliedAt, feeInvoice: fee?.id ?? null, feeAmount: fee ? rule.amountInCents : 0, emailId, newDueAt };
+  await tx.dunning.insertStep(org, invoice.id, newId(), step);
+  await emitEvent(tx, org, { type: 'invoice.dunning_level_reached', subjectId: invoice.id, data: { invoice: dunned, dunning: step } }, now);
+  return true;
+}
+
+/** An invoice's dunning steps (id or number), oldest first by default. */
+export async function listInvoiceDunning(tx: Tx, org: string, ref: string, page: PageRequest) {
+  const invoice = await getInvoice(tx, org, ref);
+  return tx.dunning.listSteps(org, invoice.id, page);
+}

@@ -1,0 +1,100 @@
+/**
+ * The e-mail outbox (CONTRACT section 8, "Dunning, e-mail and SEPA"). An e-mail is written in the unit
+ * of work that causes it (an invoice issued, a dunning level applied), with its recipients, subject and
+ * text fixed then; the PDFs it attaches are rendered when it is sent (src/email/sender.ts).
+ */
+import { notFound } from '../errors.js';
+import { newId } from '../ids.js';
+import type { PageRequest } from '../schemas/common.js';
+import type { Customer, CustomerEmail } from '../schemas/customers.js';
+import type { Email, EmailKind } from '../schemas/emails.js';
+import type { Invoice } from '../schemas/invoices.js';
+import type { EmailAttachment, EmailFilter } from '../store/repos/emails.js';
+import type { Tx } from '../store/store.js';
+import { customerIdOf } from './customers.js';
+import { zoned } from './dates.js';
+import { invoiceIdOf } from './invoices.js';
+import { formatMoney } from './money.js';
+
+/** Who receives e-mails of a kind: the addresses flagged for it (isInvoiceEmail, isDunningEmail), else the default address. */
+export function recipientsOf(addresses: readonly CustomerEmail[], kind: EmailKind): string[] {
+  const flagged = addresses.filter((a) => (kind === 'invoice' ? a.isInvoiceEmail : a.isDunningEmail));
+  return (flagged.length > 0 ? flagged : addresses.filter((a) => a.default)).map((a) => a.email);
+}
+
+/** How an e-mail addresses the customer: the company, else first and last name, else the customer number. */
+export function customerName(customer: Customer): string {
+  return customer.companyName ?? ([customer.firstName, customer.lastName].filter(Boolean).join(' ') || customer.customerNumber);
+}
+
+/** A calendar date of the customer's time zone (YYYY-MM-DD). */
+export function customerDate(instant: string, customer: Customer): string {
+  return zoned(instant, customer.timeZone).toISODate() as string;
+}
+
+export const invoiceAttachment = (invoice: Invoice): EmailAttachment => ({ invoice: invoice.id, filename: `${invoice.number}.pdf` });
+
+/**
+ * Queues an e-mail to the customer's addresses for its kind. Without any, it is stored `not_sent`
+ * with the reason, so the outbox shows that the customer was not reached.
+ */
+export async function queueEmail(
+  tx: Tx,
+  org: string,
+  input: { kind: EmailKind; customer: Customer; invoice: string; subject: string; text: string; html: string | null; attachments: EmailAttachment[] },
+  now: Date,
+): Promise<string> {
+  const to = recipientsOf(await tx.emails.addressesOf(org, input.customer.id), input.kind);
+  const id = newId();
+  const flag = input.kind === 'invoice' ? 'isInvoiceEmail' : 'isDunningEmail';
+  await tx.emails.insert(org, {
+    id,
+    kind: input.kind,
+    customer: input.customer.id,
+    invoice: input.invoice,
+    to,
+    subject: input.subject,
+    text: input.text,
+    html: input.html,
+    attachments: input.attachments,
+    status: to.length > 0 ? 'queued' : 'not_sent',
+    lastError:
+      to.length > 0 ? null : `customer ${input.customer.customerNumber} has no e-mail address with ${flag} and no default address`,
+    createdAt: now.toISOString(),
+  });
+  return id;
+}
+
+/** The e-mail that sends an issued invoice, its PDF attached. */
+export async function queueInvoiceEmail(tx: Tx, org: string, invoice: Invoice, customer: Customer, now: Date): Promise<string> {
+  const amount = formatMoney(invoice.grossAmount, invoice.currencyCode);
+  const payment =
+    invoice.status === 'paid'
+      ? 'It is already settled; there is nothing to pay.'
+      : `Please pay ${formatMoney(invoice.amountDue, invoice.currencyCode)} by ${customerDate(invoice.dueAt as string, customer)}.`;
+  const text = [
+    `Dear ${customerName(customer)},`,
+    '',
+    `please find attached invoice ${invoice.number} of ${customerDate(invoice.issuedAt as string, customer)} over ${amount}.`,
+    payment,
+    '',
+  ].join('\n');
+  return queueEmail(
+    tx,
+    org,
+    { kind: 'invoice', customer, invoice: invoice.id, subject: `Invoice ${invoice.number}`, text, html: null, attachments: [invoiceAttachment(invoice)] },
+    now,
+  );
+}
+
+export async function listEmails(tx: Tx, org: string, filter: EmailFilter, page: PageRequest) {
+  const customer = filter.customer === undefined ? undefined : await customerIdOf(tx, org, filter.customer);
+  const invoice = filter.invoice === undefined ? undefined : await invoiceIdOf(tx, org, filter.invoice);
+  return tx.emails.list(org, { ...filter, customer, invoice }, page);
+}
+
+export async function getEmail(tx: Tx, org: string, id: string): Promise<Email> {
+  const email = await tx.emails.get(org, id);
+  if (!email) throw notFound('E-mail', id);
+  return email;
+}

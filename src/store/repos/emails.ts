@@ -1,0 +1,229 @@
+import type { PageRequest } from '../../schemas/common.js';
+import type { CustomerEmail } from '../../schemas/customers.js';
+import type { Email, EmailKind, EmailStatus } from '../../schemas/emails.js';
+import { bool, type Sql } from '../sql.js';
+
+/** A file an e-mail carries: the PDF of an invoice, rendered when the e-mail is sent. */
+export interface EmailAttachment {
+  invoice: string;
+  filename: string;
+}
+
+/** An e-mail as it is queued. */
+export interface NewEmail {
+  id: string;
+  kind: EmailKind;
+  customer: string;
+  invoice: string;
+  to: string[];
+  subject: string;
+  text: string;
+  html: string | null;
+  attachments: EmailAttachment[];
+  status: 'queued' | 'not_sent';
+  lastError: string | null;
+  createdAt: string;
+}
+
+/** An e-mail claimed for sending. */
+export interface OutgoingEmail {
+  organisationId: string;
+  id: string;
+  to: string[];
+  subject: string;
+  text: string;
+  html: string | null;
+  attachments: EmailAttachment[];
+  attempts: number;
+}
+
+export interface EmailOutcome {
+  status: EmailStatus;
+  lastError: string | null;
+  nextAttemptAt: string | null;
+  sentAt: string | null;
+}
+
+export interface EmailFilter {
+  kind?: EmailKind | undefined;
+  status?: EmailStatus | undefined;
+  invoice?: string | undefined;
+  customer?: string | undefined;
+}
+
+export interface EmailRepo {
+  /** Every e-mail address of the customer, oldest first. */
+  addressesOf(org: string, customerId: string): Promise<CustomerEmail[]>;
+  insert(org: string, email: NewEmail): Promise<void>;
+  get(org: string, id: string): Promise<Email | undefined>;
+  list(org: string, filter: EmailFilter, page: PageRequest): Promise<{ rows: Email[]; total: number }>;
+  /**
+   * Across organisations: up to `limit` queued e-mails due at `now` (none of `except`), earliest first,
+   * leased until `leaseUntil` (their next attempt moves there, so no other pass takes them meanwhile).
+   */
+  claimDue(now: string, leaseUntil: string, except: readonly string[], limit: number): Promise<OutgoingEmail[]>;
+  /** The outcome of an attempt (attempts + 1). */
+  recordAttempt(org: string, id: string, outcome: EmailOutcome, at: string): Promise<void>;
+  /** Every queued e-mail due at `now` becomes not_sent with `reason`; returns how many. */
+  markDueNotSent(now: string, reason: string, at: string): Promise<number>;
+}
+
+interface EmailRow {
+  id: string;
+  organisation_id: string;
+  kind: EmailKind;
+  customer_id: string;
+  invoice_id: string;
+  recipients: string;
+  subject: string;
+  body_text: string;
+  body_html: string | null;
+  attachments: string;
+  status: EmailStatus;
+  attempts: number;
+  last_error: string | null;
+  next_attempt_at: string | null;
+  sent_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+interface AddressRow {
+  id: string;
+  customer_id: string;
+  email: string;
+  receiver_name: string | null;
+  is_invoice_email: number;
+  is_dunning_email: number;
+  is_default: number;
+  created_at: string;
+  updated_at: string;
+}
+
+const toEmail = (r: EmailRow): Email => ({
+  id: r.id,
+  kind: r.kind,
+  invoice: r.invoice_id,
+  customer: r.customer_id,
+  to: JSON.parse(r.recipients) as string[],
+  subject: r.subject,
+  body: r.body_text,
+  status: r.status,
+  attempts: r.attempts,
+  lastError: r.last_error,
+  nextAttemptAt: r.next_attempt_at,
+  sentAt: r.sent_at,
+  attachments: (JSON.parse(r.attachments) as EmailAttachment[]).map((a) => a.filename),
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export class SqliteEmailRepo implements EmailRepo {
+  constructor(private readonly sql: Sql) {}
+
+  async addressesOf(org: string, customerId: string): Promise<CustomerEmail[]> {
+    return this.sql
+      .all<AddressRow>('SELECT * FROM customer_emails WHERE organisation_id = ? AND customer_id = ? ORDER BY created_at, id', org, customerId)
+      .map((r) => ({
+        id: r.id,
+        customer: r.customer_id,
+        email: r.email,
+        receiverName: r.receiver_name,
+        isInvoiceEmail: bool(r.is_invoice_email),
+        isDunningEmail: bool(r.is_dunning_email),
+        default: bool(r.is_default),
+        createdAt: r.created_at,
+        updatedAt: r.updated_at,
+      }));
+  }
+
+  async insert(org: string, e: NewEmail): Promise<void> {
+    this.sql.run(
+      `INSERT INTO emails (id, organisation_id, kind, customer_id, invoice_id, recipients, subject, body_text, body_html, attachments,
+         status, attempts, last_error, next_attempt_at, sent_at, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, NULL, ?, ?)`,
+      e.id,
+      org,
+      e.kind,
+      e.customer,
+      e.invoice,
+      JSON.stringify(e.to),
+      e.subject,
+      e.text,
+      e.html,
+      JSON.stringify(e.attachments),
+      e.status,
+      e.lastError,
+      e.status === 'queued' ? e.createdAt : null,
+      e.createdAt,
+      e.createdAt,
+    );
+  }
+
+  async get(org: string, id: string): Promise<Email | undefined> {
+    const row = this.sql.get<EmailRow>('SELECT * FROM emails WHERE organisation_id = ? AND id = ?', org, id);
+    return row && toEmail(row);
+  }
+
+  async list(org: string, filter: EmailFilter, page: PageRequest) {
+    const where = ['organisation_id = ?'];
+    const params: unknown[] = [org];
+    for (const [column, value] of [
+      ['kind', filter.kind],
+      ['status', filter.status],
+      ['invoice_id', filter.invoice],
+      ['customer_id', filter.customer],
+    ] as const) {
+      if (value === undefined) continue;
+      where.push(`${column} = ?`);
+      params.push(value);
+    }
+    const { rows, total } = this.sql.page<EmailRow>(`FROM emails WHERE ${where.join(' AND ')}`, params, page);
+    return { rows: rows.map(toEmail), total };
+  }
+
+  async claimDue(now: string, leaseUntil: string, except: readonly string[], limit: number): Promise<OutgoingEmail[]> {
+    const rows = this.sql.all<EmailRow>(
+      `SELECT * FROM emails WHERE status = 'queued' AND next_attempt_at <= ? AND id NOT IN (SELECT value FROM json_each(?))
+       ORDER BY next_attempt_at, id LIMIT ?`,
+      now,
+      JSON.stringify(except),
+      limit,
+    );
+    for (const r of rows) this.sql.run('UPDATE emails SET next_attempt_at = ? WHERE id = ?', leaseUntil, r.id);
+    return rows.map((r) => ({
+      organisationId: r.organisation_id,
+      id: r.id,
+      to: JSON.parse(r.recipients) as string[],
+      subject: r.subject,
+      text: r.body_text,
+      html: r.body_html,
+      attachments: JSON.parse(r.attachments) as EmailAttachment[],
+      attempts: r.attempts,
+    }));
+  }
+
+  async recordAttempt(org: string, id: string, o: EmailOutcome, at: string): Promise<void> {
+    this.sql.run(
+      `UPDATE emails SET status = ?, attempts = attempts + 1, last_error = ?, next_attempt_at = ?, sent_at = ?, updated_at = ?
+       WHERE organisation_id = ? AND id = ?`,
+      o.status,
+      o.lastError,
+      o.nextAttemptAt,
+      o.sentAt,
+      at,
+      org,
+      id,
+    );
+  }
+
+  async markDueNotSent(now: string, reason: string, at: string): Promise<number> {
+    return this.sql.run(
+      `UPDATE emails SET status = 'not_sent', last_error = ?, next_attempt_at = NULL, updated_at = ?
+       WHERE status = 'queued' AND next_attempt_at <= ?`,
+      reason,
+      at,
+      now,
+    ).changes;
+  }
+}
