@@ -13,6 +13,7 @@ import { SqliteCustomerRepo } from './repos/customers.js';
 import { SqliteCustomerTokenRepo, type CustomerTokenLookup } from './repos/customerTokens.js';
 import { SqliteEventRepo } from './repos/events.js';
 import { SqliteFeatureRepo } from './repos/features.js';
+import { SqliteSepaRepo } from './repos/sepa.js';
 import { SqliteInvoiceRepo } from './repos/invoices.js';
 import { SqliteOfferRepo } from './repos/offers.js';
 import { SqliteOrganisationRepo } from './repos/organisations.js';
@@ -118,6 +119,7 @@ function repositories(sql: Sql): Tx {
     events: new SqliteEventRepo(sql),
     offers: new SqliteOfferRepo(sql),
     features: new SqliteFeatureRepo(sql),
+    sepa: new SqliteSepaRepo(sql),
   };
 }
 

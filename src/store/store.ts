@@ -13,6 +13,7 @@ import type { OrganisationRepo } from './repos/organisations.js';
 import type { PaymentPlanRepo } from './repos/paymentPlans.js';
 import type { PlanRepo } from './repos/plans.js';
 import type { ProductRepo } from './repos/products.js';
+import type { SepaRepo } from './repos/sepa.js';
 import type { SubscriptionRepo } from './repos/subscriptions.js';
 import type { UsageRepo } from './repos/usage.js';
 import type { ApiKeyRecord, SystemRepo } from './repos/system.js';
@@ -39,6 +40,7 @@ export interface Tx {
   events: EventRepo;
   offers: OfferRepo;
   features: FeatureRepo;
+  sepa: SepaRepo;
 }
 
 export interface UnitOptions {

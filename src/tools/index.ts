@@ -17,6 +17,7 @@ import { paymentPlanOperations } from './paymentPlans.js';
 import { planChangeOperations } from './planChanges.js';
 import { planOperations } from './plans.js';
 import { productOperations } from './products.js';
+import { sepaOperations } from './sepa.js';
 import { subscriptionOperations } from './subscriptions.js';
 import { taxGroupOperations } from './taxGroups.js';
 import { usageOperations } from './usage.js';
@@ -45,6 +46,7 @@ export const OPERATIONS: Operation[] = [
   ...invoicePdfOperations,
   ...creditNoteOperations,
   ...paymentPlanOperations,
+  ...sepaOperations,
   ...webhookDeliveryOperations,
   ...offerOperations,
   ...featureOperations,

@@ -18,6 +18,7 @@ import { subscriptionExternalId } from './018_subscription_external_id.js';
 import { planChangesTrials } from './019_plan_changes_trials.js';
 import { priceChanges } from './020_price_changes.js';
 import { customerFieldsWithdrawnOffers } from './021_customer_fields_withdrawn_offers.js';
+import { sepaDirectDebit } from './024_sepa_direct_debit.js';
 
 export interface Migration {
   version: number;
@@ -47,4 +48,5 @@ export const MIGRATIONS: Migration[] = [
   planChangesTrials,
   priceChanges,
   customerFieldsWithdrawnOffers,
+  sepaDirectDebit,
 ];
