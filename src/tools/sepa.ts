@@ -108,7 +108,7 @@ export const sepaOperations = [
   defineOperation({
     name: 'list_sepa_mandates',
     title: 'List SEPA mandates',
-    description: "List a customer's SEPA mandates.",
+    description: "List a customer's SEPA mandates: reference, account, FRST or RCUR.",
     toolset: 'payments',
     method: 'GET',
     path: '/customers/{id}/sepa-mandates',
@@ -208,6 +208,7 @@ export const sepaOperations = [
     annotations: { openWorldHint: true },
     input: z.strictObject({ id: pathId('collected SEPA payment'), reasonCode, returnedAt }),
     output: sepaXmlPaymentSchema,
+    mcp: { output: sepaPaymentRow },
     handler: async (ctx, { id, ...input }) => {
       deliverAfterCommit(ctx);
       return returnSepaXmlPayment(ctx.tx, ctx.org, id, input, ctx.now);
@@ -229,6 +230,7 @@ export const sepaOperations = [
       returnedAt,
     }),
     output: sepaXmlPaymentSchema,
+    mcp: { output: sepaPaymentRow },
     handler: async (ctx, input) => {
       deliverAfterCommit(ctx);
       return recordSepaReturn(ctx.tx, ctx.org, input, ctx.now);
