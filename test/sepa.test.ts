@@ -246,7 +246,8 @@ describe('returns', () => {
 
     env.setNow('2027-05-10T09:00:00Z');
     const one = await ok(env.mcp, 'return_sepa_xml_payment', { id: paymentOf(a.plan).id, reasonCode: 'AM04' });
-    expect(one).toMatchObject({ status: 'returned', returnReasonCode: 'AM04', returnedAt: '2027-05-10T09:00:00.000Z' });
+    expect(one).toMatchObject({ status: 'returned', returnReasonCode: 'AM04' });
+    expect((await ok(env.mcp, 'get_sepa_xml_payment', { id: one.id })).returnedAt).toBe('2027-05-10T09:00:00.000Z');
     await fails(env.mcp, 'return_sepa_xml_payment', { id: paymentOf(a.plan).id, reasonCode: 'AM04' }, 409);
 
     const two = await env.http('POST', '/sepa-returns', { body: { endToEndId: paymentOf(b.plan).endToEndId, reasonCode: 'MD01', returnedAt: '2027-05-09T12:00:00Z' } });
@@ -298,5 +299,21 @@ describe('returns', () => {
     expect(await ok(env.mcp, 'get_invoice', { id: invoice.id })).toMatchObject({ status: 'open', paidAt: null, amountDue: 4_200 });
     expect(returned.body.sepaMandate).toMatchObject({ id: mandate.id, sequenceType: 'FRST', firstSepaDebit: true });
     expect(paths(await fails(env.mcp, 'return_sepa_xml_payment', { id: payment.id, reasonCode: 'ms02' }, 422))).toEqual(['reasonCode']);
+  });
+
+  it('a pain.002 that rejects a payment group returns its debits (MS03 when no reason is given)', async () => {
+    env.setNow('2027-05-03T09:00:00Z');
+    const { customer } = await sepaCustomer('Return Five', 'MND-RET-5');
+    const invoice = await invoiceFor(customer.id, 3_300, '2027-05-01T00:00:00Z');
+    const statement = await ok(env.mcp, 'run_sepa_collection', {});
+    const report = `<?xml version="1.0"?><Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.002.001.03"><CstmrPmtStsRpt>
+      <OrgnlGrpInfAndSts><OrgnlMsgId>${statement.messageId}</OrgnlMsgId></OrgnlGrpInfAndSts>
+      <OrgnlPmtInfAndSts><OrgnlPmtInfId>${statement.messageId}-FRST-CORE</OrgnlPmtInfId><PmtInfSts>RJCT</PmtInfSts></OrgnlPmtInfAndSts>
+    </CstmrPmtStsRpt></Document>`;
+    const result = await ok(env.mcp, 'import_sepa_status_report', { document: report });
+    expect(result.returned.map((p: any) => [p.invoice, p.returnReasonCode])).toEqual([[invoice.id, 'MS03']]);
+    expect((await ok(env.mcp, 'get_invoice', { id: invoice.id })).status).toBe('open');
+    const doctype = await fails(env.mcp, 'import_sepa_status_report', { document: `<!DOCTYPE x [<!ENTITY a "b">]>${report}` }, 422);
+    expect(doctype.detail).toContain('DOCTYPE');
   });
 });

@@ -9,7 +9,7 @@ import { AppError, conflict, invalid, invalidMany, notFound, type Violation } fr
 import { newId } from '../ids.js';
 import type { PageRequest } from '../schemas/common.js';
 import type { SepaCreditor, SepaMandate, SepaType, SepaXmlPayment, SepaXmlStatement, SequenceType } from '../schemas/sepa.js';
-import type { SepaPaymentFilter } from '../store/repos/sepa.js';
+import type { SepaPaymentFilter, SepaStatementRecord } from '../store/repos/sepa.js';
 import type { Tx } from '../store/store.js';
 import { getPaymentMethod } from './billingDetails.js';
 import { getCustomer } from './customers.js';
@@ -150,12 +150,12 @@ export async function listSepaMandates(tx: Tx, org: string, customerRef: string,
  * Collection runs and statements
  * ------------------------------------------------------------------------------------------- */
 
-/** A statement as the tools show it: its figures, its payments and where its file is. */
-async function statementResult(tx: Tx, org: string, id: string, baseUrl: string): Promise<SepaXmlStatement> {
+/** A statement as the tools show it (its figures, its payments and where its file is), and as stored. */
+async function statementResult(tx: Tx, org: string, id: string, baseUrl: string): Promise<{ result: SepaXmlStatement; stored: SepaStatementRecord }> {
   const statement = await tx.sepa.getStatement(org, id);
   if (!statement) throw notFound('SEPA XML statement', id);
   const payments = await tx.sepa.statementPayments(org, id);
-  return {
+  const result: SepaXmlStatement = {
     id: statement.id,
     messageId: statement.messageId,
     collectionDate: statement.collectionDate,
@@ -167,6 +167,7 @@ async function statementResult(tx: Tx, org: string, id: string, baseUrl: string)
     url: `${baseUrl}/sepa-xml-statements/${encodeURIComponent(statement.id)}`,
     payments,
   };
+  return { result, stored: statement };
 }
 
 /**
@@ -247,16 +248,17 @@ export async function runSepaCollection(tx: Tx, org: string, input: { collection
       await applyInvoicePayment(tx, org, invoice, { id: invoicePaymentId, amount: c.amount, paidAt: at, paymentPlanId: null }, now);
     }
   }
-  return statementResult(tx, org, statementId, baseUrl);
+  return (await statementResult(tx, org, statementId, baseUrl)).result;
 }
 
 export type SepaStatementDocument = Omit<SepaXmlStatement, 'payments'> & { document: Pain008Source };
 
 /** A statement's figures and what its pain.008 file is rendered from (the debtors' full IBANs included). */
 export async function getSepaXmlStatement(tx: Tx, org: string, id: string, baseUrl: string): Promise<SepaStatementDocument> {
-  const { payments, ...statement } = await statementResult(tx, org, id, baseUrl);
-  const stored = await tx.sepa.getStatement(org, id);
-  if (!stored) throw notFound('SEPA XML statement', id);
+  const {
+    result: { payments, ...statement },
+    stored,
+  } = await statementResult(tx, org, id, baseUrl);
   const transactions = [];
   for (const p of payments) {
     const account = p.sepaMandate.bankAccount;
