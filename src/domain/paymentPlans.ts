@@ -382,16 +382,20 @@ export async function returnInstallmentCollection(
 ): Promise<PaymentPlan> {
   const plan = await getPaymentPlan(tx, org, id);
   if (plan.status === 'canceled') return plan;
-  const installments = plan.installments.map(
-    (i): Installment => (i.id === installmentId ? { ...i, amountPaid: Math.max(0, i.amountPaid - amount), status: 'open', paidAt: null } : i),
-  );
-  const reopened: PaymentPlan = { ...plan, installments, status: plan.status === 'broken' ? 'broken' : 'active', completedAt: null };
-  if (plan.status === 'broken') {
-    const updated = { ...reopened, installments: installments.map((i) => (i.id === installmentId ? { ...i, status: 'failed' as const } : i)), updatedAt: now.toISOString() };
-    await tx.paymentPlans.update(org, updated);
-    return updated;
-  }
-  return breakPlan(tx, org, reopened, installmentId, reason, now);
+  const reopened: PaymentPlan = {
+    ...plan,
+    status: plan.status === 'broken' ? 'broken' : 'active',
+    completedAt: null,
+    installments: plan.installments.map((i) => (i.id === installmentId ? { ...i, amountPaid: i.amountPaid - amount, status: 'open', paidAt: null } : i)),
+  };
+  if (plan.status !== 'broken') return breakPlan(tx, org, reopened, installmentId, reason, now);
+  const failed: PaymentPlan = {
+    ...reopened,
+    updatedAt: now.toISOString(),
+    installments: reopened.installments.map((i) => (i.id === installmentId ? { ...i, status: 'failed' } : i)),
+  };
+  await tx.paymentPlans.update(org, failed);
+  return failed;
 }
 
 /**

@@ -43,9 +43,10 @@ export interface OperationContext {
 }
 
 /**
- * A REST answer that is a document (a PDF, a SEPA XML file) rather than JSON. `render` runs after the unit of work has
- * ended, so a slow rendering never holds a database turn; it gets the handler's result, which therefore
- * carries what the document needs (the MCP result is its `mcp` view, never the document).
+ * A REST answer that is a document (a PDF, a SEPA XML file) rather than JSON. `render` runs after the
+ * unit of work has ended, so a slow rendering never holds a database turn; it gets the handler's
+ * result, which therefore carries what the document needs (the MCP result is its `mcp` view, never
+ * the document).
  */
 export interface RestDocument<T = unknown> {
   mediaType: 'application/pdf' | 'application/xml';

@@ -10,7 +10,7 @@ export const sepaDirectDebit: Migration = {
   name: 'sepa_direct_debit',
   sql: `
 CREATE TABLE sepa_creditors (
-  organisation_id TEXT PRIMARY KEY REFERENCES organisations(id),
+  organisation_id TEXT NOT NULL PRIMARY KEY REFERENCES organisations(id),
   creditor_identifier TEXT NOT NULL,
   name TEXT NOT NULL,
   iban TEXT NOT NULL,
