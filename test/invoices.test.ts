@@ -205,7 +205,7 @@ describe('invoice transitions', () => {
     const partial = await ok(env.mcp, 'record_invoice_payment', { id: inv.id, amount: 40000, paidAt: '2026-11-24T15:00:00+01:00' });
     expect(partial).toMatchObject({ status: 'open', amountPaid: 40000, amountDue: 2840, paidAt: null });
     expect(partial.payments).toEqual([
-      { id: expect.any(String), amount: 40000, paidAt: '2026-11-24T14:00:00.000Z', paymentPlanId: null, createdAt: '2026-11-25T09:00:00.000Z' },
+      { id: expect.any(String), amount: 40000, paidAt: '2026-11-24T14:00:00.000Z', paymentPlanId: null, createdAt: '2026-11-25T09:00:00.000Z', returnedAt: null },
     ]);
     const over = await fails(env.mcp, 'record_invoice_payment', { id: inv.id, amount: 2841 }, 422);
     expect(paths(over)).toEqual(['amount']);

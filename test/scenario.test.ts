@@ -487,6 +487,27 @@ describe('a back-office scenario through every listed tool', () => {
     await a.call('get_email', { id: idOf(email, 'list_emails') });
   });
 
+  it('collects by SEPA direct debit: creditor, mandate, collection run, pain.008 statement, returns, a pain.002 report', async () => {
+    const a = admin;
+    await a.call('update_sepa_creditor', { creditorIdentifier: 'DE98ZZZ09999999999', name: 'Billing GmbH', iban: 'DE02120300000000202051' });
+    await a.call('get_sepa_creditor', {});
+    await a.call('create_sepa_mandate', { id: s.customer, paymentMethod: s.sepa, mandateReference: 'ACME-MANDATE-1', signatureDate: '2026-02-20' });
+    await a.call('list_sepa_mandates', { id: s.customer });
+    for (const amount of [12_000, 8_000]) {
+      await a.call('create_invoice', { customer: s.customer, dueAt: NOW, lines: [{ description: 'Support', quantity: 1, unitAmount: amount }] });
+    }
+    const statement = await a.call('run_sepa_collection', {});
+    await a.call('get_sepa_xml_statement', { id: statement.id });
+    const [first, second] = (await a.call('list_sepa_xml_payments', { statement: statement.id })).data;
+    await a.call('get_sepa_xml_payment', { id: first.id });
+    await a.call('return_sepa_xml_payment', { id: first.id, reasonCode: 'AM04' });
+    await a.call('record_sepa_return', { endToEndId: second.endToEndId, reasonCode: 'MD01' });
+    const report = `<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.002.001.03"><CstmrPmtStsRpt>
+      <OrgnlGrpInfAndSts><OrgnlMsgId>${statement.messageId}</OrgnlMsgId><GrpSts>RJCT</GrpSts></OrgnlGrpInfAndSts>
+    </CstmrPmtStsRpt></Document>`;
+    await a.call('import_sepa_status_report', { document: report });
+  });
+
   it('sells by offer: create, list, get, update, accept by click, submit invoice details; archives another', async () => {
     const a = admin;
     const globex = idOf(await a.call('create_customer', { companyName: 'Globex Ltd' }), 'create_customer');

@@ -36,10 +36,13 @@ export function normaliseIban(raw: string): string {
   return raw.replace(/\s+/g, '').toUpperCase();
 }
 
-/** ISO 7064 MOD 97-10 of the rearranged IBAN, digit by digit so no intermediate exceeds 3 digits. */
-function mod97(iban: string): number {
+/**
+ * ISO 7064 MOD 97-10 of a string of digits and letters (A = 10 … Z = 35), character by character so
+ * no intermediate exceeds 4 digits. A valid IBAN or creditor identifier, rearranged, leaves 1.
+ */
+function mod97(rearranged: string): number {
   let remainder = 0;
-  for (const ch of iban.slice(4) + iban.slice(0, 4)) {
+  for (const ch of rearranged) {
     const value = ch >= 'A' ? ch.charCodeAt(0) - 55 : ch.charCodeAt(0) - 48;
     remainder = (value >= 10 ? remainder * 100 + value : remainder * 10 + value) % 97;
   }
@@ -66,7 +69,7 @@ export function ibanProblem(iban: string): string | undefined {
   if (iban.length !== length) {
     return `must have ${length} characters for country ${country}; this one has ${iban.length}`;
   }
-  if (mod97(iban) !== 1) {
+  if (mod97(iban.slice(4) + iban.slice(0, 4)) !== 1) {
     return 'fails the ISO 13616 mod-97 checksum: the check digits do not match the account number; check for a mistyped character';
   }
   return undefined;
@@ -75,4 +78,21 @@ export function ibanProblem(iban: string): string | undefined {
 /** The first 4 and last 4 characters with `*` between them: `DE89**************3000`. */
 export function maskIban(iban: string): string {
   return `${iban.slice(0, 4)}${'*'.repeat(Math.max(0, iban.length - 8))}${iban.slice(-4)}`;
+}
+
+/**
+ * Why a normalised SEPA creditor identifier is invalid (a phrase to follow the field name), or
+ * undefined when it is valid. Its form (EPC262-08): country code, two check digits, a 3-character
+ * creditor business code the check ignores, and the national identifier (at most 35 characters in
+ * all); the check digits are ISO 7064 MOD 97-10 over national identifier + country code + check
+ * digits, like an IBAN's. Example: DE98ZZZ09999999999.
+ */
+export function creditorIdentifierProblem(id: string): string | undefined {
+  if (!/^[A-Z]{2}[0-9]{2}[A-Z0-9]{3}[A-Z0-9]{1,28}$/.test(id)) {
+    return 'must be a country code, 2 check digits, a 3-character business code and the national identifier (8 to 35 letters A-Z and digits), e.g. DE98ZZZ09999999999';
+  }
+  if (mod97(id.slice(7) + id.slice(0, 4)) !== 1) {
+    return 'fails the ISO 7064 mod-97 check: the check digits (characters 3 and 4) do not match the national identifier; check for a mistyped character';
+  }
+  return undefined;
 }

@@ -568,17 +568,19 @@ export function paymentTime(paidAt: string | undefined, now: Date): string {
 
 /**
  * Adds a payment to an open invoice; the payment that covers the amount due settles it (status paid,
- * paidAt, invoice.paid). The caller has checked the amount against the amount due.
+ * paidAt, invoice.paid). The caller has checked the amount against the amount due. `id` names the
+ * payment when something else refers to it (a SEPA collection).
  */
 export async function applyInvoicePayment(
   tx: Tx,
   org: string,
   invoice: Invoice,
-  payment: { amount: number; paidAt: string; paymentPlanId: string | null },
+  payment: { id?: string | undefined; amount: number; paidAt: string; paymentPlanId: string | null },
   now: Date,
 ): Promise<Invoice> {
   const at = now.toISOString();
-  await tx.invoices.insertPayment(org, invoice.id, { id: newId(), ...payment, createdAt: at });
+  const { id = newId(), ...rest } = payment;
+  await tx.invoices.insertPayment(org, invoice.id, { id, ...rest, createdAt: at, returnedAt: null });
   const amountPaid = invoice.amountPaid + payment.amount;
   const settled = payment.amount === invoice.amountDue;
   await tx.invoices.update(org, {
@@ -619,6 +621,26 @@ export async function recordInvoicePayment(
     );
   }
   return applyInvoicePayment(tx, org, invoice, { amount: input.amount, paidAt, paymentPlanId: null }, now);
+}
+
+/**
+ * A payment that came back (a returned direct debit): it stays listed with `returnedAt` and its
+ * amount is due again; a paid invoice is open again (what it still owes is dunned as usual).
+ */
+export async function reopenInvoicePayment(tx: Tx, org: string, invoiceId: string, paymentId: string, returnedAt: string, now: Date): Promise<Invoice> {
+  const invoice = await getInvoice(tx, org, invoiceId);
+  const payment = invoice.payments.find((p) => p.id === paymentId);
+  if (!payment || payment.returnedAt !== null) throw new RangeError(`invoice ${invoice.id} has no standing payment ${paymentId}`);
+  await tx.invoices.markPaymentReturned(org, payment.id, returnedAt);
+  const reopened = invoice.status === 'paid';
+  await tx.invoices.update(org, {
+    ...invoice,
+    amountPaid: invoice.amountPaid - payment.amount,
+    status: reopened ? 'open' : invoice.status,
+    paidAt: reopened ? null : invoice.paidAt,
+    updatedAt: now.toISOString(),
+  });
+  return getInvoice(tx, org, invoice.id);
 }
 
 /** A broken payment plan makes the rest of its invoice due at once. */

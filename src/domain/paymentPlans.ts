@@ -286,6 +286,7 @@ export async function listPaymentPlans(tx: Tx, org: string, filter: PaymentPlanF
  * A payment on an active plan: it covers open installments oldest first (`payment_plan.rate_paid` for
  * each one covered fully), is recorded on the invoice, and the payment that covers the last open
  * installment completes the plan and settles the invoice (`payment_plan.completed` instead).
+ * `paymentId` names the invoice payment it records (a SEPA collection refers to it).
  */
 export async function recordPaymentPlanPayment(
   tx: Tx,
@@ -293,6 +294,7 @@ export async function recordPaymentPlanPayment(
   id: string,
   input: { amount: number; paidAt?: string | undefined },
   now: Date,
+  paymentId?: string,
 ): Promise<PaymentPlan> {
   const plan = await getPaymentPlan(tx, org, id);
   requireStatus(plan, 'recording a payment', ['active']);
@@ -318,7 +320,7 @@ export async function recordPaymentPlanPayment(
   await tx.paymentPlans.update(org, updated);
   // After the plan: the invoice a completed plan settles is no longer under it (invoice.paid shows that).
   const invoice = await getInvoice(tx, org, plan.invoiceId);
-  await applyInvoicePayment(tx, org, invoice, { amount: input.amount, paidAt, paymentPlanId: plan.id }, now);
+  await applyInvoicePayment(tx, org, invoice, { id: paymentId, amount: input.amount, paidAt, paymentPlanId: plan.id }, now);
   const ratesPaid = completed ? steps.slice(0, -1) : steps;
   for (const step of ratesPaid) {
     await emitPlanEvent(tx, org, 'payment_plan.rate_paid', { ...plan, installments: step.installments, updatedAt: at }, now, step.installment);
@@ -361,6 +363,39 @@ export async function failPaymentPlanInstallment(
     throw conflict(`Installment ${installment.position} of payment plan ${plan.id} is ${installment.status}; only an open installment can fail`);
   }
   return breakPlan(tx, org, plan, installment.id, reason, now);
+}
+
+/**
+ * A collection of `amount` on an installment came back (a returned direct debit; the invoice payment
+ * is reopened by the caller): the installment loses the amount and shows `failed`. An active plan, or
+ * one this collection had completed, breaks with `reason` (payment_plan.broken, the rest due at once);
+ * a broken one only records the failed installment; a canceled one is left as it is.
+ */
+export async function returnInstallmentCollection(
+  tx: Tx,
+  org: string,
+  id: string,
+  installmentId: string,
+  amount: number,
+  reason: string,
+  now: Date,
+): Promise<PaymentPlan> {
+  const plan = await getPaymentPlan(tx, org, id);
+  if (plan.status === 'canceled') return plan;
+  const reopened: PaymentPlan = {
+    ...plan,
+    status: plan.status === 'broken' ? 'broken' : 'active',
+    completedAt: null,
+    installments: plan.installments.map((i) => (i.id === installmentId ? { ...i, amountPaid: i.amountPaid - amount, status: 'open', paidAt: null } : i)),
+  };
+  if (plan.status !== 'broken') return breakPlan(tx, org, reopened, installmentId, reason, now);
+  const failed: PaymentPlan = {
+    ...reopened,
+    updatedAt: now.toISOString(),
+    installments: reopened.installments.map((i) => (i.id === installmentId ? { ...i, status: 'failed' } : i)),
+  };
+  await tx.paymentPlans.update(org, failed);
+  return failed;
 }
 
 /**

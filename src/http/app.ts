@@ -12,7 +12,7 @@ import type { Catalog } from '../registry/catalog.js';
 import type { Executor } from '../registry/executor.js';
 import { pathParams, successStatus, type HttpMethod, type Operation } from '../registry/operation.js';
 import type { Store } from '../store/store.js';
-import { closesConnection, mediaType, NO_BODY_RATE, readBody, readJsonBody, readJsonObject, type BodyRate } from './body.js';
+import { closesConnection, mediaType, NO_BODY_RATE, readBody, readJsonBody, readJsonObject, readText, type BodyRate } from './body.js';
 import { KeyConcurrency, RETRY_AFTER_SECONDS } from './limits.js';
 import { corsHeaders, OriginPolicy, preflightHeaders, protocolVersionError } from './mcpTransport.js';
 import { buildOpenApi } from './openapi.js';
@@ -127,7 +127,9 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
           ? queryToInput(search, route.queryProperties)
           : op.restInput
             ? await restInput(req, op.restInput, search)
-            : await readJsonObject(req, op.contentType ?? 'application/json', bodyRate);
+            : op.textBody
+              ? { [op.textBody.field]: await readText(req, op.textBody.mediaType, bodyRate) }
+              : await readJsonObject(req, op.contentType ?? 'application/json', bodyRate);
       for (const name of route.params) input[name] = params[name];
       const key = req.headers['idempotency-key'];
       const outcome = await deps.executor.execute(op, principal, input, typeof key === 'string' ? key : undefined);

@@ -118,3 +118,20 @@ export async function readJsonObject(req: IncomingMessage, expected: string, rat
   }
   return value as Record<string, unknown>;
 }
+
+/**
+ * The text of a request body that is a document of `expected` media type (`text/xml` is taken for
+ * `application/xml`, RFC 7303): another media type is a 415, text that is not UTF-8 a 400.
+ */
+export async function readText(req: IncomingMessage, expected: 'application/xml', rate: BodyRate = NO_BODY_RATE): Promise<string> {
+  const raw = await readBody(req, rate);
+  const type = mediaType(req);
+  if (type !== expected && type !== 'text/xml') {
+    throw new AppError('unsupported_media_type', `Content-Type must be ${expected}${type ? ` (got ${type})` : ''}`);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(raw);
+  } catch {
+    throw new AppError('bad_request', 'The body is not valid UTF-8 text');
+  }
+}

@@ -77,7 +77,12 @@ export function buildOpenApi(catalog: Catalog): Json {
     };
     if (op.deprecated) operation.deprecated = true;
     if (op.permission) operation['x-permission'] = op.permission;
-    if (op.method !== 'GET' && op.method !== 'DELETE') {
+    if (op.textBody) {
+      operation.requestBody = {
+        required: true,
+        content: { [op.textBody.mediaType]: { schema: { type: 'string', description: bodyProps[op.textBody.field]?.description } } },
+      };
+    } else if (op.method !== 'GET' && op.method !== 'DELETE') {
       const bodyRequired = [...required].filter((n) => !inPath.includes(n));
       const bodySchema: Json = { type: 'object', properties: bodyProps, additionalProperties: false };
       if (bodyRequired.length) bodySchema.required = bodyRequired;

@@ -43,12 +43,13 @@ export interface OperationContext {
 }
 
 /**
- * A REST answer that is a document (a PDF) rather than JSON. `render` runs after the unit of work has
- * ended, so a slow rendering never holds a database turn; it gets the handler's result, which therefore
- * carries what the document needs (the MCP result is its `mcp` view, never the document).
+ * A REST answer that is a document (a PDF, a SEPA XML file) rather than JSON. `render` runs after the
+ * unit of work has ended, so a slow rendering never holds a database turn; it gets the handler's
+ * result, which therefore carries what the document needs (the MCP result is its `mcp` view, never
+ * the document).
  */
 export interface RestDocument<T = unknown> {
-  mediaType: 'application/pdf';
+  mediaType: 'application/pdf' | 'application/xml';
   render(result: T): Promise<Uint8Array>;
   /** File name offered in Content-Disposition (inline). */
   filename(result: T): string;
@@ -85,6 +86,11 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodT
   deprecated?: boolean;
   /** Body media type; PATCH uses JSON merge patch. Default application/json. */
   contentType?: 'application/json' | 'application/merge-patch+json';
+  /**
+   * The REST body is a document of this media type (a SEPA status report) rather than JSON: its text
+   * becomes the input field `field`, which MCP callers pass as a string.
+   */
+  textBody?: { mediaType: 'application/xml'; field: string };
   /**
    * Whether a customer token may call it (CONTRACT section 3), with which of its permissions, and
    * how the call is confined to the token's own customer: `customerField` names the input field

@@ -31,6 +31,7 @@ export const invoicePaymentSchema = z.object({
   paidAt: dateTime,
   paymentPlanId: z.string().nullable(),
   createdAt: dateTime,
+  returnedAt: dateTime.nullable().describe('A returned direct debit: no longer counts.'),
 });
 export type InvoicePayment = z.infer<typeof invoicePaymentSchema>;
 

@@ -13,6 +13,7 @@ import { invoiceSchema } from './invoices.js';
 import { measurementSchema } from './measurements.js';
 import { offerListItemSchema, offerSchema } from './offers.js';
 import { paymentPlanSchema } from './paymentPlans.js';
+import { sepaMandateSchema, sepaXmlPaymentSchema, sepaXmlStatementSchema } from './sepa.js';
 import { periodSchema, subscriptionItemSchema, subscriptionSchema } from './subscriptions.js';
 import { taxGroupSchema } from './taxGroups.js';
 import { measurementValueSchema, usageEntrySchema, type MeasurementValue } from './usage.js';
@@ -264,4 +265,32 @@ export const measurementBatchView: McpView<{ data: MeasurementValue[] }> = {
     }
     return { recorded: data.length, items: [...items.values()], ...(data.length <= BATCH_IDS_SHOWN ? { ids: data.map((v) => v.id) } : {}) };
   },
+};
+
+export const sepaMandateRow = sepaMandateSchema
+  .pick({ id: true, status: true, mandateReference: true, signatureDate: true, sequenceType: true, sepaType: true, createdAt: true })
+  .extend({ bankAccount: sepaMandateSchema.shape.bankAccount.pick({ id: true, iban: true, accountHolder: true }) });
+export const sepaPaymentRow = sepaXmlPaymentSchema
+  .pick({
+    id: true,
+    status: true,
+    endToEndId: true,
+    amount: true,
+    sequenceType: true,
+    invoice: true,
+    installment: true,
+    sepaXmlStatement: true,
+    executionDate: true,
+    returnReasonCode: true,
+  })
+  .extend({ sepaMandate: sepaMandateSchema.pick({ id: true, mandateReference: true }) });
+export const sepaStatementView: McpView = { output: sepaXmlStatementSchema.extend({ payments: z.array(sepaPaymentRow) }) };
+export const sepaStatusReportView: McpView = {
+  output: z.object({
+    statement: z.string(),
+    messageId: z.string(),
+    returned: z.array(sepaPaymentRow),
+    alreadyReturned: z.array(z.string()),
+    unknown: z.array(z.string()),
+  }),
 };

@@ -15,6 +15,7 @@ import { SqliteDunningRepo } from './repos/dunning.js';
 import { SqliteEmailRepo } from './repos/emails.js';
 import { SqliteEventRepo } from './repos/events.js';
 import { SqliteFeatureRepo } from './repos/features.js';
+import { SqliteSepaRepo } from './repos/sepa.js';
 import { SqliteInvoiceRepo } from './repos/invoices.js';
 import { SqliteOfferRepo } from './repos/offers.js';
 import { SqliteOrganisationRepo } from './repos/organisations.js';
@@ -124,6 +125,7 @@ function repositories(sql: Sql): Tx {
     features: new SqliteFeatureRepo(sql),
     dunning: new SqliteDunningRepo(sql),
     emails: new SqliteEmailRepo(sql),
+    sepa: new SqliteSepaRepo(sql),
   };
 }
 

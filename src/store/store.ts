@@ -15,6 +15,7 @@ import type { OrganisationRepo } from './repos/organisations.js';
 import type { PaymentPlanRepo } from './repos/paymentPlans.js';
 import type { PlanRepo } from './repos/plans.js';
 import type { ProductRepo } from './repos/products.js';
+import type { SepaRepo } from './repos/sepa.js';
 import type { SubscriptionRepo } from './repos/subscriptions.js';
 import type { UsageRepo } from './repos/usage.js';
 import type { UsageEventRepo } from './repos/usageEvents.js';
@@ -45,6 +46,7 @@ export interface Tx {
   features: FeatureRepo;
   dunning: DunningRepo;
   emails: EmailRepo;
+  sepa: SepaRepo;
 }
 
 export interface UnitOptions {

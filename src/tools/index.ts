@@ -19,6 +19,7 @@ import { paymentPlanOperations } from './paymentPlans.js';
 import { planChangeOperations } from './planChanges.js';
 import { planOperations } from './plans.js';
 import { productOperations } from './products.js';
+import { sepaOperations } from './sepa.js';
 import { subscriptionOperations } from './subscriptions.js';
 import { taxGroupOperations } from './taxGroups.js';
 import { usageOperations } from './usage.js';
@@ -51,6 +52,7 @@ export const OPERATIONS: Operation[] = [
   ...paymentPlanOperations,
   ...dunningOperations,
   ...emailOperations,
+  ...sepaOperations,
   ...webhookDeliveryOperations,
   ...offerOperations,
   ...featureOperations,

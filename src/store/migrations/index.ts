@@ -20,6 +20,7 @@ import { priceChanges } from './020_price_changes.js';
 import { customerFieldsWithdrawnOffers } from './021_customer_fields_withdrawn_offers.js';
 import { usageEvents } from './022_usage_events.js';
 import { dunningEmails } from './023_dunning_emails.js';
+import { sepaDirectDebit } from './024_sepa_direct_debit.js';
 
 export interface Migration {
   version: number;
@@ -51,4 +52,5 @@ export const MIGRATIONS: Migration[] = [
   customerFieldsWithdrawnOffers,
   usageEvents,
   dunningEmails,
+  sepaDirectDebit,
 ];

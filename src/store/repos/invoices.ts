@@ -19,6 +19,8 @@ export interface InvoiceRepo {
   getByNumber(org: string, number: string): Promise<Invoice | undefined>;
   list(org: string, filter: InvoiceFilter, page: PageRequest): Promise<{ rows: Invoice[]; total: number }>;
   insertPayment(org: string, invoiceId: string, payment: InvoicePayment): Promise<void>;
+  /** A direct debit that came back: the payment stays listed with `returnedAt` and no longer counts. */
+  markPaymentReturned(org: string, paymentId: string, returnedAt: string): Promise<void>;
 }
 
 interface InvoiceRow {
@@ -67,6 +69,7 @@ interface PaymentRow {
   amount: number;
   paid_at: string;
   created_at: string;
+  returned_at: string | null;
 }
 
 interface StoredTax {
@@ -108,6 +111,7 @@ const toPayment = (r: PaymentRow): InvoicePayment => ({
   paidAt: r.paid_at,
   paymentPlanId: r.payment_plan_id,
   createdAt: r.created_at,
+  returnedAt: r.returned_at,
 });
 
 const INVOICE_COLUMNS = `i.*, EXISTS (SELECT 1 FROM payment_plans p
@@ -225,6 +229,10 @@ export class SqliteInvoiceRepo implements InvoiceRepo {
       p.paidAt,
       p.createdAt,
     );
+  }
+
+  async markPaymentReturned(org: string, paymentId: string, returnedAt: string): Promise<void> {
+    this.sql.update('invoice_payments', org, paymentId, { returned_at: returnedAt });
   }
 
   /** Adds lines and payments to a page of invoice rows with one query each. */

@@ -1,0 +1,397 @@
+/**
+ * SEPA direct debit (issue 13; CONTRACT section 8, "Dunning, e-mail and SEPA"): the organisation as
+ * creditor, mandates on SEPA payment methods, collection runs that turn what is due into payments of
+ * a pain.008 statement, and returns that undo what a payment paid.
+ */
+import { DateTime } from 'luxon';
+import { parsePain002, paymentGroupId, type Pain008Source } from '../documents/sepaXml.js';
+import { AppError, conflict, invalid, invalidMany, notFound, type Violation } from '../errors.js';
+import { newId } from '../ids.js';
+import type { PageRequest } from '../schemas/common.js';
+import type { SepaCreditor, SepaMandate, SepaType, SepaXmlPayment, SepaXmlStatement, SequenceType } from '../schemas/sepa.js';
+import type { SepaPaymentFilter, SepaStatementRecord } from '../store/repos/sepa.js';
+import type { Tx } from '../store/store.js';
+import { getPaymentMethod } from './billingDetails.js';
+import { getCustomer } from './customers.js';
+import { creditorIdentifierProblem, ibanProblem, maskIban, normaliseIban } from './iban.js';
+import { applyInvoicePayment, getInvoice, invoiceIdOf, reopenInvoicePayment } from './invoices.js';
+import { recordPaymentPlanPayment, returnInstallmentCollection } from './paymentPlans.js';
+import { earliestCollectionDate, isTarget2BusinessDay, nextBusinessDay } from './target2.js';
+
+/** TARGET2 runs on Central European Time: the calendar day a collection run happens on is taken there. */
+const TARGET2_ZONE = 'Europe/Berlin';
+
+/** ISO 20022 return reasons seen most on SEPA direct debits, for brokenReason; any 4-character code is accepted. */
+const RETURN_REASONS: Record<string, string> = {
+  AC01: 'incorrect account number',
+  AC04: 'account closed',
+  AC06: 'account blocked',
+  AG01: 'transaction forbidden on this account',
+  AG02: 'invalid operation code',
+  AM04: 'insufficient funds',
+  AM05: 'duplicate collection',
+  BE05: 'creditor unknown to the debtor bank',
+  FF01: 'invalid file format',
+  MD01: 'no valid mandate',
+  MD02: 'mandate data missing or wrong',
+  MD06: 'refund requested by the debtor',
+  MD07: 'debtor deceased',
+  MS02: 'refused by the debtor',
+  MS03: 'reason not specified',
+  RC01: 'incorrect BIC',
+  SL01: 'specific service of the debtor bank',
+};
+
+/* ---------------------------------------------------------------------------------------------
+ * Creditor
+ * ------------------------------------------------------------------------------------------- */
+
+export interface SepaCreditorInput {
+  creditorIdentifier: string;
+  name: string;
+  iban: string;
+  bic?: string | null | undefined;
+}
+
+const creditorView = (c: { creditorIdentifier: string; name: string; iban: string; bic: string | null; updatedAt: string }): SepaCreditor => ({
+  creditorIdentifier: c.creditorIdentifier,
+  name: c.name,
+  iban: maskIban(c.iban),
+  bic: c.bic,
+  updatedAt: c.updatedAt,
+});
+
+export async function getSepaCreditor(tx: Tx, org: string): Promise<SepaCreditor> {
+  const creditor = await tx.sepa.getCreditor(org);
+  if (!creditor) throw new AppError('not_found', 'No SEPA creditor is set up yet; set it with update_sepa_creditor');
+  return creditorView(creditor);
+}
+
+/** PUT: the creditor identifier (check digits) and the account collections are paid into. */
+export async function updateSepaCreditor(tx: Tx, org: string, input: SepaCreditorInput, now: Date): Promise<SepaCreditor> {
+  const creditorIdentifier = normaliseIban(input.creditorIdentifier);
+  const iban = normaliseIban(input.iban);
+  const violations: Violation[] = [];
+  const idProblem = creditorIdentifierProblem(creditorIdentifier);
+  if (idProblem) violations.push({ propertyPath: 'creditorIdentifier', message: `creditorIdentifier ${idProblem}`, code: 'invalid_creditor_identifier' });
+  const accountProblem = ibanProblem(iban);
+  if (accountProblem) violations.push({ propertyPath: 'iban', message: `iban ${accountProblem}`, code: 'invalid_iban' });
+  if (violations.length) throw invalidMany(violations);
+  const record = { creditorIdentifier, name: input.name, iban, bic: input.bic ?? null, updatedAt: now.toISOString() };
+  await tx.sepa.putCreditor(org, record);
+  return creditorView(record);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Mandates
+ * ------------------------------------------------------------------------------------------- */
+
+export interface SepaMandateInput {
+  paymentMethod: string;
+  mandateReference: string;
+  signatureDate: string;
+  sepaType: SepaType;
+}
+
+export async function createSepaMandate(tx: Tx, org: string, customerRef: string, input: SepaMandateInput, now: Date): Promise<SepaMandate> {
+  const customer = await getCustomer(tx, org, customerRef);
+  const creditor = await tx.sepa.getCreditor(org);
+  if (!creditor) throw conflict('No SEPA creditor is set up; a mandate is given to a creditor: set it with update_sepa_creditor first');
+  const violations: Violation[] = [];
+  const method = await getPaymentMethod(tx, org, customer.id, input.paymentMethod, now);
+  if (!method) {
+    violations.push({
+      propertyPath: 'paymentMethod',
+      message: `paymentMethod '${input.paymentMethod}' is not a payment method of customer ${customer.customerNumber}; use list_payment_methods`,
+      code: 'not_found',
+    });
+  } else if (method.type !== 'sepa_debit') {
+    violations.push({
+      propertyPath: 'paymentMethod',
+      message: `paymentMethod ${method.id} is of type ${method.type}; a mandate needs a sepa_debit method (create_payment_method with sepaDebit)`,
+      code: 'not_sepa_debit',
+    });
+  } else if (method.status !== 'active') {
+    violations.push({ propertyPath: 'paymentMethod', message: `paymentMethod ${method.id} is ${method.status}; enable it first`, code: method.status });
+  }
+  const today = DateTime.fromJSDate(now, { zone: TARGET2_ZONE }).toISODate() as string;
+  if (input.signatureDate > today) {
+    violations.push({ propertyPath: 'signatureDate', message: `signatureDate ${input.signatureDate} lies in the future; a mandate is recorded once signed`, code: 'future' });
+  }
+  if (violations.length) throw invalidMany(violations);
+  const id = newId();
+  const outcome = await tx.sepa.insertMandate(org, {
+    id,
+    customerId: customer.id,
+    paymentMethodId: input.paymentMethod,
+    creditorIdentifier: creditor.creditorIdentifier,
+    mandateReference: input.mandateReference,
+    signatureDate: input.signatureDate,
+    sepaType: input.sepaType,
+    createdAt: now.toISOString(),
+  });
+  if (outcome === 'duplicate_reference') {
+    throw invalid(
+      'mandateReference',
+      `mandateReference ${input.mandateReference} is already used by creditor ${creditor.creditorIdentifier}; a reference identifies one mandate per creditor`,
+      'unique',
+    );
+  }
+  if (outcome === 'duplicate_method') throw conflict(`Payment method ${input.paymentMethod} already has a SEPA mandate (list_sepa_mandates)`);
+  return (await tx.sepa.getMandate(org, id)) as SepaMandate;
+}
+
+export async function listSepaMandates(tx: Tx, org: string, customerRef: string, page: PageRequest) {
+  const customer = await getCustomer(tx, org, customerRef);
+  return tx.sepa.listMandates(org, customer.id, page);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Collection runs and statements
+ * ------------------------------------------------------------------------------------------- */
+
+/** A statement as the tools show it (its figures, its payments and where its file is), and as stored. */
+async function statementResult(tx: Tx, org: string, id: string, baseUrl: string): Promise<{ result: SepaXmlStatement; stored: SepaStatementRecord }> {
+  const statement = await tx.sepa.getStatement(org, id);
+  if (!statement) throw notFound('SEPA XML statement', id);
+  const payments = await tx.sepa.statementPayments(org, id);
+  const result: SepaXmlStatement = {
+    id: statement.id,
+    messageId: statement.messageId,
+    collectionDate: statement.collectionDate,
+    numberOfTransactions: payments.length,
+    controlSum: payments.reduce((sum, p) => sum + p.amount, 0),
+    currencyCode: 'EUR',
+    creditorIdentifier: statement.creditorIdentifier,
+    createdAt: statement.createdAt,
+    url: `${baseUrl}/sepa-xml-statements/${encodeURIComponent(statement.id)}`,
+    payments,
+  };
+  return { result, stored: statement };
+}
+
+/**
+ * Collects every open EUR invoice and every open installment of an active plan due by the collection
+ * date whose payment method is SEPA with an active mandate of the current creditor, each exactly once
+ * (the payment row is the claim), into one statement. A collection is recorded as a payment at once
+ * (the file is handed to the bank); a return undoes it. The date is the earliest the D-1 rule allows
+ * unless a later TARGET2 business day is given.
+ */
+export async function runSepaCollection(tx: Tx, org: string, input: { collectionDate?: string | undefined }, now: Date, baseUrl: string): Promise<SepaXmlStatement> {
+  const creditor = await tx.sepa.getCreditor(org);
+  if (!creditor) throw conflict('No SEPA creditor is set up; set the creditor identifier and account with update_sepa_creditor first');
+  const today = DateTime.fromJSDate(now, { zone: TARGET2_ZONE }).toISODate() as string;
+  const earliest = earliestCollectionDate(today);
+  const collectionDate = input.collectionDate ?? earliest;
+  if (collectionDate < earliest) {
+    throw invalid(
+      'collectionDate',
+      `collectionDate ${collectionDate} is too early: a file handed over on ${today} can be collected on ${earliest} at the earliest (one TARGET2 business day ahead, D-1)`,
+      'too_early',
+    );
+  }
+  if (!isTarget2BusinessDay(collectionDate)) {
+    throw invalid(
+      'collectionDate',
+      `collectionDate ${collectionDate} is not a TARGET2 business day (weekends, 1 Jan, Good Friday, Easter Monday, 1 May, 25 and 26 Dec are closed); the next one is ${nextBusinessDay(collectionDate)}`,
+      'not_business_day',
+    );
+  }
+  const candidates = await tx.sepa.collectionCandidates(org, collectionDate, creditor.creditorIdentifier);
+  if (candidates.length === 0) {
+    throw conflict(
+      `Nothing to collect by ${collectionDate}: no open EUR invoice or installment due by then is paid by a SEPA payment method with an active mandate and not yet collected`,
+    );
+  }
+  const at = now.toISOString();
+  const year = collectionDate.slice(0, 4);
+  const counter = await tx.system.nextCounter(org, `sepa_statement:${year}`);
+  const statementId = newId();
+  await tx.sepa.insertStatement(org, {
+    id: statementId,
+    messageId: `SEPA-${year}-${String(counter).padStart(6, '0')}`,
+    collectionDate,
+    creditorIdentifier: creditor.creditorIdentifier,
+    creditorName: creditor.name,
+    creditorIban: creditor.iban,
+    creditorBic: creditor.bic,
+    createdAt: at,
+  });
+  // Each mandate's sequence type as it stood before this run: all its debits in its first run are FRST.
+  const sequenceOf = new Map<string, SequenceType>();
+  for (const c of candidates) {
+    if (!sequenceOf.has(c.mandateId)) sequenceOf.set(c.mandateId, ((await tx.sepa.getMandate(org, c.mandateId)) as SepaMandate).sequenceType);
+    const id = newId();
+    const invoicePaymentId = newId();
+    const claimed = await tx.sepa.claimPayment(org, {
+      id,
+      statementId,
+      mandateId: c.mandateId,
+      customerId: c.customerId,
+      invoiceId: c.invoiceId,
+      paymentPlanId: c.paymentPlanId,
+      installmentId: c.installmentId,
+      invoicePaymentId,
+      endToEndId: id.replaceAll('-', ''),
+      amount: c.amount,
+      sequenceType: sequenceOf.get(c.mandateId) as SequenceType,
+      remittanceInformation: c.installmentId ? `Invoice ${c.invoiceNumber}, installment ${c.position} of ${c.installmentCount}` : `Invoice ${c.invoiceNumber}`,
+      dueDate: c.dueDate,
+      executionDate: collectionDate,
+      createdAt: at,
+    });
+    if (!claimed) continue;
+    if (c.paymentPlanId) {
+      await recordPaymentPlanPayment(tx, org, c.paymentPlanId, { amount: c.amount, paidAt: at }, now, invoicePaymentId);
+    } else {
+      const invoice = await getInvoice(tx, org, c.invoiceId);
+      await applyInvoicePayment(tx, org, invoice, { id: invoicePaymentId, amount: c.amount, paidAt: at, paymentPlanId: null }, now);
+    }
+  }
+  return (await statementResult(tx, org, statementId, baseUrl)).result;
+}
+
+export type SepaStatementDocument = Omit<SepaXmlStatement, 'payments'> & { document: Pain008Source };
+
+/** A statement's figures and what its pain.008 file is rendered from (the debtors' full IBANs included). */
+export async function getSepaXmlStatement(tx: Tx, org: string, id: string, baseUrl: string): Promise<SepaStatementDocument> {
+  const {
+    result: { payments, ...statement },
+    stored,
+  } = await statementResult(tx, org, id, baseUrl);
+  const transactions = [];
+  for (const p of payments) {
+    const account = p.sepaMandate.bankAccount;
+    transactions.push({
+      endToEndId: p.endToEndId,
+      amount: p.amount,
+      sequenceType: p.sequenceType,
+      sepaType: p.sepaMandate.sepaType,
+      mandateReference: p.sepaMandate.mandateReference,
+      signatureDate: p.sepaMandate.signatureDate,
+      debtorName: account.accountHolder,
+      debtorIban: (await tx.billingDetails.sepaIban(org, account.id)) as string,
+      debtorBic: account.bic,
+      remittanceInformation: p.remittanceInformation,
+    });
+  }
+  return {
+    ...statement,
+    document: {
+      messageId: stored.messageId,
+      createdAt: stored.createdAt,
+      collectionDate: stored.collectionDate,
+      creditor: { identifier: stored.creditorIdentifier, name: stored.creditorName, iban: stored.creditorIban, bic: stored.creditorBic },
+      transactions,
+    },
+  };
+}
+
+export async function getSepaXmlPayment(tx: Tx, org: string, id: string): Promise<SepaXmlPayment> {
+  const payment = await tx.sepa.getPayment(org, id);
+  if (!payment) throw notFound('SEPA XML payment', id);
+  return payment;
+}
+
+export async function listSepaXmlPayments(tx: Tx, org: string, filter: SepaPaymentFilter, page: PageRequest) {
+  const invoice = filter.invoice === undefined ? undefined : await invoiceIdOf(tx, org, filter.invoice);
+  return tx.sepa.listPayments(org, { ...filter, invoice }, page);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Returns
+ * ------------------------------------------------------------------------------------------- */
+
+export interface SepaReturnInput {
+  reasonCode: string;
+  returnedAt?: string | undefined;
+}
+
+/** When the bank reported the return: not in the future, not before the collection. */
+function returnTime(payment: SepaXmlPayment, returnedAt: string | undefined, now: Date): string {
+  if (returnedAt === undefined) return now.toISOString();
+  const at = new Date(returnedAt);
+  if (at.getTime() > now.getTime()) throw invalid('returnedAt', `returnedAt ${returnedAt} lies in the future; omit it for now`, 'future');
+  if (at.toISOString() < payment.createdAt) {
+    throw invalid('returnedAt', `returnedAt ${returnedAt} lies before the collection (${payment.createdAt})`, 'before_collection');
+  }
+  return at.toISOString();
+}
+
+/**
+ * A direct debit came back: the payment is returned, the invoice payment it recorded no longer
+ * counts (a paid invoice is open again), and an installment it paid fails, breaking an active plan
+ * (or the plan it had completed) with a brokenReason naming the reason code.
+ */
+async function returnPayment(tx: Tx, org: string, payment: SepaXmlPayment, reasonCode: string, returnedAt: string, now: Date): Promise<SepaXmlPayment> {
+  if (payment.status === 'returned') {
+    throw conflict(`SEPA payment ${payment.endToEndId} was already returned (${payment.returnReasonCode} at ${payment.returnedAt})`);
+  }
+  await tx.sepa.markReturned(org, payment.id, reasonCode, returnedAt);
+  await reopenInvoicePayment(tx, org, payment.invoice, payment.transaction, returnedAt, now);
+  if (payment.paymentPlan && payment.installment) {
+    const meaning = RETURN_REASONS[reasonCode];
+    const reason = `SEPA direct debit ${payment.endToEndId} returned: ${reasonCode}${meaning ? ` (${meaning})` : ''}`;
+    await returnInstallmentCollection(tx, org, payment.paymentPlan, payment.installment, payment.amount, reason, now);
+  }
+  return getSepaXmlPayment(tx, org, payment.id);
+}
+
+export async function returnSepaXmlPayment(tx: Tx, org: string, id: string, input: SepaReturnInput, now: Date): Promise<SepaXmlPayment> {
+  const payment = await getSepaXmlPayment(tx, org, id);
+  return returnPayment(tx, org, payment, input.reasonCode, returnTime(payment, input.returnedAt, now), now);
+}
+
+export async function recordSepaReturn(tx: Tx, org: string, input: SepaReturnInput & { endToEndId: string }, now: Date): Promise<SepaXmlPayment> {
+  const payment = await tx.sepa.getPaymentByEndToEndId(org, input.endToEndId);
+  if (!payment) {
+    throw invalid('endToEndId', `endToEndId ${input.endToEndId} is not a SEPA payment of this organisation (list_sepa_xml_payments)`, 'unknown_reference');
+  }
+  return returnPayment(tx, org, payment, input.reasonCode, returnTime(payment, input.returnedAt, now), now);
+}
+
+export interface StatusReportResult {
+  statement: string;
+  messageId: string;
+  returned: SepaXmlPayment[];
+  alreadyReturned: string[];
+  unknown: string[];
+}
+
+/**
+ * A pain.002 status report for one of the organisation's statements: every payment it rejects (the
+ * whole message, a payment group or a transaction, status RJCT) is returned with the reason code
+ * given (MS03, reason not specified, when none is). Payments already returned are listed, not
+ * returned twice; end-to-end ids the statement does not hold are listed as unknown.
+ */
+export async function importSepaStatusReport(tx: Tx, org: string, document: string, now: Date): Promise<StatusReportResult> {
+  const report = parsePain002(document, (message) => invalid('document', `document ${message}`, 'invalid_status_report'));
+  const statement = await tx.sepa.getStatementByMessageId(org, report.originalMessageId);
+  if (!statement) {
+    throw invalid('document', `document reports on message ${report.originalMessageId}, which is not a statement of this organisation`, 'unknown_reference');
+  }
+  const payments = await tx.sepa.statementPayments(org, statement.id);
+  const reasons = new Map<string, string>();
+  const unknown: string[] = [];
+  for (const rejection of report.rejections) {
+    const code = rejection.reasonCode ?? 'MS03';
+    const hit =
+      rejection.scope === 'message'
+        ? payments
+        : rejection.scope === 'group'
+          ? payments.filter((p) => paymentGroupId(statement.messageId, p.sequenceType, p.sepaMandate.sepaType) === rejection.paymentGroupId)
+          : payments.filter((p) => p.endToEndId === rejection.endToEndId);
+    if (rejection.scope === 'transaction' && hit.length === 0) unknown.push(rejection.endToEndId);
+    for (const p of hit) if (!reasons.has(p.id)) reasons.set(p.id, code);
+  }
+  const returned: SepaXmlPayment[] = [];
+  const alreadyReturned: string[] = [];
+  const at = now.toISOString();
+  for (const p of payments) {
+    const code = reasons.get(p.id);
+    if (code === undefined) continue;
+    if (p.status === 'returned') alreadyReturned.push(p.endToEndId);
+    else returned.push(await returnPayment(tx, org, p, code, at, now));
+  }
+  return { statement: statement.id, messageId: statement.messageId, returned, alreadyReturned, unknown };
+}

@@ -1,0 +1,410 @@
+import type { PageRequest } from '../../schemas/common.js';
+import type { SepaMandate, SepaType, SepaXmlPayment, SequenceType } from '../../schemas/sepa.js';
+import type { Sql } from '../sql.js';
+
+/** The creditor as stored: the full IBAN, needed for the statements; responses mask it. */
+export interface SepaCreditorRecord {
+  creditorIdentifier: string;
+  name: string;
+  iban: string;
+  bic: string | null;
+  updatedAt: string;
+}
+
+export interface SepaMandateRecord {
+  id: string;
+  customerId: string;
+  paymentMethodId: string;
+  creditorIdentifier: string;
+  mandateReference: string;
+  signatureDate: string;
+  sepaType: SepaType;
+  createdAt: string;
+}
+
+/** An invoice or installment due for collection, with the mandate that collects it. */
+export interface CollectionCandidate {
+  invoiceId: string;
+  invoiceNumber: string;
+  paymentPlanId: string | null;
+  installmentId: string | null;
+  position: number | null;
+  installmentCount: number | null;
+  mandateId: string;
+  customerId: string;
+  amount: number;
+  dueDate: string;
+}
+
+export interface SepaStatementRecord {
+  id: string;
+  messageId: string;
+  collectionDate: string;
+  creditorIdentifier: string;
+  creditorName: string;
+  creditorIban: string;
+  creditorBic: string | null;
+  createdAt: string;
+}
+
+export interface SepaPaymentRecord {
+  id: string;
+  statementId: string;
+  mandateId: string;
+  customerId: string;
+  invoiceId: string;
+  paymentPlanId: string | null;
+  installmentId: string | null;
+  invoicePaymentId: string;
+  endToEndId: string;
+  amount: number;
+  sequenceType: SequenceType;
+  remittanceInformation: string;
+  dueDate: string;
+  executionDate: string;
+  createdAt: string;
+}
+
+export interface SepaPaymentFilter {
+  statement?: string | undefined;
+  invoice?: string | undefined;
+  status?: SepaXmlPayment['status'] | undefined;
+}
+
+export interface SepaRepo {
+  getCreditor(org: string): Promise<SepaCreditorRecord | undefined>;
+  putCreditor(org: string, creditor: SepaCreditorRecord): Promise<void>;
+  /** Refused when the creditor already has a mandate with this reference, or the payment method has a mandate. */
+  insertMandate(org: string, mandate: SepaMandateRecord): Promise<'inserted' | 'duplicate_reference' | 'duplicate_method'>;
+  getMandate(org: string, id: string): Promise<SepaMandate | undefined>;
+  listMandates(org: string, customerId: string, page: PageRequest): Promise<{ rows: SepaMandate[]; total: number }>;
+  /**
+   * Open EUR invoices (without an active or broken plan) and open installments of active plans, due
+   * on or before `dueBy`, whose payment method (the plan's, else the subscription's, else the
+   * customer's default) is an enabled SEPA method with an active mandate of `creditorIdentifier`, and
+   * that were never collected: invoices first, then installments in plan and position order.
+   */
+  collectionCandidates(org: string, dueBy: string, creditorIdentifier: string): Promise<CollectionCandidate[]>;
+  insertStatement(org: string, statement: SepaStatementRecord): Promise<void>;
+  getStatement(org: string, id: string): Promise<SepaStatementRecord | undefined>;
+  getStatementByMessageId(org: string, messageId: string): Promise<SepaStatementRecord | undefined>;
+  /** Inserts the payment unless its invoice or installment was already collected; whether it did. */
+  claimPayment(org: string, payment: SepaPaymentRecord): Promise<boolean>;
+  getPayment(org: string, id: string): Promise<SepaXmlPayment | undefined>;
+  getPaymentByEndToEndId(org: string, endToEndId: string): Promise<SepaXmlPayment | undefined>;
+  listPayments(org: string, filter: SepaPaymentFilter, page: PageRequest): Promise<{ rows: SepaXmlPayment[]; total: number }>;
+  /** Every payment of a statement, in the order they were collected. */
+  statementPayments(org: string, statementId: string): Promise<SepaXmlPayment[]>;
+  markReturned(org: string, id: string, reasonCode: string, returnedAt: string): Promise<void>;
+}
+
+interface MandateRow {
+  id: string;
+  organisation_id: string;
+  customer_id: string;
+  payment_method_id: string;
+  creditor_identifier: string;
+  mandate_reference: string;
+  signature_date: string;
+  sepa_type: SepaType;
+  status: 'active';
+  created_at: string;
+  pm_name: string | null;
+  sepa_iban_masked: string;
+  sepa_bic: string | null;
+  sepa_account_holder: string;
+  collected: number;
+}
+
+interface StatementRow {
+  id: string;
+  message_id: string;
+  collection_date: string;
+  creditor_identifier: string;
+  creditor_name: string;
+  creditor_iban: string;
+  creditor_bic: string | null;
+  created_at: string;
+}
+
+interface PaymentRow {
+  id: string;
+  organisation_id: string;
+  statement_id: string;
+  mandate_id: string;
+  customer_id: string;
+  invoice_id: string;
+  payment_plan_id: string | null;
+  installment_id: string | null;
+  invoice_payment_id: string;
+  end_to_end_id: string;
+  amount: number;
+  sequence_type: SequenceType;
+  remittance_information: string;
+  due_date: string;
+  execution_date: string;
+  status: SepaXmlPayment['status'];
+  return_reason_code: string | null;
+  returned_at: string | null;
+  created_at: string;
+}
+
+const MANDATE_SELECT = `SELECT m.*, pm.name AS pm_name, pm.sepa_iban_masked, pm.sepa_bic, pm.sepa_account_holder,
+  EXISTS (SELECT 1 FROM sepa_xml_payments x WHERE x.mandate_id = m.id AND x.status = 'collected') AS collected
+  FROM sepa_mandates m JOIN payment_methods pm ON pm.id = m.payment_method_id`;
+
+function toMandate(r: MandateRow): SepaMandate {
+  const value = { iban: r.sepa_iban_masked, bic: r.sepa_bic, accountHolder: r.sepa_account_holder, bankName: null };
+  return {
+    id: r.id,
+    status: r.status,
+    creditorIdentifier: r.creditor_identifier,
+    mandateReference: r.mandate_reference,
+    signatureDate: r.signature_date,
+    bankAccount: { id: r.payment_method_id, alias: r.pm_name, ...value, source: 'payment_method', asValue: value, tenantId: r.organisation_id },
+    sequenceType: r.collected ? 'RCUR' : 'FRST',
+    sepaType: r.sepa_type,
+    createdAt: r.created_at,
+    customer: r.customer_id,
+    firstSepaDebit: !r.collected,
+    tenantId: r.organisation_id,
+  };
+}
+
+const toStatement = (r: StatementRow): SepaStatementRecord => ({
+  id: r.id,
+  messageId: r.message_id,
+  collectionDate: r.collection_date,
+  creditorIdentifier: r.creditor_identifier,
+  creditorName: r.creditor_name,
+  creditorIban: r.creditor_iban,
+  creditorBic: r.creditor_bic,
+  createdAt: r.created_at,
+});
+
+/** The payment method that pays an invoice `i` (subscription alias `s`): the subscription's, else the customer's default. */
+const INVOICE_METHOD = `COALESCE(s.payment_method_id, (SELECT d.id FROM payment_methods d
+  WHERE d.organisation_id = i.organisation_id AND d.customer_id = i.customer_id AND d.is_default = 1))`;
+
+const COLLECTABLE = `JOIN payment_methods pm ON pm.organisation_id = i.organisation_id AND pm.customer_id = i.customer_id AND pm.id = %METHOD%
+  JOIN sepa_mandates m ON m.payment_method_id = pm.id
+  WHERE i.organisation_id = ? AND i.status = 'open' AND i.currency_code = 'EUR'
+    AND pm.type = 'sepa_debit' AND pm.enabled = 1 AND m.status = 'active' AND m.creditor_identifier = ?`;
+
+export class SqliteSepaRepo implements SepaRepo {
+  constructor(private readonly sql: Sql) {}
+
+  async getCreditor(org: string): Promise<SepaCreditorRecord | undefined> {
+    const r = this.sql.get<{ creditor_identifier: string; name: string; iban: string; bic: string | null; updated_at: string }>(
+      'SELECT * FROM sepa_creditors WHERE organisation_id = ?',
+      org,
+    );
+    return r && { creditorIdentifier: r.creditor_identifier, name: r.name, iban: r.iban, bic: r.bic, updatedAt: r.updated_at };
+  }
+
+  async putCreditor(org: string, c: SepaCreditorRecord): Promise<void> {
+    this.sql.run(
+      `INSERT INTO sepa_creditors (organisation_id, creditor_identifier, name, iban, bic, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (organisation_id) DO UPDATE SET creditor_identifier = excluded.creditor_identifier, name = excluded.name,
+         iban = excluded.iban, bic = excluded.bic, updated_at = excluded.updated_at`,
+      org,
+      c.creditorIdentifier,
+      c.name,
+      c.iban,
+      c.bic,
+      c.updatedAt,
+    );
+  }
+
+  async insertMandate(org: string, m: SepaMandateRecord): Promise<'inserted' | 'duplicate_reference' | 'duplicate_method'> {
+    if (this.sql.get('SELECT 1 FROM sepa_mandates WHERE payment_method_id = ?', m.paymentMethodId)) return 'duplicate_method';
+    const changes = this.sql.run(
+      `INSERT INTO sepa_mandates (id, organisation_id, customer_id, payment_method_id, creditor_identifier, mandate_reference,
+         signature_date, sepa_type, status, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'active', ?) ON CONFLICT DO NOTHING`,
+      m.id,
+      org,
+      m.customerId,
+      m.paymentMethodId,
+      m.creditorIdentifier,
+      m.mandateReference,
+      m.signatureDate,
+      m.sepaType,
+      m.createdAt,
+    ).changes;
+    return changes === 1 ? 'inserted' : 'duplicate_reference';
+  }
+
+  async getMandate(org: string, id: string): Promise<SepaMandate | undefined> {
+    const r = this.sql.get<MandateRow>(`${MANDATE_SELECT} WHERE m.organisation_id = ? AND m.id = ?`, org, id);
+    return r && toMandate(r);
+  }
+
+  async listMandates(org: string, customerId: string, page: PageRequest): Promise<{ rows: SepaMandate[]; total: number }> {
+    const { rows, total } = this.sql.page<MandateRow>(
+      `FROM sepa_mandates m JOIN payment_methods pm ON pm.id = m.payment_method_id WHERE m.organisation_id = ? AND m.customer_id = ?`,
+      [org, customerId],
+      page,
+      `m.*, pm.name AS pm_name, pm.sepa_iban_masked, pm.sepa_bic, pm.sepa_account_holder,
+       EXISTS (SELECT 1 FROM sepa_xml_payments x WHERE x.mandate_id = m.id AND x.status = 'collected') AS collected`,
+      'm',
+    );
+    return { rows: rows.map(toMandate), total };
+  }
+
+  async collectionCandidates(org: string, dueBy: string, creditorIdentifier: string): Promise<CollectionCandidate[]> {
+    const invoices = this.sql.all<CollectionCandidate>(
+      `SELECT i.id AS invoiceId, i.number AS invoiceNumber, NULL AS paymentPlanId, NULL AS installmentId, NULL AS position,
+         NULL AS installmentCount, m.id AS mandateId, i.customer_id AS customerId, i.gross_amount - i.amount_settled AS amount,
+         substr(i.due_at, 1, 10) AS dueDate
+       FROM invoices i LEFT JOIN subscriptions s ON s.organisation_id = i.organisation_id AND s.id = i.subscription_id
+       ${COLLECTABLE.replace('%METHOD%', INVOICE_METHOD)}
+         AND substr(i.due_at, 1, 10) <= ? AND i.gross_amount > i.amount_settled
+         AND NOT EXISTS (SELECT 1 FROM payment_plans p WHERE p.organisation_id = i.organisation_id AND p.invoice_id = i.id
+           AND p.status IN ('active', 'broken'))
+         AND NOT EXISTS (SELECT 1 FROM sepa_xml_payments x WHERE x.invoice_id = i.id AND x.installment_id IS NULL)
+       ORDER BY i.created_at, i.id`,
+      org,
+      creditorIdentifier,
+      dueBy,
+    );
+    const installments = this.sql.all<CollectionCandidate>(
+      `SELECT i.id AS invoiceId, i.number AS invoiceNumber, p.id AS paymentPlanId, n.id AS installmentId, n.position AS position,
+         (SELECT count(*) FROM payment_plan_installments c WHERE c.payment_plan_id = p.id) AS installmentCount,
+         m.id AS mandateId, i.customer_id AS customerId, n.amount - n.amount_paid AS amount, n.due_at AS dueDate
+       FROM payment_plans p
+       JOIN payment_plan_installments n ON n.payment_plan_id = p.id
+       JOIN invoices i ON i.id = p.invoice_id
+       LEFT JOIN subscriptions s ON s.organisation_id = i.organisation_id AND s.id = i.subscription_id
+       ${COLLECTABLE.replace('%METHOD%', `COALESCE(p.payment_method_id, ${INVOICE_METHOD})`)}
+         AND p.status = 'active' AND n.status = 'open' AND n.due_at <= ?
+         AND NOT EXISTS (SELECT 1 FROM sepa_xml_payments x WHERE x.installment_id = n.id)
+       ORDER BY p.created_at, p.id, n.position`,
+      org,
+      creditorIdentifier,
+      dueBy,
+    );
+    return [...invoices, ...installments];
+  }
+
+  async insertStatement(org: string, s: SepaStatementRecord): Promise<void> {
+    this.sql.insert('sepa_xml_statements', {
+      id: s.id,
+      organisation_id: org,
+      message_id: s.messageId,
+      collection_date: s.collectionDate,
+      creditor_identifier: s.creditorIdentifier,
+      creditor_name: s.creditorName,
+      creditor_iban: s.creditorIban,
+      creditor_bic: s.creditorBic,
+      created_at: s.createdAt,
+    });
+  }
+
+  async getStatement(org: string, id: string): Promise<SepaStatementRecord | undefined> {
+    const r = this.sql.get<StatementRow>('SELECT * FROM sepa_xml_statements WHERE organisation_id = ? AND id = ?', org, id);
+    return r && toStatement(r);
+  }
+
+  async getStatementByMessageId(org: string, messageId: string): Promise<SepaStatementRecord | undefined> {
+    const r = this.sql.get<StatementRow>('SELECT * FROM sepa_xml_statements WHERE organisation_id = ? AND message_id = ?', org, messageId);
+    return r && toStatement(r);
+  }
+
+  async claimPayment(org: string, p: SepaPaymentRecord): Promise<boolean> {
+    const row = {
+      id: p.id,
+      organisation_id: org,
+      statement_id: p.statementId,
+      mandate_id: p.mandateId,
+      customer_id: p.customerId,
+      invoice_id: p.invoiceId,
+      payment_plan_id: p.paymentPlanId,
+      installment_id: p.installmentId,
+      invoice_payment_id: p.invoicePaymentId,
+      end_to_end_id: p.endToEndId,
+      amount: p.amount,
+      sequence_type: p.sequenceType,
+      remittance_information: p.remittanceInformation,
+      due_date: p.dueDate,
+      execution_date: p.executionDate,
+      status: 'collected',
+      created_at: p.createdAt,
+    };
+    return this.sql.insertMany('sepa_xml_payments', [row], 'ON CONFLICT DO NOTHING') === 1;
+  }
+
+  async getPayment(org: string, id: string): Promise<SepaXmlPayment | undefined> {
+    return this.withMandates(org, this.sql.all<PaymentRow>('SELECT * FROM sepa_xml_payments WHERE organisation_id = ? AND id = ?', org, id))[0];
+  }
+
+  async getPaymentByEndToEndId(org: string, endToEndId: string): Promise<SepaXmlPayment | undefined> {
+    const rows = this.sql.all<PaymentRow>('SELECT * FROM sepa_xml_payments WHERE organisation_id = ? AND end_to_end_id = ?', org, endToEndId);
+    return this.withMandates(org, rows)[0];
+  }
+
+  async listPayments(org: string, filter: SepaPaymentFilter, page: PageRequest): Promise<{ rows: SepaXmlPayment[]; total: number }> {
+    const where = ['organisation_id = ?'];
+    const params: unknown[] = [org];
+    for (const [column, value] of [
+      ['statement_id', filter.statement],
+      ['invoice_id', filter.invoice],
+      ['status', filter.status],
+    ] as const) {
+      if (value === undefined) continue;
+      where.push(`${column} = ?`);
+      params.push(value);
+    }
+    const { rows, total } = this.sql.page<PaymentRow>(`FROM sepa_xml_payments WHERE ${where.join(' AND ')}`, params, page);
+    return { rows: this.withMandates(org, rows), total };
+  }
+
+  async statementPayments(org: string, statementId: string): Promise<SepaXmlPayment[]> {
+    const rows = this.sql.all<PaymentRow>(
+      'SELECT * FROM sepa_xml_payments WHERE organisation_id = ? AND statement_id = ? ORDER BY created_at, id',
+      org,
+      statementId,
+    );
+    return this.withMandates(org, rows);
+  }
+
+  async markReturned(org: string, id: string, reasonCode: string, returnedAt: string): Promise<void> {
+    this.sql.update('sepa_xml_payments', org, id, { status: 'returned', return_reason_code: reasonCode, returned_at: returnedAt });
+  }
+
+  /** The payments of the rows, each with its mandate (one query for all mandates). */
+  private withMandates(org: string, rows: PaymentRow[]): SepaXmlPayment[] {
+    if (rows.length === 0) return [];
+    const ids = [...new Set(rows.map((r) => r.mandate_id))];
+    const mandates = new Map(
+      this.sql
+        .all<MandateRow>(`${MANDATE_SELECT} WHERE m.organisation_id = ? AND m.id IN (${ids.map(() => '?').join(', ')})`, org, ...ids)
+        .map((m) => [m.id, toMandate(m)]),
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      type: 'debit',
+      status: r.status,
+      createdAt: r.created_at,
+      dueDate: r.due_date,
+      remittanceInformation: r.remittance_information,
+      endToEndId: r.end_to_end_id,
+      amount: r.amount,
+      currencyCode: 'EUR',
+      sequenceType: r.sequence_type,
+      sepaMandate: mandates.get(r.mandate_id) as SepaMandate,
+      sepaXmlStatement: r.statement_id,
+      invoice: r.invoice_id,
+      paymentPlan: r.payment_plan_id,
+      installment: r.installment_id,
+      transaction: r.invoice_payment_id,
+      autoCaptureAt: null,
+      notifications: [],
+      customer: r.customer_id,
+      executionDate: r.execution_date,
+      returnReasonCode: r.return_reason_code,
+      returnedAt: r.returned_at,
+      tenantId: r.organisation_id,
+    }));
+  }
+}

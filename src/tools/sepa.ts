@@ -1,0 +1,267 @@
+import { z } from 'zod';
+import { renderPain008 } from '../documents/sepaXml.js';
+import {
+  createSepaMandate,
+  getSepaCreditor,
+  getSepaXmlPayment,
+  getSepaXmlStatement,
+  importSepaStatusReport,
+  listSepaMandates,
+  listSepaXmlPayments,
+  recordSepaReturn,
+  returnSepaXmlPayment,
+  runSepaCollection,
+  updateSepaCreditor,
+  type SepaStatementDocument,
+} from '../domain/sepa.js';
+import { BODY_LIMIT } from '../http/body.js';
+import { defineOperation, type OperationContext } from '../registry/operation.js';
+import { date, dateTimeInput, filterBy, idOrNumber, listOf, pageInput, pathId, paged, text255 } from '../schemas/common.js';
+import {
+  SEPA_PAYMENT_STATUSES,
+  SEPA_TYPES,
+  sepaCreditorSchema,
+  sepaMandateSchema,
+  sepaXmlPaymentSchema,
+  sepaXmlStatementSchema,
+} from '../schemas/sepa.js';
+import { listView, sepaMandateRow, sepaPaymentRow, sepaStatementView, sepaStatusReportView } from '../schemas/views.js';
+
+const XML = 'application/xml' as const;
+
+/** Returns and collections write plan events to the outbox; the worker sends them once the unit commits. */
+function deliverAfterCommit(ctx: OperationContext): void {
+  ctx.afterCommit(() => ctx.deliveries.kick());
+}
+
+const reasonCode = z
+  .string()
+  .regex(/^[A-Z0-9]{4}$/, { message: 'must be an ISO 20022 return reason code of 4 upper-case letters and digits, e.g. AM04, MD01' })
+  .describe('ISO 20022 reason, e.g. AC04 closed, AM04 no funds, MD01 no mandate, MS02 refused.');
+const returnedAt = dateTimeInput.optional().describe('When the bank reported it; default now.');
+
+/** The statement's link: what the tool answers and the REST route renders the pain.008 file from. */
+const statementLinkSchema = sepaXmlStatementSchema.omit({ payments: true }).extend({ mimeType: z.literal(XML) });
+
+export const sepaOperations = [
+  defineOperation({
+    name: 'update_sepa_creditor',
+    title: 'Update SEPA creditor',
+    description:
+      'Set the organisation as SEPA creditor: creditor identifier and the account collections are paid into. New mandates and collection runs use it.',
+    toolset: 'payments',
+    method: 'PUT',
+    path: '/sepa-creditor',
+    permission: 'payment:write',
+    kind: 'update',
+    input: z.strictObject({
+      creditorIdentifier: z.string().max(255).describe('With valid check digits, e.g. DE98ZZZ09999999999.'),
+      name: text255.min(1, { message: 'must be 1 to 255 characters' }).describe('Creditor name in the files (first 70 characters).'),
+      iban: z.string().max(255).describe('Account collected into; spaces ignored.'),
+      bic: z
+        .string()
+        .regex(/^[A-Z]{6}[A-Z2-9][A-NP-Z0-9]([A-Z0-9]{3})?$/, { message: 'must be a BIC of 8 or 11 characters, e.g. COBADEFFXXX' })
+        .nullable()
+        .optional()
+        .describe('BIC; omit for IBAN-only.'),
+    }),
+    output: sepaCreditorSchema,
+    handler: (ctx, input) => updateSepaCreditor(ctx.tx, ctx.org, input, ctx.now),
+  }),
+  defineOperation({
+    name: 'get_sepa_creditor',
+    title: 'Get SEPA creditor',
+    description: 'Get the SEPA creditor identifier and account (IBAN masked); 404 until update_sepa_creditor set them.',
+    toolset: 'payments',
+    method: 'GET',
+    path: '/sepa-creditor',
+    permission: 'payment:read',
+    kind: 'read',
+    input: z.strictObject({}),
+    output: sepaCreditorSchema,
+    handler: (ctx) => getSepaCreditor(ctx.tx, ctx.org),
+  }),
+  defineOperation({
+    name: 'create_sepa_mandate',
+    title: 'Create SEPA mandate',
+    description:
+      "Record a signed direct debit mandate on one of the customer's sepa_debit payment methods (one mandate per method). Needs the creditor set; mandateReference is unique per creditor.",
+    toolset: 'payments',
+    method: 'POST',
+    path: '/customers/{id}/sepa-mandates',
+    permission: 'payment:write',
+    kind: 'create',
+    location: (result) => `/customers/${result.customer}/sepa-mandates/${result.id}`,
+    input: z.strictObject({
+      id: idOrNumber('customer'),
+      paymentMethod: pathId('sepa_debit payment method'),
+      mandateReference: z
+        .string()
+        .regex(/^[A-Za-z0-9+?/\-:().,']{1,35}$/, { message: "must be 1 to 35 characters of A-Z, a-z, 0-9 and + ? / - : ( ) . , '" })
+        .describe('1-35 characters, e.g. MND-2027-0001.'),
+      signatureDate: date.describe('Date signed, not in the future.'),
+      sepaType: z.enum(SEPA_TYPES).default('core').describe('core (consumers) or b2b.'),
+    }),
+    output: sepaMandateSchema,
+    handler: (ctx, { id, ...input }) => createSepaMandate(ctx.tx, ctx.org, id, input, ctx.now),
+  }),
+  defineOperation({
+    name: 'list_sepa_mandates',
+    title: 'List SEPA mandates',
+    description: "List a customer's SEPA mandates: reference, account, FRST or RCUR.",
+    toolset: 'payments',
+    method: 'GET',
+    path: '/customers/{id}/sepa-mandates',
+    permission: 'payment:read',
+    kind: 'list',
+    input: z.strictObject({ id: idOrNumber('customer'), ...pageInput }),
+    output: listOf(sepaMandateSchema),
+    mcp: listView(sepaMandateRow),
+    handler: (ctx, { id, ...rest }) => paged(rest, (page) => listSepaMandates(ctx.tx, ctx.org, id, page)),
+  }),
+  defineOperation({
+    name: 'run_sepa_collection',
+    title: 'Run SEPA collection',
+    description:
+      'Collect by direct debit every open invoice and active-plan installment due by the collection date whose payment method has a mandate, each once, as payments of a new pain.008 statement; they count as paid. 409 when nothing is due.',
+    toolset: 'payments',
+    method: 'POST',
+    path: '/sepa-xml-statements',
+    permission: 'payment:write',
+    kind: 'create',
+    annotations: { openWorldHint: true },
+    input: z.strictObject({
+      collectionDate: date
+        .optional()
+        .describe('A TARGET2 business day; default and earliest: one business day after the next (D-1).'),
+    }),
+    output: sepaXmlStatementSchema,
+    mcp: sepaStatementView,
+    handler: async (ctx, input) => {
+      deliverAfterCommit(ctx);
+      return runSepaCollection(ctx.tx, ctx.org, input, ctx.now, ctx.baseUrl);
+    },
+  }),
+  defineOperation({
+    name: 'get_sepa_xml_statement',
+    title: 'Get SEPA XML statement',
+    description: 'Link to a statement as its pain.008.001.02 file for the bank: a resource_link to fetch, with its totals.',
+    toolset: 'payments',
+    method: 'GET',
+    path: '/sepa-xml-statements/{id}',
+    permission: 'payment:read',
+    kind: 'read',
+    input: z.strictObject({ id: pathId('statement') }),
+    output: statementLinkSchema.extend({ document: z.custom<SepaStatementDocument['document']>() }),
+    mcp: { output: statementLinkSchema },
+    restDocument: {
+      mediaType: XML,
+      render: async (result) => new TextEncoder().encode(renderPain008(result.document)),
+      filename: (result) => `${result.messageId}.xml`,
+    },
+    resourceLinks: (result) => [{ type: 'resource_link', uri: result.url, name: `${result.messageId}.xml`, mimeType: XML }],
+    handler: async (ctx, input) => ({ ...(await getSepaXmlStatement(ctx.tx, ctx.org, input.id, ctx.baseUrl)), mimeType: XML }),
+  }),
+  defineOperation({
+    name: 'get_sepa_xml_payment',
+    title: 'Get SEPA XML payment',
+    description: 'Get one direct debit of a statement: amount, mandate, execution date, and whether it was returned.',
+    toolset: 'payments',
+    method: 'GET',
+    path: '/sepa-xml-payments/{id}',
+    permission: 'payment:read',
+    kind: 'read',
+    input: z.strictObject({ id: pathId('SEPA payment') }),
+    output: sepaXmlPaymentSchema,
+    handler: (ctx, input) => getSepaXmlPayment(ctx.tx, ctx.org, input.id),
+  }),
+  defineOperation({
+    name: 'list_sepa_xml_payments',
+    title: 'List SEPA XML payments',
+    description: 'List direct debits, e.g. of a statement or an invoice.',
+    toolset: 'payments',
+    method: 'GET',
+    path: '/sepa-xml-payments',
+    permission: 'payment:read',
+    kind: 'list',
+    input: z.strictObject({
+      ...pageInput,
+      statement: z.string().max(255).optional().describe('Only of this statement.'),
+      invoice: filterBy('invoice', 'payments'),
+      status: z.enum(SEPA_PAYMENT_STATUSES).optional().describe('Only in this status.'),
+    }),
+    output: listOf(sepaXmlPaymentSchema),
+    mcp: listView(sepaPaymentRow),
+    handler: (ctx, { statement, invoice, status, ...rest }) =>
+      paged(rest, (page) => listSepaXmlPayments(ctx.tx, ctx.org, { statement, invoice, status }, page)),
+  }),
+  defineOperation({
+    name: 'return_sepa_xml_payment',
+    title: 'Return SEPA XML payment',
+    description:
+      'Record that the bank returned a direct debit: what it paid is due again (a paid invoice reopens) and a payment plan it paid breaks (installment failed, payment_plan.broken).',
+    toolset: 'payments',
+    method: 'POST',
+    path: '/sepa-xml-payments/{id}/return',
+    permission: 'payment:write',
+    kind: 'action',
+    annotations: { openWorldHint: true },
+    input: z.strictObject({ id: pathId('collected SEPA payment'), reasonCode, returnedAt }),
+    output: sepaXmlPaymentSchema,
+    mcp: { output: sepaPaymentRow },
+    handler: async (ctx, { id, ...input }) => {
+      deliverAfterCommit(ctx);
+      return returnSepaXmlPayment(ctx.tx, ctx.org, id, input, ctx.now);
+    },
+  }),
+  defineOperation({
+    name: 'record_sepa_return',
+    title: 'Record SEPA return',
+    description: 'return_sepa_xml_payment by the endToEndId the bank reports.',
+    toolset: 'payments',
+    method: 'POST',
+    path: '/sepa-returns',
+    permission: 'payment:write',
+    kind: 'action',
+    annotations: { openWorldHint: true },
+    input: z.strictObject({
+      endToEndId: z.string().min(1).max(35).describe('EndToEndId of the returned debit.'),
+      reasonCode,
+      returnedAt,
+    }),
+    output: sepaXmlPaymentSchema,
+    mcp: { output: sepaPaymentRow },
+    handler: async (ctx, input) => {
+      deliverAfterCommit(ctx);
+      return recordSepaReturn(ctx.tx, ctx.org, input, ctx.now);
+    },
+  }),
+  defineOperation({
+    name: 'import_sepa_status_report',
+    title: 'Import SEPA status report',
+    description:
+      "Import the bank's pain.002 status report on a statement: every rejected debit (RJCT, of the message, a group or a transaction) is returned as by return_sepa_xml_payment.",
+    toolset: 'payments',
+    method: 'POST',
+    path: '/sepa-status-reports',
+    permission: 'payment:write',
+    kind: 'action',
+    annotations: { openWorldHint: true },
+    textBody: { mediaType: XML, field: 'document' },
+    input: z.strictObject({
+      document: z.string().min(1).max(BODY_LIMIT).describe('The pain.002 XML (REST: the application/xml body).'),
+    }),
+    output: z.object({
+      statement: z.string(),
+      messageId: z.string(),
+      returned: z.array(sepaXmlPaymentSchema),
+      alreadyReturned: z.array(z.string()).describe('EndToEndIds.'),
+      unknown: z.array(z.string()).describe('EndToEndIds not in the statement.'),
+    }),
+    mcp: sepaStatusReportView,
+    handler: async (ctx, input) => {
+      deliverAfterCommit(ctx);
+      return importSepaStatusReport(ctx.tx, ctx.org, input.document, ctx.now);
+    },
+  }),
+];
