@@ -45,13 +45,6 @@ it('invoice → overdue → two dunning levels by e-mail → a payment plan paus
   }
   const customer = await ok(env.mcp, 'create_customer', { companyName: 'Debtor GmbH' });
   await ok(env.mcp, 'create_customer_email_address', { id: customer.id, email: 'ap@debtor.example', isDunningEmail: true, isInvoiceEmail: false, default: true });
-  const method = await ok(env.mcp, 'create_payment_method', {
-    id: customer.id,
-    type: 'sepa_debit',
-    default: true,
-    sepaDebit: { iban: 'DE02120300000000202051', bic: 'BYLADEM1001', accountHolder: 'Debtor GmbH' },
-  });
-  await ok(env.mcp, 'create_sepa_mandate', { id: customer.id, paymentMethod: method.id, mandateReference: 'DEBTOR-1', signatureDate: '2027-01-15' });
   const invoice = await ok(env.mcp, 'create_invoice', { customer: customer.id, lines: [{ description: 'Consulting', quantity: 1, unitAmount: 10_000, taxRate: 0 }] });
   // 14 days' terms: due 15 February, 10:00 in Berlin.
   expect(invoice.dueAt).toBe('2027-02-15T09:00:00.000Z');
@@ -65,8 +58,15 @@ it('invoice → overdue → two dunning levels by e-mail → a payment plan paus
   ]);
   expect(reminders()).toEqual([`Payment reminder 1: invoice ${invoice.number}`, `Payment reminder 2: invoice ${invoice.number}`]);
 
-  // A payment plan pauses dunning: level 3 (21 days, 8 March) is not applied while it is active.
+  // The customer agrees to pay by direct debit in installments: a payment plan pauses dunning, and
+  // level 3 (21 days, 8 March) is not applied while it is active.
   env.setNow('2027-03-02T09:00:00Z');
+  const method = await ok(env.mcp, 'create_payment_method', {
+    id: customer.id,
+    type: 'sepa_debit',
+    sepaDebit: { iban: 'DE02120300000000202051', bic: 'BYLADEM1001', accountHolder: 'Debtor GmbH' },
+  });
+  await ok(env.mcp, 'create_sepa_mandate', { id: customer.id, paymentMethod: method.id, mandateReference: 'DEBTOR-1', signatureDate: '2027-03-02' });
   const plan = await ok(env.mcp, 'create_payment_plan', {
     invoice: invoice.id,
     paymentMethod: method.id,
@@ -77,11 +77,17 @@ it('invoice → overdue → two dunning levels by e-mail → a payment plan paus
   });
   expect((await ok(env.mcp, 'get_invoice', { id: invoice.id })).dunningPaused).toBe(true);
 
-  // The first installment is collected by direct debit; the file validates against the XSD.
-  const statement = await ok(env.mcp, 'run_sepa_collection', { collectionDate: '2027-03-04' });
-  const payment = statement.payments.find((p: any) => p.installment === plan.installments[0].id);
-  expect(payment).toMatchObject({ amount: 5_000 });
-  const file = await env.http('GET', `/sepa-xml-statements/${statement.id}`);
+  // The jobs collect by direct debit once a day, D-1: on 2 March the first fee invoice (due since
+  // 25 February) for the 3rd, on 3 March the first installment for the 4th; the file validates
+  // against the XSD.
+  expect((await jobs('2027-03-02T09:00:00Z')).jobs.sepaCollections).toEqual({ statements: 1, payments: 1 });
+  expect((await jobs('2027-03-03T09:00:00Z')).jobs.sepaCollections).toEqual({ statements: 1, payments: 1 });
+  expect((await jobs('2027-03-03T15:00:00Z')).jobs.sepaCollections).toEqual({ statements: 0, payments: 0 });
+  const [payment] = (await ok(env.mcp, 'list_sepa_xml_payments', { invoice: invoice.id })).data;
+  expect(payment).toMatchObject({ installment: plan.installments[0].id, amount: 5_000 });
+  const statement = await ok(env.mcp, 'get_sepa_xml_payment', { id: payment.id });
+  expect(statement.executionDate).toBe('2027-03-04');
+  const file = await env.http('GET', `/sepa-xml-statements/${statement.sepaXmlStatement}`);
   expect(file.status).toBe(200);
   const validation = await validateXML({ xml: [{ fileName: 'statement.xml', contents: file.body }], schema: [{ fileName: 'pain.008.001.02.xsd', contents: XSD }] });
   expect(validation.errors.map((e) => e.message)).toEqual([]);

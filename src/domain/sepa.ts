@@ -251,6 +251,20 @@ export async function runSepaCollection(tx: Tx, org: string, input: { collection
   return (await statementResult(tx, org, statementId, baseUrl)).result;
 }
 
+/**
+ * The collection job (CONTRACT section 6): once per organisation and collection date, everything due
+ * by the earliest date the D-1 rule allows goes into one statement; nothing due, no statement. Items
+ * that fall due later that day wait for the next day's statement. Null when nothing was collected.
+ */
+export async function collectDueSepa(tx: Tx, org: string, now: Date, baseUrl: string): Promise<SepaXmlStatement | null> {
+  const creditor = await tx.sepa.getCreditor(org);
+  if (!creditor) return null;
+  const collectionDate = earliestCollectionDate(DateTime.fromJSDate(now, { zone: TARGET2_ZONE }).toISODate() as string);
+  if (await tx.sepa.hasStatementFor(org, collectionDate)) return null;
+  if ((await tx.sepa.collectionCandidates(org, collectionDate, creditor.creditorIdentifier)).length === 0) return null;
+  return runSepaCollection(tx, org, { collectionDate }, now, baseUrl);
+}
+
 export type SepaStatementDocument = Omit<SepaXmlStatement, 'payments'> & { document: Pain008Source };
 
 /** A statement's figures and what its pain.008 file is rendered from (the debtors' full IBANs included). */

@@ -3,6 +3,7 @@ import { runBilling } from '../domain/billing/run.js';
 import { applyDunning } from '../domain/dunning.js';
 import type { EmailSender } from '../email/sender.js';
 import { breakIfOverdue, overdueCutoff } from '../domain/paymentPlans.js';
+import { collectDueSepa } from '../domain/sepa.js';
 import { announceEndingTrials, cancelDueSubscriptions } from '../domain/subscriptions/lifecycle.js';
 import { applyDuePlanChange } from '../domain/subscriptions/planChange.js';
 import type { Logger } from '../logger.js';
@@ -56,6 +57,19 @@ async function runDunning(deps: JobsDeps, now: Date): Promise<number> {
   return applied;
 }
 
+/** SEPA direct debits due by the earliest collection date, one statement per organisation and date, each in its own unit of work. */
+async function collectSepa(deps: JobsDeps, now: Date): Promise<{ statements: number; payments: number }> {
+  const organisations = await deps.store.read((tx) => tx.sepa.creditorOrganisations());
+  const out = { statements: 0, payments: 0 };
+  for (const org of organisations) {
+    const statement = await deps.store.transaction((tx) => collectDueSepa(tx, org, now, deps.config.publicUrl ?? ''));
+    if (!statement) continue;
+    out.statements += 1;
+    out.payments += statement.numberOfTransactions;
+  }
+  return out;
+}
+
 /** Pending plan changes whose date has come, each applied in its own unit of work (before billing: the new plan bills from then). */
 async function applyDuePlanChanges(deps: JobsDeps, now: Date): Promise<number> {
   const settings = { paymentTermDays: deps.config.paymentTermDays };
@@ -83,6 +97,7 @@ export async function runDueJobs(deps: JobsDeps, now: Date, trigger: 'schedule' 
   const trialsEnding = await deps.store.transaction((tx) => announceEndingTrials(tx, now));
   const runs = await runBilling({ store: deps.store, settings: { paymentTermDays: deps.config.paymentTermDays } }, { trigger, asOf: now, now });
   const plansBroken = await breakOverduePaymentPlans(deps, now);
+  const sepaCollections = await collectSepa(deps, now);
   const levelsApplied = await runDunning(deps, now);
   const emails = await deps.emails.runDue(now);
   const webhookDeliveries = await deps.deliveries.runDue(now);
@@ -99,6 +114,7 @@ export async function runDueJobs(deps: JobsDeps, now: Date, trigger: 'schedule' 
         subscriptionsFailed: runs.reduce((n, r) => n + r.subscriptionsFailed, 0),
       },
       overdueInstallments: { plansBroken },
+      sepaCollections,
       dunning: { levelsApplied },
       emails: { ...emails },
       webhookDeliveries: { ...webhookDeliveries },

@@ -88,6 +88,10 @@ export interface SepaRepo {
   insertStatement(org: string, statement: SepaStatementRecord): Promise<void>;
   getStatement(org: string, id: string): Promise<SepaStatementRecord | undefined>;
   getStatementByMessageId(org: string, messageId: string): Promise<SepaStatementRecord | undefined>;
+  /** The organisations with a creditor set up: those the collection job visits. */
+  creditorOrganisations(): Promise<string[]>;
+  /** Whether the organisation has a statement for this collection date. */
+  hasStatementFor(org: string, collectionDate: string): Promise<boolean>;
   /** Inserts the payment unless its invoice or installment was already collected; whether it did. */
   claimPayment(org: string, payment: SepaPaymentRecord): Promise<boolean>;
   getPayment(org: string, id: string): Promise<SepaXmlPayment | undefined>;
@@ -309,6 +313,14 @@ export class SqliteSepaRepo implements SepaRepo {
   async getStatementByMessageId(org: string, messageId: string): Promise<SepaStatementRecord | undefined> {
     const r = this.sql.get<StatementRow>('SELECT * FROM sepa_xml_statements WHERE organisation_id = ? AND message_id = ?', org, messageId);
     return r && toStatement(r);
+  }
+
+  async creditorOrganisations(): Promise<string[]> {
+    return this.sql.all<{ org: string }>('SELECT organisation_id AS org FROM sepa_creditors ORDER BY organisation_id').map((r) => r.org);
+  }
+
+  async hasStatementFor(org: string, collectionDate: string): Promise<boolean> {
+    return this.sql.get('SELECT 1 FROM sepa_xml_statements WHERE organisation_id = ? AND collection_date = ?', org, collectionDate) !== undefined;
   }
 
   async claimPayment(org: string, p: SepaPaymentRecord): Promise<boolean> {
