@@ -10,7 +10,6 @@
 // - deduplication: `ingestUsageEvents` in units of 1,000 fresh random ids into a table holding
 //   10,000,000 events (made by SQL) against an empty one. Target: >= 0.8 of the empty table's rate.
 // `node bench/events.mjs [ingestion|aggregation|dedup]` runs one part (after `npm run build`).
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -20,10 +19,12 @@ import { aggregateEvents } from '../dist/domain/aggregation.js';
 import { ingestUsageEvents } from '../dist/domain/usageEvents.js';
 import { createOrganisation } from '../dist/server.js';
 import { openDatabase, SqliteStore } from '../dist/store/sqlite.js';
-import { load, report, startServer, tempDb } from './lib.mjs';
+import { compare, median, report, startBare, startServer, tempDb } from './lib.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** How `compare` alternates baseline and candidate. */
+const rounds = { rounds: ROUNDS, duration: DURATION };
 const SYNCHRONOUS = process.env.BENCH_SYNCHRONOUS ?? 'full';
 const BATCH = 1000;
 const AGG_EVENTS = Number(process.env.BENCH_AGG_EVENTS ?? 1_000_000);
@@ -31,7 +32,6 @@ const AGG_RUNS = Number(process.env.BENCH_AGG_RUNS ?? 5);
 const STORED = Number(process.env.BENCH_DEDUP_STORED ?? 10_000_000);
 const DEDUP_BATCHES = Number(process.env.BENCH_DEDUP_BATCHES ?? 200);
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** The bare baseline: parse, check the minimum, store the same rows as the project, answer the counts. */
 async function serveBare(db) {
@@ -69,21 +69,6 @@ async function serveBare(db) {
   server.listen(0, '127.0.0.1', () => process.stderr.write(`bare listening on http://127.0.0.1:${server.address().port}\n`));
 }
 
-function startBare(db) {
-  const child = spawn(process.execPath, [path.resolve('bench/events.mjs'), '--bare', db], { stdio: ['ignore', 'inherit', 'pipe'] });
-  let stderr = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`bare server did not start: ${stderr}`)), 15_000);
-    child.stderr.on('data', (d) => {
-      stderr += d;
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ url: m[1], stop: () => child.kill('SIGTERM') });
-      }
-    });
-  });
-}
 
 /** A subscription with one item whose product sums the `tokens` of `completion` events of the large models. */
 async function meteredSubscription(server) {
@@ -132,26 +117,13 @@ function template(subscription, count) {
 let requestCounter = 0;
 const fresh = (body) => [{ setupRequest: (req) => ({ ...req, body: body.replaceAll('@P@', `${process.pid}-${++requestCounter}`) }) }];
 
-/** Baseline and candidate alternate ROUNDS times after a warm-up; medians of the rounds and of the per-round ratios. */
-async function compare(baseline, candidate, value) {
-  await load({ ...baseline, duration: 2 });
-  await load({ ...candidate, duration: 2 });
-  const rounds = [];
-  for (let i = 0; i < ROUNDS; i++) {
-    const b = await load({ ...baseline, duration: DURATION });
-    const c = await load({ ...candidate, duration: DURATION });
-    rounds.push({ baseline: b, candidate: c, ratio: value(c) / value(b) });
-  }
-  const pick = (side) => ({ perSecond: median(rounds.map((r) => value(r[side]))), p50: median(rounds.map((r) => r[side].p50)), p99: median(rounds.map((r) => r[side].p99)) });
-  return { baseline: pick('baseline'), ours: pick('candidate'), ratio: Number(median(rounds.map((r) => r.ratio)).toFixed(3)), rounds: rounds.map((r) => Number(r.ratio.toFixed(3))) };
-}
 
 export async function benchEventIngestion() {
   const dbs = [tempDb('events'), tempDb('events-bare')];
   const server = await startServer(dbs[0], { BILLING_DB_SYNCHRONOUS: SYNCHRONOUS });
   let bare;
   try {
-    bare = await startBare(dbs[1]);
+    bare = await startBare('bench/events.mjs', dbs[1]);
     const { headers, subscription } = await meteredSubscription(server);
     const json = { 'content-type': 'application/json' };
     const batchBody = template(subscription, BATCH);
@@ -161,11 +133,13 @@ export async function benchEventIngestion() {
       { url: `${bare.url}/usage-events`, method: 'POST', headers: json, timeout: 30, requests: fresh(batchBody) },
       { url: `${server.url}/usage-events`, method: 'POST', headers, timeout: 30, requests: fresh(batchBody) },
       events,
+      rounds,
     );
     const single = await compare(
       { url: `${bare.url}/usage-events`, method: 'POST', headers: json, requests: fresh(singleBody) },
       { url: `${server.url}/usage-events`, method: 'POST', headers, requests: fresh(singleBody) },
       (f) => f.requestsPerSecond,
+      rounds,
     );
     const figures = {
       batch: { ...batch, target: '>= 100,000 events/s and ratio >= 0.7' },

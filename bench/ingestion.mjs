@@ -7,16 +7,17 @@
 // project alternate in rounds (BENCH_ROUNDS, default 3, of BENCH_DURATION seconds, default 10).
 // Both sync commits the same way: BENCH_SYNCHRONOUS=full (default, the server's default: every
 // commit synced to disk) or normal (BILLING_DB_SYNCHRONOUS=normal on the server).
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { v7 as uuidv7 } from 'uuid';
-import { load, report, startServer, tempDb } from './lib.mjs';
+import { compare, median, report, startBare, startServer, tempDb } from './lib.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** How `compare` alternates baseline and candidate. */
+const rounds = { rounds: ROUNDS, duration: DURATION };
 const BATCH = 1000;
 const SYNCHRONOUS = process.env.BENCH_SYNCHRONOUS ?? 'full';
 
@@ -60,21 +61,6 @@ async function serveBare(db) {
   server.listen(0, '127.0.0.1', () => process.stderr.write(`bare listening on http://127.0.0.1:${server.address().port}\n`));
 }
 
-function startBare(db) {
-  const child = spawn(process.execPath, [path.resolve('bench/ingestion.mjs'), '--bare', db], { stdio: ['ignore', 'inherit', 'pipe'] });
-  let stderr = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`bare server did not start: ${stderr}`)), 15_000);
-    child.stderr.on('data', (d) => {
-      stderr += d;
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ url: m[1], stop: () => child.kill('SIGTERM') });
-      }
-    });
-  });
-}
 
 /** A subscription with one item metered by a sum measurement, built through the REST facade. */
 async function meteredItem(server) {
@@ -110,41 +96,14 @@ const single = (itemId) => JSON.stringify({ subscriptionItem: itemId, quantity: 
 const batch = (itemId) =>
   JSON.stringify({ values: Array.from({ length: BATCH }, (_, i) => ({ subscriptionItem: itemId, quantity: `${i % 100}.25` })) });
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-/**
- * Baseline and candidate alternate, ROUNDS times each after a warm-up, so that a burst of other work
- * on the machine hits both; each figure is the median of its rounds, each ratio the median of the
- * per-round ratios.
- */
-async function compare(baseline, candidate, value) {
-  await load({ ...baseline, duration: 2 });
-  await load({ ...candidate, duration: 2 });
-  const rounds = [];
-  for (let i = 0; i < ROUNDS; i++) {
-    const b = await load({ ...baseline, duration: DURATION });
-    const c = await load({ ...candidate, duration: DURATION });
-    rounds.push({ baseline: b, candidate: c, ratio: value(c) / value(b) });
-  }
-  const pick = (side) => ({
-    perSecond: median(rounds.map((r) => value(r[side]))),
-    p50: median(rounds.map((r) => r[side].p50)),
-    p99: median(rounds.map((r) => r[side].p99)),
-  });
-  return {
-    baseline: pick('baseline'),
-    ours: pick('candidate'),
-    ratio: Number(median(rounds.map((r) => r.ratio)).toFixed(3)),
-    rounds: rounds.map((r) => Number(r.ratio.toFixed(3))),
-  };
-}
 
 export async function benchIngestion() {
   const dbs = [tempDb('ingestion'), tempDb('ingestion-bare')];
   const server = await startServer(dbs[0], { BILLING_DB_SYNCHRONOUS: SYNCHRONOUS });
   let bare;
   try {
-    bare = await startBare(dbs[1]);
+    bare = await startBare('bench/ingestion.mjs', dbs[1]);
     const { headers, itemId } = await meteredItem(server);
     const json = { 'content-type': 'application/json' };
     const requests = (f) => f.requestsPerSecond;
@@ -152,17 +111,19 @@ export async function benchIngestion() {
 
     const bareSingle = { url: `${bare.url}/single`, method: 'POST', headers: json, body: single(itemId) };
     const ours = { url: `${server.url}/subscription-measurements`, method: 'POST', headers, body: single(itemId) };
-    const singleFigures = await compare(bareSingle, ours, requests);
+    const singleFigures = await compare(bareSingle, ours, requests, rounds);
     const keyed = await compare(
       bareSingle,
       { ...ours, requests: [{ setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'idempotency-key': uuidv7() } }) }] },
       requests,
+      rounds,
     );
     // 50 connections each waiting for its 1,000-entry batch queue up for seconds: a 30 s timeout.
     const batchFigures = await compare(
       { url: `${bare.url}/batch`, method: 'POST', headers: json, body: batch(itemId), timeout: 30 },
       { url: `${server.url}/subscription-measurements/batch`, method: 'POST', headers, body: batch(itemId), timeout: 30 },
       values,
+      rounds,
     );
 
     const figures = {

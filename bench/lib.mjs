@@ -52,3 +52,50 @@ export async function load(opts) {
 export function report(name, figures) {
   console.log(JSON.stringify({ bench: name, ...figures }, null, 2));
 }
+
+export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Starts `script --bare <db>` (a bench's bare baseline server) in its own process; resolves to { url, stop }. */
+export function startBare(script, db) {
+  const child = spawn(process.execPath, [path.resolve(script), '--bare', db], { stdio: ['ignore', 'inherit', 'pipe'] });
+  let stderr = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`bare server did not start: ${stderr}`)), 15_000);
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ url: m[1], stop: () => child.kill('SIGTERM') });
+      }
+    });
+  });
+}
+
+/**
+ * Baseline and candidate alternate, `rounds` times each after a warm-up, so that a burst of other work
+ * on the machine hits both; each figure is the median of its rounds, each ratio the median of the
+ * per-round ratios. `value` turns a load result into the figure compared.
+ */
+export async function compare(baseline, candidate, value, { rounds: count, duration }) {
+  await load({ ...baseline, duration: 2 });
+  await load({ ...candidate, duration: 2 });
+  const rounds = [];
+  for (let i = 0; i < count; i++) {
+    const b = await load({ ...baseline, duration });
+    const c = await load({ ...candidate, duration });
+    rounds.push({ baseline: b, candidate: c, ratio: value(c) / value(b) });
+  }
+  const pick = (side) => ({
+    perSecond: median(rounds.map((r) => value(r[side]))),
+    p50: median(rounds.map((r) => r[side].p50)),
+    p99: median(rounds.map((r) => r[side].p99)),
+  });
+  return {
+    baseline: pick('baseline'),
+    ours: pick('candidate'),
+    ratio: Number(median(rounds.map((r) => r.ratio)).toFixed(3)),
+    rounds: rounds.map((r) => Number(r.ratio.toFixed(3))),
+  };
+}
+
