@@ -115,7 +115,7 @@ describe('what a customer token reaches', () => {
       const path = op.path.replace(/\{(\w+)\}/g, (_, name) => (name === 'id' ? f.customer.id : 'x'));
       const res = await env.http(op.method, path, {
         token,
-        ...(op.method === 'GET' || op.method === 'DELETE' ? {} : { body: {}, contentType: op.textBody?.mediaType ?? op.contentType ?? 'application/json' }),
+        ...(op.method === 'GET' || op.method === 'DELETE' ? {} : { body: {}, contentType: op.requestBody?.kind === 'text' ? op.requestBody.mediaType : (op.contentType ?? 'application/json') }),
       });
       expect(res.status, `${op.method} ${path} (${op.name})`).toBe(403);
       probed.push(op.name);

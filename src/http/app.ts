@@ -10,7 +10,7 @@ import { parseToolsets, TOOLSETS } from '../config.js';
 import type { ToolsetSelection } from '../registry/catalog.js';
 import type { Catalog } from '../registry/catalog.js';
 import type { Executor } from '../registry/executor.js';
-import { pathParams, successStatus, type HttpMethod, type Operation } from '../registry/operation.js';
+import { pathParams, successStatus, type HttpMethod, type Operation, type RequestBody } from '../registry/operation.js';
 import type { Store } from '../store/store.js';
 import { closesConnection, mediaType, NO_BODY_RATE, readBody, readJsonBody, readJsonObject, readText, type BodyRate } from './body.js';
 import { KeyConcurrency, RETRY_AFTER_SECONDS } from './limits.js';
@@ -104,9 +104,10 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
   const bodyRate = deps.bodyRate ?? NO_BODY_RATE;
   const concurrency = new KeyConcurrency(deps.maxConcurrentPerKey ?? Number.POSITIVE_INFINITY);
 
-  async function restInput(req: IncomingMessage, adapter: NonNullable<Operation['restInput']>, search: URLSearchParams): Promise<Record<string, unknown>> {
-    const { value, type } = await readJsonBody(req, ['application/json', ...Object.keys(adapter.mediaTypes)], bodyRate);
-    return adapter.toInput(value, type, search);
+  async function requestBodyInput(req: IncomingMessage, body: RequestBody, search: URLSearchParams): Promise<Record<string, unknown>> {
+    if (body.kind === 'text') return { [body.field]: await readText(req, body.mediaType, bodyRate) };
+    const { value, type } = await readJsonBody(req, ['application/json', ...Object.keys(body.mediaTypes)], bodyRate);
+    return body.toInput(value, type, search);
   }
 
   async function principalOf(req: IncomingMessage): Promise<Principal> {
@@ -125,11 +126,9 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
       const input =
         op.method === 'GET' || op.method === 'DELETE'
           ? queryToInput(search, route.queryProperties)
-          : op.restInput
-            ? await restInput(req, op.restInput, search)
-            : op.textBody
-              ? { [op.textBody.field]: await readText(req, op.textBody.mediaType, bodyRate) }
-              : await readJsonObject(req, op.contentType ?? 'application/json', bodyRate);
+          : op.requestBody
+            ? await requestBodyInput(req, op.requestBody, search)
+            : await readJsonObject(req, op.contentType ?? 'application/json', bodyRate);
       for (const name of route.params) input[name] = params[name];
       const key = req.headers['idempotency-key'];
       const outcome = await deps.executor.execute(op, principal, input, typeof key === 'string' ? key : undefined);

@@ -77,10 +77,10 @@ export function buildOpenApi(catalog: Catalog): Json {
     };
     if (op.deprecated) operation.deprecated = true;
     if (op.permission) operation['x-permission'] = op.permission;
-    if (op.textBody) {
+    if (op.requestBody?.kind === 'text') {
       operation.requestBody = {
         required: true,
-        content: { [op.textBody.mediaType]: { schema: { type: 'string', description: bodyProps[op.textBody.field]?.description } } },
+        content: { [op.requestBody.mediaType]: { schema: { type: 'string', description: bodyProps[op.requestBody.field]?.description } } },
       };
     } else if (op.method !== 'GET' && op.method !== 'DELETE') {
       const bodyRequired = [...required].filter((n) => !inPath.includes(n));
@@ -90,7 +90,7 @@ export function buildOpenApi(catalog: Catalog): Json {
         required: bodyRequired.length > 0,
         content: {
           [op.contentType ?? 'application/json']: { schema: bodySchema },
-          ...Object.fromEntries(Object.entries(op.restInput?.mediaTypes ?? {}).map(([type, schema]) => [type, { schema }])),
+          ...Object.fromEntries(Object.entries(op.requestBody?.kind === 'json' ? op.requestBody.mediaTypes : {}).map(([type, schema]) => [type, { schema }])),
         },
       };
     }

@@ -67,6 +67,20 @@ export interface DeliveryKicker {
   kick(): void;
 }
 
+/**
+ * `json`: further JSON media types (each with its OpenAPI schema) and other shapes (a CloudEvents
+ * batch is an array), mapped onto the input with the query string. `text`: the body is a document of
+ * one media type (a SEPA status report) whose text becomes the input field `field`, which MCP callers
+ * pass as a string.
+ */
+export type RequestBody =
+  | {
+      kind: 'json';
+      mediaTypes: Record<string, Record<string, unknown>>;
+      toInput(body: unknown, mediaType: string, query: URLSearchParams): Record<string, unknown>;
+    }
+  | { kind: 'text'; mediaType: 'application/xml'; field: string };
+
 export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType> {
   name: string;
   title: string;
@@ -87,11 +101,6 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodT
   /** Body media type; PATCH uses JSON merge patch. Default application/json. */
   contentType?: 'application/json' | 'application/merge-patch+json';
   /**
-   * The REST body is a document of this media type (a SEPA status report) rather than JSON: its text
-   * becomes the input field `field`, which MCP callers pass as a string.
-   */
-  textBody?: { mediaType: 'application/xml'; field: string };
-  /**
    * Whether a customer token may call it (CONTRACT section 3), with which of its permissions, and
    * how the call is confined to the token's own customer: `customerField` names the input field
    * carrying the customer id (the token's own is filled in when absent; another is a 404);
@@ -104,14 +113,8 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodT
   };
   /** 'none': callable without a bearer token, its input authorizes it (token refresh). Default bearer. */
   authentication?: 'bearer' | 'none';
-  /**
-   * REST bodies beyond a JSON object of the input: further media types (each with its OpenAPI schema)
-   * and other shapes (a CloudEvents batch is an array), mapped onto the input with the query string.
-   */
-  restInput?: {
-    mediaTypes: Record<string, Record<string, unknown>>;
-    toInput(body: unknown, mediaType: string, query: URLSearchParams): Record<string, unknown>;
-  };
+  /** REST request bodies other than a JSON object of the input (default: that object, as `contentType`). */
+  requestBody?: RequestBody;
   /** Location header of a create; default `<path>/<id>`. */
   location?: (result: z.output<O>) => string;
   /** Body of the REST response when it differs from the MCP structured result; default the result. */

@@ -247,7 +247,7 @@ export const sepaOperations = [
     permission: 'payment:write',
     kind: 'action',
     annotations: { openWorldHint: true },
-    textBody: { mediaType: XML, field: 'document' },
+    requestBody: { kind: 'text', mediaType: XML, field: 'document' },
     input: z.strictObject({
       document: z.string().min(1).max(BODY_LIMIT).describe('The pain.002 XML (REST: the application/xml body).'),
     }),

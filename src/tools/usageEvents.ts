@@ -48,7 +48,8 @@ export const usageEventOperations = [
       atomic: z.boolean().default(false).describe('true: store all events or none (422 with the errors).'),
     }),
     output: ingestResultSchema,
-    restInput: {
+    requestBody: {
+      kind: 'json',
       mediaTypes: {
         'application/cloudevents+json': cloudEvent,
         'application/cloudevents-batch+json': { type: 'array', items: cloudEvent, maxItems: MAX_EVENTS },
