@@ -260,7 +260,7 @@ describe('payment methods: SEPA direct debit', () => {
     expect(m.sepaDebit.bic).toBe(bic);
   });
 
-  it.each(['COBADEF', 'COBADEFFX', 'COBADEFFXX', 'cobadeffxxx', 'C0BADEFF', 'COBA1EFF', 'COBADEFFXXXX'])(
+  it.each(['COBADEF', 'COBADEFFX', 'COBADEFFXX', 'cobadeffxxx', 'C0BADEFF', 'COBA1EFF', 'COBADEFFXXXX', 'COBADE1F', 'COBADEFO'])(
     'rejects the BIC %s',
     async (bic) => {
       const customer = await newCustomer();

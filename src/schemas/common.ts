@@ -17,6 +17,11 @@ export const MAJOR = 'decimal, major units';
 
 export const text255 = z.string().max(255, { message: 'must be at most 255 characters' });
 
+/** A BIC (ISO 9362) as pain.008 accepts it: no test BICs (location codes 0 and 1), one pattern for creditors and debtors. */
+export const bicInput = z.string().regex(/^[A-Z]{6}[A-Z2-9][A-NP-Z0-9]([A-Z0-9]{3})?$/, {
+  message: 'must be a BIC of 8 or 11 upper-case letters and digits, e.g. COBADEFFXXX or COBADEFF',
+});
+
 /** When a resource was created and last changed: said once in the server instructions (OUTPUT_CONVENTIONS). */
 export const timestamps = {
   createdAt: dateTime,

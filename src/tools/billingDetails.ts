@@ -14,7 +14,7 @@ import {
   PAYMENT_METHOD_TYPES,
   paymentMethodSchema,
 } from '../schemas/billingDetails.js';
-import { date, idOrNumber, listOf, pageInput, pageRequest, pathId, text255, toPage } from '../schemas/common.js';
+import { bicInput, date, idOrNumber, listOf, pageInput, pageRequest, pathId, text255, toPage } from '../schemas/common.js';
 import { paymentMethodUpdateView } from '../schemas/views.js';
 
 const nullableText = (what: string) => text255.nullable().optional().describe(what);
@@ -44,11 +44,7 @@ const sepaDebitInput = z
       .string()
       .max(255, { message: 'must be at most 255 characters' })
       .describe('IBAN, e.g. DE89370400440532013000; spaces are ignored.'),
-    bic: z
-      .string()
-      .regex(/^[A-Z]{4}[A-Z]{2}[A-Z0-9]{2}([A-Z0-9]{3})?$/, {
-        message: 'must be a BIC of 8 or 11 upper-case letters and digits, e.g. COBADEFFXXX or COBADEFF',
-      })
+    bic: bicInput
       .nullable()
       .optional()
       .describe('BIC, e.g. COBADEFFXXX.'),

@@ -16,7 +16,7 @@ import {
 } from '../domain/sepa.js';
 import { BODY_LIMIT } from '../http/body.js';
 import { defineOperation, type OperationContext } from '../registry/operation.js';
-import { date, dateTimeInput, filterBy, idOrNumber, listOf, pageInput, pathId, paged, text255 } from '../schemas/common.js';
+import { bicInput, date, dateTimeInput, filterBy, idOrNumber, listOf, pageInput, pathId, paged, text255 } from '../schemas/common.js';
 import {
   SEPA_PAYMENT_STATUSES,
   SEPA_TYPES,
@@ -58,9 +58,7 @@ export const sepaOperations = [
       creditorIdentifier: z.string().max(255).describe('With valid check digits, e.g. DE98ZZZ09999999999.'),
       name: text255.min(1, { message: 'must be 1 to 255 characters' }).describe('Creditor name in the files (first 70 characters).'),
       iban: z.string().max(255).describe('Account collected into; spaces ignored.'),
-      bic: z
-        .string()
-        .regex(/^[A-Z]{6}[A-Z2-9][A-NP-Z0-9]([A-Z0-9]{3})?$/, { message: 'must be a BIC of 8 or 11 characters, e.g. COBADEFFXXX' })
+      bic: bicInput
         .nullable()
         .optional()
         .describe('BIC; omit for IBAN-only.'),
