@@ -12,14 +12,13 @@
 // `node bench/events.mjs [ingestion|aggregation|dedup]` runs one part (after `npm run build`).
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { aggregateEvents } from '../dist/domain/aggregation.js';
 import { ingestUsageEvents } from '../dist/domain/usageEvents.js';
 import { createOrganisation } from '../dist/server.js';
 import { openDatabase, SqliteStore } from '../dist/store/sqlite.js';
-import { compare, median, report, startBare, startServer, tempDb } from './lib.mjs';
+import { compare, median, report, restClient, serveJson, startBare, startServer, tempDb } from './lib.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -31,7 +30,6 @@ const AGG_EVENTS = Number(process.env.BENCH_AGG_EVENTS ?? 1_000_000);
 const AGG_RUNS = Number(process.env.BENCH_AGG_RUNS ?? 5);
 const STORED = Number(process.env.BENCH_DEDUP_STORED ?? 10_000_000);
 const DEDUP_BATCHES = Number(process.env.BENCH_DEDUP_BATCHES ?? 200);
-
 
 /** The bare baseline: parse, check the minimum, store the same rows as the project, answer the counts. */
 async function serveBare(db) {
@@ -55,30 +53,12 @@ async function serveBare(db) {
     }
     return { accepted, duplicates: events.length - accepted, late: 0, unmatched: 0, errors: [] };
   });
-  const server = http.createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      const text = JSON.stringify(store(body.events ?? [body]));
-      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-      res.end(text);
-    });
-  });
-  server.keepAliveTimeout = 65_000;
-  server.listen(0, '127.0.0.1', () => process.stderr.write(`bare listening on http://127.0.0.1:${server.address().port}\n`));
+  serveJson((body) => ({ status: 200, body: store(body.events ?? [body]) }));
 }
-
 
 /** A subscription with one item whose product sums the `tokens` of `completion` events of the large models. */
 async function meteredSubscription(server) {
-  const headers = { authorization: `Bearer ${server.apiKey}`, 'content-type': 'application/json' };
-  const post = async (p, body) => {
-    const res = await fetch(`${server.url}${p}`, { method: 'POST', headers, body: JSON.stringify(body) });
-    const json = await res.json();
-    if (res.status >= 300) throw new Error(`${p}: ${JSON.stringify(json)}`);
-    return json;
-  };
+  const { headers, post } = restClient(server);
   const customer = await post('/customers', { lastName: 'Bench', timeZone: 'Europe/Berlin', currencyCode: 'EUR' });
   const product = await post('/catalogue/products', {
     name: 'Completions',
@@ -116,7 +96,6 @@ function template(subscription, count) {
 
 let requestCounter = 0;
 const fresh = (body) => [{ setupRequest: (req) => ({ ...req, body: body.replaceAll('@P@', `${process.pid}-${++requestCounter}`) }) }];
-
 
 export async function benchEventIngestion() {
   const dbs = [tempDb('events'), tempDb('events-bare')];

@@ -8,11 +8,10 @@
 // Both sync commits the same way: BENCH_SYNCHRONOUS=full (default, the server's default: every
 // commit synced to disk) or normal (BILLING_DB_SYNCHRONOUS=normal on the server).
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { v7 as uuidv7 } from 'uuid';
-import { compare, median, report, startBare, startServer, tempDb } from './lib.mjs';
+import { compare, report, restClient, serveJson, startBare, startServer, tempDb } from './lib.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -45,32 +44,15 @@ async function serveBare(db) {
     return { id, quantity: String(v.quantity), measuredAt };
   };
   const many = sqlite.transaction((values, now) => values.map((v) => row(v, now)));
-  const server = http.createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      const now = new Date().toISOString();
-      const out = req.url === '/batch' ? { data: many(body.values, now) } : row(body, now);
-      const text = JSON.stringify(out);
-      res.writeHead(201, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-      res.end(text);
-    });
+  serveJson((body, url) => {
+    const now = new Date().toISOString();
+    return { status: 201, body: url === '/batch' ? { data: many(body.values, now) } : row(body, now) };
   });
-  server.keepAliveTimeout = 65_000;
-  server.listen(0, '127.0.0.1', () => process.stderr.write(`bare listening on http://127.0.0.1:${server.address().port}\n`));
 }
-
 
 /** A subscription with one item metered by a sum measurement, built through the REST facade. */
 async function meteredItem(server) {
-  const headers = { authorization: `Bearer ${server.apiKey}`, 'content-type': 'application/json' };
-  const post = async (p, body) => {
-    const res = await fetch(`${server.url}${p}`, { method: 'POST', headers, body: JSON.stringify(body) });
-    const json = await res.json();
-    if (res.status >= 300) throw new Error(`${p}: ${JSON.stringify(json)}`);
-    return json;
-  };
+  const { headers, post } = restClient(server);
   const customer = await post('/customers', { lastName: 'Bench', timeZone: 'Europe/Berlin', currencyCode: 'EUR' });
   await post('/catalogue/units', { name: 'call' });
   const measurement = await post('/catalogue/measurements', { unit: 'call', code: 'api_calls', aggregationType: 'sum', type: 'metered' });
@@ -95,8 +77,6 @@ async function meteredItem(server) {
 const single = (itemId) => JSON.stringify({ subscriptionItem: itemId, quantity: '12.5' });
 const batch = (itemId) =>
   JSON.stringify({ values: Array.from({ length: BATCH }, (_, i) => ({ subscriptionItem: itemId, quantity: `${i % 100}.25` })) });
-
-
 
 export async function benchIngestion() {
   const dbs = [tempDb('ingestion'), tempDb('ingestion-bare')];

@@ -1,6 +1,7 @@
 // Shared pieces of the benchmarks: a server in its own process, autocannon runs, figures.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -97,5 +98,36 @@ export async function compare(baseline, candidate, value, { rounds: count, durat
     ratio: Number(median(rounds.map((r) => r.ratio)).toFixed(3)),
     rounds: rounds.map((r) => Number(r.ratio.toFixed(3))),
   };
+}
+
+/**
+ * The HTTP side of a bench's bare baseline (`script --bare <db>`): JSON bodies in, `answer(body, url)`
+ * giving `{ status, body }` out, keep-alive, on a free port of 127.0.0.1 announced on stderr for `startBare`.
+ */
+export function serveJson(answer) {
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const { status, body } = answer(JSON.parse(Buffer.concat(chunks).toString('utf8')), req.url);
+      const text = JSON.stringify(body);
+      res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+      res.end(text);
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  server.listen(0, '127.0.0.1', () => process.stderr.write(`bare listening on http://127.0.0.1:${server.address().port}\n`));
+}
+
+/** The bearer headers of a started server and a POST that answers the JSON body or throws with it. */
+export function restClient(server) {
+  const headers = { authorization: `Bearer ${server.apiKey}`, 'content-type': 'application/json' };
+  const post = async (p, body) => {
+    const res = await fetch(`${server.url}${p}`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const json = await res.json();
+    if (res.status >= 300) throw new Error(`${p}: ${JSON.stringify(json)}`);
+    return json;
+  };
+  return { headers, post };
 }
 
