@@ -48,6 +48,16 @@ async function bill(subscription: string): Promise<any[]> {
 
 const lines = (invoice: any) => invoice.lines.map((l: any) => [l.netAmount, l.periodStart, l.periodEnd]);
 
+/** An offer proposing a subscription of `plan` to `customer`. */
+const offerFor = (customer: string, plan: string) => ({
+  customer,
+  acceptanceMode: 'click',
+  name: 'Offer',
+  recipients: [{ email: 'jane@example.com', firstName: 'Jane', lastName: 'Doe' }],
+  validUntil: '2026-03-01T00:00:00Z',
+  subscription: { plan, periods },
+});
+
 describe('update_price_plan', () => {
   it('bills a price changed mid-period from the next period on: 10.00 for the current period, 12.00 for the next (hand-computed)', async () => {
     const charge = await priced({ payInAdvance: false });
@@ -121,19 +131,7 @@ describe('plan, price plan and customer statuses', () => {
     const p = await fails(env.mcp, 'create_subscription', { customer: c.id, plan: draft.id, periods }, 422);
     expect(p.violations).toEqual([expect.objectContaining({ propertyPath: 'plan', code: 'draft' })]);
     expect(p.detail).toContain('update_plan');
-    const offer = await fails(
-      env.mcp,
-      'create_offer',
-      {
-        customer: c.id,
-        acceptanceMode: 'click',
-        name: 'Offer',
-        recipients: [{ email: 'jane@example.com', firstName: 'Jane', lastName: 'Doe' }],
-        validUntil: '2026-03-01T00:00:00Z',
-        subscription: { plan: draft.id, periods },
-      },
-      422,
-    );
+    const offer = await fails(env.mcp, 'create_offer', offerFor(c.id, draft.id), 422);
     expect(paths(offer)).toEqual(['subscription.plan']);
     expect((await ok(env.mcp, 'list_subscriptions', { customer: c.id })).data).toEqual([]);
     expect((await planOf(charge)).status).toBe('active');
@@ -178,19 +176,7 @@ describe('plan, price plan and customer statuses', () => {
     const p = await fails(env.mcp, 'create_subscription', { customer: c.id, plan: plan.id, periods, activate: true }, 422);
     expect(p.violations).toEqual([expect.objectContaining({ propertyPath: 'customer', code: 'inactive' })]);
     expect(p.detail).toContain('STATUS_INACTIVE');
-    const offer = await fails(
-      env.mcp,
-      'create_offer',
-      {
-        customer: c.id,
-        acceptanceMode: 'click',
-        name: 'Offer',
-        recipients: [{ email: 'jane@example.com', firstName: 'Jane', lastName: 'Doe' }],
-        validUntil: '2026-03-01T00:00:00Z',
-        subscription: { plan: plan.id, periods },
-      },
-      422,
-    );
+    const offer = await fails(env.mcp, 'create_offer', offerFor(c.id, plan.id), 422);
     expect(paths(offer)).toEqual(['customer']);
     const activation = await fails(env.mcp, 'activate_subscription', { id: draft.id }, 409);
     expect(activation.detail).toContain('update_customer');
