@@ -2,7 +2,7 @@ import { conflict, invalid, notFound } from '../errors.js';
 import type { PageRequest } from '../schemas/common.js';
 import type { CreditNote } from '../schemas/creditNotes.js';
 import type { Invoice } from '../schemas/invoices.js';
-import type { CreditNoteFilter } from '../store/repos/creditNotes.js';
+import type { CreditNoteFilter } from '../store/ports/creditNotes.js';
 import type { Tx } from '../store/store.js';
 import { customerIdOf } from './customers.js';
 import { getInvoice, invoiceIdOf, issueCreditNote, refuseIfPlanned, statusConflict } from './invoices.js';

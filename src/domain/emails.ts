@@ -9,7 +9,7 @@ import type { PageRequest } from '../schemas/common.js';
 import type { Customer, CustomerEmail } from '../schemas/customers.js';
 import type { Email, EmailKind } from '../schemas/emails.js';
 import type { Invoice } from '../schemas/invoices.js';
-import type { EmailAttachment, EmailFilter } from '../store/repos/emails.js';
+import type { EmailAttachment, EmailFilter } from '../store/ports/emails.js';
 import type { Tx } from '../store/store.js';
 import { customerIdOf } from './customers.js';
 import { zoned } from './dates.js';

@@ -4,7 +4,7 @@ import type { PageRequest } from '../schemas/common.js';
 import type { CreditNote } from '../schemas/creditNotes.js';
 import type { Customer } from '../schemas/customers.js';
 import type { Invoice, InvoiceLine, InvoiceStatus, InvoiceTax } from '../schemas/invoices.js';
-import type { InvoiceFilter } from '../store/repos/invoices.js';
+import type { InvoiceFilter } from '../store/ports/invoices.js';
 import type { Tx } from '../store/store.js';
 import { customerIdOf, findCustomer } from './customers.js';
 import { addInterval, toIso, zoned } from './dates.js';

@@ -10,9 +10,9 @@ import type { BillingGroup, PricePlan, Product } from '../../schemas/catalogue.j
 import type { Customer } from '../../schemas/customers.js';
 import type { Organisation } from '../../schemas/organisation.js';
 import type { InvoiceAddress } from '../../schemas/billingDetails.js';
-import type { AppliedDiscountRecord, ItemRecord, QuantityChange, SubscriptionRecord } from '../../store/repos/subscriptions.js';
-import type { BilledChargeKey } from '../../store/repos/billingRuns.js';
-import type { PriceChange } from '../../store/repos/products.js';
+import type { AppliedDiscountRecord, ItemRecord, QuantityChange, SubscriptionRecord } from '../../store/ports/subscriptions.js';
+import type { BilledChargeKey } from '../../store/ports/billingRuns.js';
+import type { PriceChange } from '../../store/ports/products.js';
 import type { Tx } from '../../store/store.js';
 import { intervalValue, metricValue, timeWeightedValue, type ItemInterval } from '../aggregation.js';
 import { billingAddressOf } from '../billingDetails.js';

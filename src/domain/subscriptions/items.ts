@@ -4,7 +4,7 @@ import { newId } from '../../ids.js';
 import type { PricePlan, Product } from '../../schemas/catalogue.js';
 import type { Customer } from '../../schemas/customers.js';
 import type { Subscription, SubscriptionItem } from '../../schemas/subscriptions.js';
-import type { AppliedDiscountRecord, InlineDiscount, ItemRecord, SubscriptionStatus } from '../../store/repos/subscriptions.js';
+import type { AppliedDiscountRecord, InlineDiscount, ItemRecord, SubscriptionStatus } from '../../store/ports/subscriptions.js';
 import type { Tx } from '../../store/store.js';
 import { findCoupon } from '../coupons.js';
 import { amountViolation } from '../money.js';

@@ -12,7 +12,7 @@ import type { CreditNote } from '../../schemas/creditNotes.js';
 import type { Customer } from '../../schemas/customers.js';
 import type { Invoice, InvoiceLine } from '../../schemas/invoices.js';
 import type { Subscription } from '../../schemas/subscriptions.js';
-import type { ItemRecord, SubscriptionRecord } from '../../store/repos/subscriptions.js';
+import type { ItemRecord, SubscriptionRecord } from '../../store/ports/subscriptions.js';
 import type { Tx } from '../../store/store.js';
 import { CatalogueCache, taxRateE4 } from '../billing/compute.js';
 import { billSubscription, type BillingSettings } from '../billing/run.js';
