@@ -6,7 +6,7 @@ import type { CreditNoteFilter } from '../store/ports/creditNotes.js';
 import type { Tx } from '../store/store.js';
 import { customerIdOf } from './customers.js';
 import { getInvoice, invoiceIdOf, issueCreditNote, refuseIfPlanned, statusConflict } from './invoices.js';
-import { formatMoney } from './money.js';
+import { formatMoney } from '../values/money.js';
 
 /**
  * create_credit_note (CONTRACT section 8): on an open invoice at most its amount due (the default),

@@ -14,7 +14,7 @@ import type { Tx } from '../store/store.js';
 import { customerIdOf } from './customers.js';
 import { zoned } from './dates.js';
 import { invoiceIdOf } from './invoices.js';
-import { formatMoney } from './money.js';
+import { formatMoney } from '../values/money.js';
 
 /** Who receives e-mails of a kind: the addresses flagged for it (isInvoiceEmail, isDunningEmail), else the default address. */
 export function recipientsOf(addresses: readonly CustomerEmail[], kind: EmailKind): string[] {

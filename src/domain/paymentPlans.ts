@@ -10,7 +10,7 @@ import type { Tx } from '../store/store.js';
 import { paymentMethodViolation } from './billingDetails.js';
 import { emitEvent } from './events.js';
 import { applyInvoicePayment, findInvoice, getInvoice, invoiceIdOf, makeDueNow, paymentTime } from './invoices.js';
-import { formatMoney } from './money.js';
+import { formatMoney } from '../values/money.js';
 import { assertPayingCustomer } from './statusRules.js';
 
 /* ---------------------------------------------------------------------------------------------

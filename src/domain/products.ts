@@ -5,8 +5,9 @@ import type { PageRequest } from '../schemas/common.js';
 import type { PriceChange, ProductRecord } from '../store/ports/products.js';
 import type { Tx } from '../store/store.js';
 import { validateCustomFields } from './customFields.js';
-import { amountViolation } from './money.js';
-import { decimalTextOf, numberOfDecimalText, unitPriceProblem } from './pricing.js';
+import { numberOfDecimalText } from '../values/decimal.js';
+import { amountViolation } from '../values/money.js';
+import { decimalTextOf, unitPriceProblem } from './pricing.js';
 
 export interface ProductInput {
   type: Product['type'];

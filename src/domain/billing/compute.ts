@@ -21,7 +21,7 @@ import { EU_MEMBER_STATES } from '../countries.js';
 import { findCoupon, percentageE2 } from '../coupons.js';
 import { toIso, zoned, zoneOf } from '../dates.js';
 import type { BilledLineInput } from '../invoices.js';
-import { percentOf, rateToE4, toMinor } from '../money.js';
+import { percentOf, rateToE4, toMinor } from '../../values/money.js';
 import { priceCharge, type PricedLine } from '../pricing.js';
 import { memo } from '../memo.js';
 import { getOrganisation } from '../organisation.js';

@@ -7,7 +7,7 @@ import type { Subscription, SubscriptionItem } from '../../schemas/subscriptions
 import type { AppliedDiscountRecord, InlineDiscount, ItemRecord, SubscriptionStatus } from '../../store/ports/subscriptions.js';
 import type { Tx } from '../../store/store.js';
 import { findCoupon } from '../coupons.js';
-import { amountViolation } from '../money.js';
+import { amountViolation } from '../../values/money.js';
 import { createCustomPricePlan, getProduct, pricePlanViolations, type CustomPricePlanInput } from '../products.js';
 import { pricePlanViolation } from '../statusRules.js';
 import { FINAL, scheduleItem } from './lifecycle.js';

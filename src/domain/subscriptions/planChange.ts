@@ -23,7 +23,7 @@ import { parseInterval, toIso, zoned } from '../dates.js';
 import { emitEvent } from '../events.js';
 import { getInvoice, invoiceTotals, issueCreditNote, refuseIfPlanned } from '../invoices.js';
 import { grantActiveFeatures } from '../features.js';
-import { rateOfE4 } from '../money.js';
+import { rateOfE4 } from '../../values/money.js';
 import { findPlan } from '../plans.js';
 import { priceCharge } from '../pricing.js';
 import { toMicros } from '../quantity.js';

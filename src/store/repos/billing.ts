@@ -1,5 +1,5 @@
-import { decimal, toNumber } from '../../domain/decimal.js';
-import { toMajor } from '../../domain/money.js';
+import { decimal, toNumber } from '../../values/decimal.js';
+import { toMajor } from '../../values/money.js';
 import type { BillingGroup, Coupon, CustomField, CustomFieldEntity } from '../../schemas/catalogue.js';
 import type { PageRequest } from '../../schemas/common.js';
 import type { BillingSetupRepo, CouponRecord } from '../ports/billing.js';

@@ -1,7 +1,7 @@
 import type { PageRequest } from '../../schemas/common.js';
 import type { AggregationType, Measurement, MeasurementType, Unit } from '../../schemas/measurements.js';
 import type { Tax, TaxGroup } from '../../schemas/taxGroups.js';
-import { rateOfE4, rateToE4 } from '../../domain/money.js';
+import { rateOfE4, rateToE4 } from '../../values/money.js';
 import type { CatalogueRepo } from '../ports/catalogue.js';
 import { bool, int, type Sql } from '../sql.js';
 

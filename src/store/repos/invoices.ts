@@ -2,8 +2,8 @@ import type { PageRequest } from '../../schemas/common.js';
 import type { Invoice, InvoiceLine, InvoicePayment, InvoiceStatus, InvoiceTax } from '../../schemas/invoices.js';
 import type { InvoiceFilter, InvoiceRepo } from '../ports/invoices.js';
 import type { Sql } from '../sql.js';
-import { parseDecimal, unitsAt } from '../../domain/decimal.js';
-import { rateOfE4, rateToE4 } from '../../domain/money.js';
+import { parseDecimal, unitsAt } from '../../values/decimal.js';
+import { rateOfE4, rateToE4 } from '../../values/money.js';
 
 interface InvoiceRow {
   id: string;

@@ -1,8 +1,8 @@
-import { numberOfDecimalText } from '../../domain/pricing.js';
 import type { PricePlan, PricePlanStatus, PricePlanType, Product, UsageMetric } from '../../schemas/catalogue.js';
 import type { PageRequest } from '../../schemas/common.js';
 import type { PriceChange, PricePlanRecord, ProductRecord, ProductRepo, StoredTier } from '../ports/products.js';
 import { bool, int, type Sql } from '../sql.js';
+import { numberOfDecimalText } from '../../values/decimal.js';
 
 interface ProductRow {
   id: string;
