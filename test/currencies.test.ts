@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatMoney, minorDigits } from '../src/domain/money.js';
+import { formatMoney, minorDigits } from '../src/values/money.js';
 import { MIGRATIONS } from '../src/store/migrations/index.js';
 import { migrate } from '../src/store/sqlite.js';
 import { fails, ok, paths, setup, type TestEnv } from './helpers.js';

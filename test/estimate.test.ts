@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatMoney } from '../src/domain/money.js';
+import { formatMoney } from '../src/values/money.js';
 import { fails, ok, setup, type TestEnv } from './helpers.js';
 
 let env: TestEnv;

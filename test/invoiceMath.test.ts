@@ -1,9 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { divideRounded } from '../src/domain/decimal.js';
+import { divideRounded } from '../src/values/decimal.js';
 import { invoiceTotals, lineNetAmount } from '../src/domain/invoices.js';
-import { rateToE4 } from '../src/domain/money.js';
+import { rateToE4 } from '../src/values/money.js';
 import { allocatePayment, overdueCutoff, scheduleDates, splitAmount } from '../src/domain/paymentPlans.js';
 import type { Installment } from '../src/schemas/paymentPlans.js';
 import { outcomeOf } from '../src/webhooks/delivery.js';

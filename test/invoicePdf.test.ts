@@ -6,7 +6,7 @@ import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { renderInvoicePdf, type InvoiceDocument } from '../src/documents/invoicePdf.js';
 import { loadConfig } from '../src/config.js';
-import { formatMoney } from '../src/domain/money.js';
+import { formatMoney } from '../src/values/money.js';
 import { PublicUrl } from '../src/server.js';
 import { fails, ok, setup, type TestEnv } from './helpers.js';
 

@@ -14,8 +14,8 @@ import {
   roundedUnits,
   subtract,
   unitsAt,
-} from '../src/domain/decimal.js';
-import { formatMoney, MAX_MINOR, minorDigits, parseAmount, toMajor } from '../src/domain/money.js';
+} from '../src/values/decimal.js';
+import { formatMoney, MAX_MINOR, minorDigits, parseAmount, toMajor } from '../src/values/money.js';
 import { splitAmount } from '../src/domain/paymentPlans.js';
 import { formatQuantity, MAX_QUANTITY_MICROS, microsOfNumber, numberOfMicros, parseQuantity } from '../src/domain/quantity.js';
 

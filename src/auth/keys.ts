@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
-import type { ApiKeyRecord } from '../store/repos/system.js';
+import type { ApiKeyRecord } from '../store/ports/system.js';
 import type { Store, Tx } from '../store/store.js';
 import { authenticateCustomer, isCustomerAccessToken } from './customerTokens.js';
 

@@ -1,7 +1,7 @@
 import PDFDocument from 'pdfkit';
 import { zoned } from '../domain/dates.js';
-import { formatFixed, parseDecimal, type Decimal } from '../domain/decimal.js';
-import { formatMoney, minorDigits } from '../domain/money.js';
+import { formatFixed, parseDecimal, type Decimal } from '../values/decimal.js';
+import { formatMoney, minorDigits } from '../values/money.js';
 import type { InvoiceAddress } from '../schemas/billingDetails.js';
 import type { Customer } from '../schemas/customers.js';
 import type { Invoice } from '../schemas/invoices.js';

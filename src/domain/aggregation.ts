@@ -5,8 +5,8 @@
  */
 import type { UsageMetric } from '../schemas/catalogue.js';
 import type { AggregationType, Measurement } from '../schemas/measurements.js';
-import type { UsageScope } from '../store/repos/usage.js';
-import type { EventScope } from '../store/repos/usageEvents.js';
+import type { UsageScope } from '../store/ports/usage.js';
+import type { EventScope } from '../store/ports/usageEvents.js';
 import type { Tx } from '../store/store.js';
 import { averageMicros, MICROS, timeWeightedMicros } from './quantity.js';
 

@@ -9,7 +9,7 @@ import type {
   SepaDebit,
 } from '../schemas/billingDetails.js';
 import type { PageRequest } from '../schemas/common.js';
-import type { PaymentMethodRecord } from '../store/repos/billingDetails.js';
+import type { PaymentMethodRecord } from '../store/ports/billingDetails.js';
 import type { Tx } from '../store/store.js';
 import { getCustomer } from './customers.js';
 import { ibanProblem, maskIban, normaliseIban } from './iban.js';

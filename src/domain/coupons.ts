@@ -3,8 +3,8 @@ import { newId } from '../ids.js';
 import type { Coupon } from '../schemas/catalogue.js';
 import type { PageRequest } from '../schemas/common.js';
 import type { Tx } from '../store/store.js';
-import { decimalOfNumber, unitsAt } from './decimal.js';
-import { amountViolation, toMinor } from './money.js';
+import { decimalOfNumber, unitsAt } from '../values/decimal.js';
+import { amountViolation, toMinor } from '../values/money.js';
 
 export interface CouponInput {
   code: string;

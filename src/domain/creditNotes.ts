@@ -2,11 +2,11 @@ import { conflict, invalid, notFound } from '../errors.js';
 import type { PageRequest } from '../schemas/common.js';
 import type { CreditNote } from '../schemas/creditNotes.js';
 import type { Invoice } from '../schemas/invoices.js';
-import type { CreditNoteFilter } from '../store/repos/creditNotes.js';
+import type { CreditNoteFilter } from '../store/ports/creditNotes.js';
 import type { Tx } from '../store/store.js';
 import { customerIdOf } from './customers.js';
 import { getInvoice, invoiceIdOf, issueCreditNote, refuseIfPlanned, statusConflict } from './invoices.js';
-import { formatMoney } from './money.js';
+import { formatMoney } from '../values/money.js';
 
 /**
  * create_credit_note (CONTRACT section 8): on an open invoice at most its amount due (the default),

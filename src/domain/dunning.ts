@@ -14,7 +14,7 @@ import { addInterval, toIso, zoned } from './dates.js';
 import { customerDate, customerName, invoiceAttachment, queueEmail } from './emails.js';
 import { emitEvent } from './events.js';
 import { getInvoice, issueFeeInvoice } from './invoices.js';
-import { formatMoney } from './money.js';
+import { formatMoney } from '../values/money.js';
 
 /* ---------------------------------------------------------------------------------------------
  * Templates: `{{ name }}` placeholders, plain replacement (values HTML-escaped in contentHtml).

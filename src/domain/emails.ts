@@ -9,12 +9,12 @@ import type { PageRequest } from '../schemas/common.js';
 import type { Customer, CustomerEmail } from '../schemas/customers.js';
 import type { Email, EmailKind } from '../schemas/emails.js';
 import type { Invoice } from '../schemas/invoices.js';
-import type { EmailAttachment, EmailFilter } from '../store/repos/emails.js';
+import type { EmailAttachment, EmailFilter } from '../store/ports/emails.js';
 import type { Tx } from '../store/store.js';
 import { customerIdOf } from './customers.js';
 import { zoned } from './dates.js';
 import { invoiceIdOf } from './invoices.js';
-import { formatMoney } from './money.js';
+import { formatMoney } from '../values/money.js';
 
 /** Who receives e-mails of a kind: the addresses flagged for it (isInvoiceEmail, isDunningEmail), else the default address. */
 export function recipientsOf(addresses: readonly CustomerEmail[], kind: EmailKind): string[] {

@@ -4,7 +4,7 @@ import type { Tx } from '../store/store.js';
 import { CatalogueCache, computeDue } from './billing/compute.js';
 import { zoned } from './dates.js';
 import { invoiceTotals } from './invoices.js';
-import { formatMoney, formatUnitAmount, rateOfE4 } from './money.js';
+import { formatMoney, formatUnitAmount, rateOfE4 } from '../values/money.js';
 import { loadSubscription } from './subscriptions/records.js';
 
 /** A service period as people read it: the local dates of its first and last day in the customer's time zone (the end is exclusive). */

@@ -13,7 +13,7 @@ import {
   type RangeConfig,
   type SubscriptionEntitlement,
 } from '../schemas/features.js';
-import type { FeatureFilter } from '../store/repos/features.js';
+import type { FeatureFilter } from '../store/ports/features.js';
 import type { Tx } from '../store/store.js';
 import { loadSubscription } from './subscriptions/records.js';
 

@@ -4,14 +4,14 @@ import type { PageRequest } from '../schemas/common.js';
 import type { CreditNote } from '../schemas/creditNotes.js';
 import type { Customer } from '../schemas/customers.js';
 import type { Invoice, InvoiceLine, InvoiceStatus, InvoiceTax } from '../schemas/invoices.js';
-import type { InvoiceFilter } from '../store/repos/invoices.js';
+import type { InvoiceFilter } from '../store/ports/invoices.js';
 import type { Tx } from '../store/store.js';
 import { customerIdOf, findCustomer } from './customers.js';
 import { addInterval, toIso, zoned } from './dates.js';
-import { decimal, formatDecimal, fractionDigits, multiply, parseDecimal, roundedUnits, unitsAt } from './decimal.js';
+import { decimal, formatDecimal, fractionDigits, multiply, parseDecimal, roundedUnits, unitsAt } from '../values/decimal.js';
 import { queueInvoiceEmail } from './emails.js';
 import { emitEvent } from './events.js';
-import { formatMoney, percentOf, RATE_SCALE, rateOfE4, rateToE4 } from './money.js';
+import { formatMoney, percentOf, RATE_SCALE, rateOfE4, rateToE4 } from '../values/money.js';
 import { canonicalQuantity, QUANTITY_DIGITS } from './quantity.js';
 import { findSubscription, subscriptionIdOf } from './subscriptions/records.js';
 

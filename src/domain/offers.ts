@@ -15,7 +15,7 @@ import type {
   OfferSubscription,
   OfferUpdate,
 } from '../schemas/offers.js';
-import type { OfferFilter, OfferRecord, RecipientRecord } from '../store/repos/offers.js';
+import type { OfferFilter, OfferRecord, RecipientRecord } from '../store/ports/offers.js';
 import type { Tx } from '../store/store.js';
 import { createInvoiceAddress, defaultInvoiceAddress, type InvoiceAddressInput } from './billingDetails.js';
 import { customerIdOf, findCustomer } from './customers.js';

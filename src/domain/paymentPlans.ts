@@ -5,12 +5,12 @@ import type { PageRequest } from '../schemas/common.js';
 import type { Customer } from '../schemas/customers.js';
 import type { Installment, PaymentPlan, PaymentPlanStatus } from '../schemas/paymentPlans.js';
 import type { EventType } from '../schemas/webhooks.js';
-import type { PaymentPlanFilter } from '../store/repos/paymentPlans.js';
+import type { PaymentPlanFilter } from '../store/ports/paymentPlans.js';
 import type { Tx } from '../store/store.js';
 import { paymentMethodViolation } from './billingDetails.js';
 import { emitEvent } from './events.js';
 import { applyInvoicePayment, findInvoice, getInvoice, invoiceIdOf, makeDueNow, paymentTime } from './invoices.js';
-import { formatMoney } from './money.js';
+import { formatMoney } from '../values/money.js';
 import { assertPayingCustomer } from './statusRules.js';
 
 /* ---------------------------------------------------------------------------------------------

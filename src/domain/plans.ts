@@ -2,7 +2,7 @@ import { conflict, invalidMany, notFound, type Violation } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Family, Plan, PlanStatus, PricePlan, Product } from '../schemas/catalogue.js';
 import type { PageRequest } from '../schemas/common.js';
-import type { PlanChargeRecord, PlanItemRecord, PlanRecord } from '../store/repos/plans.js';
+import type { PlanChargeRecord, PlanItemRecord, PlanRecord } from '../store/ports/plans.js';
 import type { Tx } from '../store/store.js';
 import { findProduct } from './products.js';
 import { microsOfNumber, numberOfMicros, QUANTITY_DIGITS } from './quantity.js';

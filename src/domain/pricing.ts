@@ -9,8 +9,8 @@
  * once, half-up, to the minor unit.
  */
 import type { PricePlan } from '../schemas/catalogue.js';
-import { decimalOfNumber, divideRounded, formatDecimal, fractionDigits, parseDecimal, type Decimal } from './decimal.js';
-import { MAX_MINOR, minorDigits } from './money.js';
+import { decimalOfNumber, divideRounded, formatDecimal, fractionDigits, type Decimal } from '../values/decimal.js';
+import { MAX_MINOR, minorDigits } from '../values/money.js';
 import { formatQuantity, MICROS } from './quantity.js';
 
 /** One invoice line of a charge: quantity a canonical decimal string (<= 6 fractional digits), unitAmountDecimal a canonical decimal string of MINOR units (<= 12 fractional digits), netAmount an integer of minor units rounded once half-up. */
@@ -186,13 +186,6 @@ export function priceCharge(plan: PricePlan, quantityMicros: bigint, fraction?: 
       return lines;
     }
   }
-}
-
-/** A stored exact decimal text of major units as the wire's JSON number (exact up to 15 significant digits). */
-export function numberOfDecimalText(text: string): number {
-  const d = parseDecimal(text);
-  if (!d) throw new RangeError(`not a decimal: ${text}`);
-  return Number(formatDecimal(d));
 }
 
 /** A validated JSON number of major units as the exact canonical decimal text stored ("0.002", "49.9"). */

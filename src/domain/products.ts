@@ -2,11 +2,12 @@ import { invalid, invalidMany, notFound, type Violation } from '../errors.js';
 import { newId } from '../ids.js';
 import { TIERED_TYPES, type PricePlan, type PricePlanStatus, type PricePlanType, type Product, type UsageMetric } from '../schemas/catalogue.js';
 import type { PageRequest } from '../schemas/common.js';
-import type { PriceChange, ProductRecord } from '../store/repos/products.js';
+import type { PriceChange, ProductRecord } from '../store/ports/products.js';
 import type { Tx } from '../store/store.js';
 import { validateCustomFields } from './customFields.js';
-import { amountViolation } from './money.js';
-import { decimalTextOf, numberOfDecimalText, unitPriceProblem } from './pricing.js';
+import { numberOfDecimalText } from '../values/decimal.js';
+import { amountViolation } from '../values/money.js';
+import { decimalTextOf, unitPriceProblem } from './pricing.js';
 
 export interface ProductInput {
   type: Product['type'];

@@ -6,7 +6,7 @@
  * millionth with BigInt arithmetic. No binary floating point touches a quantity.
  */
 
-import { decimal, decimalOfNumber, divideRounded, formatDecimal, parseDecimal, toNumber, unitsAt } from './decimal.js';
+import { decimal, decimalOfNumber, divideRounded, formatDecimal, parseDecimal, toNumber, unitsAt } from '../values/decimal.js';
 
 export const QUANTITY_DIGITS = 6;
 export const MICROS = 1_000_000n;

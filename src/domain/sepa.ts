@@ -9,7 +9,7 @@ import { AppError, conflict, invalid, invalidMany, notFound, type Violation } fr
 import { newId } from '../ids.js';
 import type { PageRequest } from '../schemas/common.js';
 import type { SepaCreditor, SepaMandate, SepaType, SepaXmlPayment, SepaXmlStatement, SequenceType } from '../schemas/sepa.js';
-import type { SepaPaymentFilter, SepaStatementRecord } from '../store/repos/sepa.js';
+import type { SepaPaymentFilter, SepaStatementRecord } from '../store/ports/sepa.js';
 import type { Tx } from '../store/store.js';
 import { getPaymentMethod } from './billingDetails.js';
 import { getCustomer } from './customers.js';

@@ -6,7 +6,7 @@
 import { conflict, type Violation } from '../errors.js';
 import type { Plan, PricePlan } from '../schemas/catalogue.js';
 import type { Customer } from '../schemas/customers.js';
-import type { SubscriptionRecord } from '../store/repos/subscriptions.js';
+import type { SubscriptionRecord } from '../store/ports/subscriptions.js';
 import type { Tx } from '../store/store.js';
 
 const REACTIVATE_CUSTOMER = 'set its status STATUS_ACTIVE with update_customer first';

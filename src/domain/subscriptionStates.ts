@@ -1,5 +1,5 @@
 import { conflict } from '../errors.js';
-import type { SubscriptionStatus } from '../store/repos/subscriptions.js';
+import type { SubscriptionStatus } from '../store/ports/subscriptions.js';
 
 /**
  * The subscription state machine of the contract (section 5, "Subscriptions"). Offer signing

@@ -5,8 +5,8 @@
 import { AppError, invalidMany, type Violation } from '../errors.js';
 import type { Customer } from '../schemas/customers.js';
 import type { IngestResult, UsageEvent } from '../schemas/usageEvents.js';
-import type { SubscriptionRecord } from '../store/repos/subscriptions.js';
-import type { UsageEventFilter, UsageEventRecord } from '../store/repos/usageEvents.js';
+import type { SubscriptionRecord } from '../store/ports/subscriptions.js';
+import type { UsageEventFilter, UsageEventRecord } from '../store/ports/usageEvents.js';
 import type { Tx } from '../store/store.js';
 import { findCustomer } from './customers.js';
 import { memo } from './memo.js';

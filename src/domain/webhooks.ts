@@ -6,7 +6,7 @@ import { newId } from '../ids.js';
 import type { PageRequest } from '../schemas/common.js';
 import type { EventType, Webhook } from '../schemas/webhooks.js';
 import type { Tx } from '../store/store.js';
-import type { WebhookRecord } from '../store/repos/webhooks.js';
+import type { WebhookRecord } from '../store/ports/webhooks.js';
 
 const NAT64 = ipaddr.IPv6.parse('64:ff9b::');
 const SIX_TO_FOUR = ipaddr.IPv6.parse('2002::');

@@ -3,7 +3,7 @@ import { renderInvoicePdf } from '../documents/invoicePdf.js';
 import { invoiceDocument, type InvoiceDocumentSource } from '../domain/invoiceDocument.js';
 import { getOrganisation } from '../domain/organisation.js';
 import type { Logger } from '../logger.js';
-import type { EmailOutcome, OutgoingEmail } from '../store/repos/emails.js';
+import type { EmailOutcome, OutgoingEmail } from '../store/ports/emails.js';
 import type { Store } from '../store/store.js';
 
 export const NO_SMTP = 'no SMTP configured (BILLING_SMTP_URL)';

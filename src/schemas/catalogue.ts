@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isCurrencyCode, isDecimalAmount, MAX_MINOR_DIGITS } from '../domain/money.js';
+import { isCurrencyCode, isDecimalAmount, MAX_MINOR_DIGITS } from '../values/money.js';
 import { dateTime, MAJOR, timestamps } from './common.js';
 import { measurementSchema } from './measurements.js';
 import { taxGroupSchema } from './taxGroups.js';

@@ -5,7 +5,7 @@ import { Agent, request } from 'undici';
 import type { Config } from '../config.js';
 import { newUlid } from '../ids.js';
 import type { Logger } from '../logger.js';
-import type { AttemptOutcome, AttemptResult, DueDelivery, DueTarget } from '../store/repos/events.js';
+import type { AttemptOutcome, AttemptResult, DueDelivery, DueTarget } from '../store/ports/events.js';
 import type { Store } from '../store/store.js';
 import { addressRefusal, hostRefusal } from '../domain/webhooks.js';
 import { deliveryHeaders } from './signing.js';

@@ -4,7 +4,7 @@
  * subscription's state does not hold the charge back: the usage happened and was accepted.
  */
 import type { Customer } from '../../schemas/customers.js';
-import type { MeasurementValueRecord } from '../../store/repos/usage.js';
+import type { MeasurementValueRecord } from '../../store/ports/usage.js';
 import type { Tx } from '../../store/store.js';
 import { billingAddressOf } from '../billingDetails.js';
 import { zoned } from '../dates.js';

@@ -8,7 +8,7 @@ import type { BillingRun, BillingRunTrigger } from '../../schemas/billingRuns.js
 import { RUN_LIST_LIMIT } from '../../schemas/billingRuns.js';
 import type { PageRequest } from '../../schemas/common.js';
 import type { Invoice } from '../../schemas/invoices.js';
-import type { DueItem } from '../../store/repos/billingRuns.js';
+import type { DueItem } from '../../store/ports/billingRuns.js';
 import type { Store, Tx } from '../../store/store.js';
 import { issueBilledInvoice } from '../invoices.js';
 import { findSubscription } from '../subscriptions/records.js';

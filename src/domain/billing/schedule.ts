@@ -8,7 +8,7 @@
 import { DateTime, type Zone } from 'luxon';
 import type { Measurement } from '../../schemas/measurements.js';
 import type { UsageMetric } from '../../schemas/catalogue.js';
-import type { ItemRecord, SubscriptionRecord } from '../../store/repos/subscriptions.js';
+import type { ItemRecord, SubscriptionRecord } from '../../store/ports/subscriptions.js';
 import { parseInterval, periodContaining, subtractInterval, toIso, zoned, type Alignment, type Interval } from '../dates.js';
 
 export function alignmentOf(group: { type: string; customDay: number | null; customMonth?: number | null } | undefined): Alignment {

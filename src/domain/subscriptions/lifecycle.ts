@@ -3,7 +3,7 @@ import { conflict, invalid, invalidMany, type Violation } from '../../errors.js'
 import { newId } from '../../ids.js';
 import type { Customer } from '../../schemas/customers.js';
 import type { Subscription } from '../../schemas/subscriptions.js';
-import type { CancellationReason, ItemRecord, SubscriptionRecord, SubscriptionStatus } from '../../store/repos/subscriptions.js';
+import type { CancellationReason, ItemRecord, SubscriptionRecord, SubscriptionStatus } from '../../store/ports/subscriptions.js';
 import type { Tx } from '../../store/store.js';
 import { alignmentOf, chargeKindOf, cursorOf, itemTerms, nextBillingDate } from '../billing/schedule.js';
 import { findBillingGroup } from '../billingGroups.js';

@@ -4,7 +4,7 @@ import type { Plan, PricePlan, Product } from '../../schemas/catalogue.js';
 import type { PageRequest } from '../../schemas/common.js';
 import type { Customer } from '../../schemas/customers.js';
 import type { Subscription, SubscriptionItem } from '../../schemas/subscriptions.js';
-import type { ItemRecord, SubscriptionRecord } from '../../store/repos/subscriptions.js';
+import type { ItemRecord, SubscriptionRecord } from '../../store/ports/subscriptions.js';
 import type { Tx } from '../../store/store.js';
 import { findBillingGroup } from '../billingGroups.js';
 import { getInvoiceAddress, getPaymentMethod } from '../billingDetails.js';

@@ -1,7 +1,7 @@
 /** Finding subscription records by id or number, and the blank item every item starts as. */
 import { notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
-import type { ItemRecord, SubscriptionRecord } from '../../store/repos/subscriptions.js';
+import type { ItemRecord, SubscriptionRecord } from '../../store/ports/subscriptions.js';
 import type { Tx } from '../../store/store.js';
 
 /** The subscription `ref` (id or number) names; a 404 when none does. */

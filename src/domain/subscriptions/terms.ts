@@ -2,7 +2,7 @@
 import type { DateTime } from 'luxon';
 import { newId } from '../../ids.js';
 import type { Period } from '../../schemas/subscriptions.js';
-import type { PeriodRecord } from '../../store/repos/subscriptions.js';
+import type { PeriodRecord } from '../../store/ports/subscriptions.js';
 import { parseInterval, termsAfter, type Interval } from '../dates.js';
 
 export interface PeriodInput {

@@ -1,4 +1,4 @@
-import { knownCurrencies } from '../../domain/money.js';
+import { knownCurrencies } from '../../values/money.js';
 import type { Migration } from './index.js';
 
 /**

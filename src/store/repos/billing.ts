@@ -1,40 +1,9 @@
-import { decimal, toNumber } from '../../domain/decimal.js';
-import { toMajor } from '../../domain/money.js';
+import { decimal, toNumber } from '../../values/decimal.js';
+import { toMajor } from '../../values/money.js';
 import type { BillingGroup, Coupon, CustomField, CustomFieldEntity } from '../../schemas/catalogue.js';
 import type { PageRequest } from '../../schemas/common.js';
+import type { BillingSetupRepo, CouponRecord } from '../ports/billing.js';
 import { bool, int, type Sql } from '../sql.js';
-
-/** A coupon as stored: the percentage in hundredths of a percent, the fixed amount in minor units of its currency. */
-export interface CouponRecord extends Omit<Coupon, 'percentage' | 'fixedAmount'> {
-  percentageE2: number | null;
-  fixedAmount: { cents: number; currency: string } | null;
-}
-
-/** Billing groups, coupons and the custom-field configuration. */
-export interface BillingSetupRepo {
-  insertBillingGroup(org: string, g: BillingGroup): Promise<void>;
-  /** By its ULID (upper case). */
-  getBillingGroup(org: string, id: string): Promise<BillingGroup | undefined>;
-  listBillingGroups(org: string, page: PageRequest): Promise<{ rows: BillingGroup[]; total: number }>;
-
-  insertCoupon(org: string, c: CouponRecord): Promise<void>;
-  getCoupon(org: string, id: string): Promise<Coupon | undefined>;
-  findCouponByCode(org: string, code: string): Promise<Coupon | undefined>;
-  listCoupons(org: string, page: PageRequest): Promise<{ rows: Coupon[]; total: number }>;
-  updateCoupon(org: string, id: string, c: Pick<Coupon, 'name' | 'isEnabled' | 'updatedAt'>): Promise<void>;
-
-  insertCustomField(org: string, f: CustomField): Promise<void>;
-  findCustomField(org: string, entity: CustomFieldEntity, key: string): Promise<CustomField | undefined>;
-  getCustomField(org: string, id: string): Promise<CustomField | undefined>;
-  /** Every custom field configured for the entity, oldest first. */
-  customFieldsOf(org: string, entity: CustomFieldEntity): Promise<CustomField[]>;
-  listCustomFields(
-    org: string,
-    filter: { entity?: CustomFieldEntity | undefined },
-    page: PageRequest,
-  ): Promise<{ rows: CustomField[]; total: number }>;
-  deleteCustomField(org: string, id: string): Promise<boolean>;
-}
 
 const BILLING_GROUP_COLUMNS = `id, name, type, custom_day AS customDay, custom_month AS customMonth, created_at AS createdAt,
   updated_at AS updatedAt`;

@@ -1,26 +1,9 @@
 import type { PageRequest } from '../../schemas/common.js';
 import type { AggregationType, Measurement, MeasurementType, Unit } from '../../schemas/measurements.js';
 import type { Tax, TaxGroup } from '../../schemas/taxGroups.js';
-import { rateOfE4, rateToE4 } from '../../domain/money.js';
+import { rateOfE4, rateToE4 } from '../../values/money.js';
+import type { CatalogueRepo } from '../ports/catalogue.js';
 import { bool, int, type Sql } from '../sql.js';
-
-export interface CatalogueRepo {
-  insertUnit(org: string, unit: Unit): Promise<void>;
-  /** A unit by its id or its name. */
-  findUnit(org: string, ref: string): Promise<Unit | undefined>;
-  listUnits(org: string, page: PageRequest): Promise<{ rows: Unit[]; total: number }>;
-
-  insertMeasurement(org: string, m: Measurement): Promise<void>;
-  updateMeasurement(org: string, m: Measurement): Promise<void>;
-  getMeasurement(org: string, id: string): Promise<Measurement | undefined>;
-  findMeasurementByCode(org: string, code: string): Promise<Measurement | undefined>;
-  listMeasurements(org: string, page: PageRequest): Promise<{ rows: Measurement[]; total: number }>;
-
-  insertTaxGroup(org: string, g: TaxGroup): Promise<void>;
-  updateTaxGroup(org: string, g: TaxGroup): Promise<void>;
-  getTaxGroup(org: string, id: string): Promise<TaxGroup | undefined>;
-  listTaxGroups(org: string, page: PageRequest): Promise<{ rows: TaxGroup[]; total: number }>;
-}
 
 const UNIT_COLUMNS = 'id, name, created_at AS createdAt, updated_at AS updatedAt';
 

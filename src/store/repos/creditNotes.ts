@@ -1,20 +1,7 @@
 import type { PageRequest } from '../../schemas/common.js';
 import type { CreditNote } from '../../schemas/creditNotes.js';
+import type { CreditNoteFilter, CreditNoteRepo } from '../ports/creditNotes.js';
 import type { Sql } from '../sql.js';
-
-export interface CreditNoteFilter {
-  invoice?: string | undefined;
-  customer?: string | undefined;
-}
-
-export interface CreditNoteRepo {
-  insert(org: string, note: CreditNote): Promise<void>;
-  get(org: string, id: string): Promise<CreditNote | undefined>;
-  getByNumber(org: string, number: string): Promise<CreditNote | undefined>;
-  list(org: string, filter: CreditNoteFilter, page: PageRequest): Promise<{ rows: CreditNote[]; total: number }>;
-  /** The sum of every credit note of the invoice, in minor units. */
-  totalForInvoice(org: string, invoiceId: string): Promise<number>;
-}
 
 const COLUMNS = `id, number, invoice_id AS invoice, customer_id AS customer, amount, currency_code AS currencyCode, reason,
   created_at AS createdAt`;

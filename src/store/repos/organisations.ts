@@ -1,10 +1,6 @@
 import type { Organisation, SellerAddress } from '../../schemas/organisation.js';
+import type { OrganisationRepo } from '../ports/organisations.js';
 import type { Sql } from '../sql.js';
-
-export interface OrganisationRepo {
-  get(org: string): Promise<Organisation | undefined>;
-  update(org: Organisation): Promise<void>;
-}
 
 interface Row {
   id: string;

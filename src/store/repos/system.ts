@@ -1,46 +1,5 @@
+import type { ApiKeyRecord, IdempotencyRecord, Organisation, SystemRepo } from '../ports/system.js';
 import type { Sql } from '../sql.js';
-
-export interface Organisation {
-  id: string;
-  name: string;
-  createdAt: string;
-}
-
-export interface ApiKeyRecord {
-  id: string;
-  organisationId: string;
-  name: string;
-  prefix: string;
-  /** `['*']` means every permission, present and future. */
-  permissions: string[];
-  expiresAt: string | null;
-  revokedAt: string | null;
-  createdAt: string;
-}
-
-export interface IdempotencyRecord {
-  operation: string;
-  requestHash: string;
-  responseStatus: number;
-  responseBody: string;
-  createdAt: string;
-}
-
-export interface SystemRepo {
-  createOrganisation(org: Organisation): Promise<void>;
-  getOrganisation(id: string): Promise<Organisation | undefined>;
-  listOrganisations(): Promise<Organisation[]>;
-  createApiKey(key: ApiKeyRecord, keyHash: string): Promise<void>;
-  findApiKeyByHash(keyHash: string): Promise<ApiKeyRecord | undefined>;
-  getApiKey(id: string): Promise<ApiKeyRecord | undefined>;
-  listApiKeys(organisationId: string): Promise<ApiKeyRecord[]>;
-  revokeApiKey(id: string, at: string): Promise<void>;
-  /** Next value of a per-organisation sequence (customer numbers, subscription numbers, …). */
-  nextCounter(organisationId: string, name: string): Promise<number>;
-  getIdempotency(organisationId: string, key: string): Promise<IdempotencyRecord | undefined>;
-  saveIdempotency(organisationId: string, key: string, rec: IdempotencyRecord): Promise<void>;
-  purgeIdempotency(before: string): Promise<number>;
-}
 
 interface ApiKeyRow {
   id: string;

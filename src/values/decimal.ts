@@ -150,3 +150,10 @@ export function formatFixed(d: Decimal, digits: number, group = ''): string {
 export function toNumber(d: Decimal): number {
   return Number(formatDecimal(d));
 }
+
+/** A stored exact decimal text of major units as the wire's JSON number (exact up to 15 significant digits). */
+export function numberOfDecimalText(text: string): number {
+  const d = parseDecimal(text);
+  if (!d) throw new RangeError(`not a decimal: ${text}`);
+  return toNumber(d);
+}

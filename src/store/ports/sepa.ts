@@ -1,0 +1,102 @@
+import type { PageRequest } from '../../schemas/common.js';
+import type { SepaMandate, SepaType, SepaXmlPayment, SequenceType } from '../../schemas/sepa.js';
+
+/** The creditor as stored: the full IBAN, needed for the statements; responses mask it. */
+export interface SepaCreditorRecord {
+  creditorIdentifier: string;
+  name: string;
+  iban: string;
+  bic: string | null;
+  updatedAt: string;
+}
+
+export interface SepaMandateRecord {
+  id: string;
+  customerId: string;
+  paymentMethodId: string;
+  creditorIdentifier: string;
+  mandateReference: string;
+  signatureDate: string;
+  sepaType: SepaType;
+  createdAt: string;
+}
+
+/** An invoice or installment due for collection, with the mandate that collects it. */
+export interface CollectionCandidate {
+  invoiceId: string;
+  invoiceNumber: string;
+  paymentPlanId: string | null;
+  installmentId: string | null;
+  position: number | null;
+  installmentCount: number | null;
+  mandateId: string;
+  customerId: string;
+  amount: number;
+  dueDate: string;
+}
+
+export interface SepaStatementRecord {
+  id: string;
+  messageId: string;
+  collectionDate: string;
+  creditorIdentifier: string;
+  creditorName: string;
+  creditorIban: string;
+  creditorBic: string | null;
+  createdAt: string;
+}
+
+export interface SepaPaymentRecord {
+  id: string;
+  statementId: string;
+  mandateId: string;
+  customerId: string;
+  invoiceId: string;
+  paymentPlanId: string | null;
+  installmentId: string | null;
+  invoicePaymentId: string;
+  endToEndId: string;
+  amount: number;
+  sequenceType: SequenceType;
+  remittanceInformation: string;
+  dueDate: string;
+  executionDate: string;
+  createdAt: string;
+}
+
+export interface SepaPaymentFilter {
+  statement?: string | undefined;
+  invoice?: string | undefined;
+  status?: SepaXmlPayment['status'] | undefined;
+}
+
+export interface SepaRepo {
+  getCreditor(org: string): Promise<SepaCreditorRecord | undefined>;
+  putCreditor(org: string, creditor: SepaCreditorRecord): Promise<void>;
+  /** Refused when the creditor already has a mandate with this reference, or the payment method has a mandate. */
+  insertMandate(org: string, mandate: SepaMandateRecord): Promise<'inserted' | 'duplicate_reference' | 'duplicate_method'>;
+  getMandate(org: string, id: string): Promise<SepaMandate | undefined>;
+  listMandates(org: string, customerId: string, page: PageRequest): Promise<{ rows: SepaMandate[]; total: number }>;
+  /**
+   * Open EUR invoices (without an active or broken plan) and open installments of active plans, due
+   * on or before `dueBy`, whose payment method (the plan's, else the subscription's, else the
+   * customer's default) is an enabled SEPA method with an active mandate of `creditorIdentifier`, and
+   * that were never collected: invoices first, then installments in plan and position order.
+   */
+  collectionCandidates(org: string, dueBy: string, creditorIdentifier: string): Promise<CollectionCandidate[]>;
+  insertStatement(org: string, statement: SepaStatementRecord): Promise<void>;
+  getStatement(org: string, id: string): Promise<SepaStatementRecord | undefined>;
+  getStatementByMessageId(org: string, messageId: string): Promise<SepaStatementRecord | undefined>;
+  /** The organisations with a creditor set up: those the collection job visits. */
+  creditorOrganisations(): Promise<string[]>;
+  /** Whether the organisation has a statement for this collection date. */
+  hasStatementFor(org: string, collectionDate: string): Promise<boolean>;
+  /** Inserts the payment unless its invoice or installment was already collected; whether it did. */
+  claimPayment(org: string, payment: SepaPaymentRecord): Promise<boolean>;
+  getPayment(org: string, id: string): Promise<SepaXmlPayment | undefined>;
+  getPaymentByEndToEndId(org: string, endToEndId: string): Promise<SepaXmlPayment | undefined>;
+  listPayments(org: string, filter: SepaPaymentFilter, page: PageRequest): Promise<{ rows: SepaXmlPayment[]; total: number }>;
+  /** Every payment of a statement, in the order they were collected. */
+  statementPayments(org: string, statementId: string): Promise<SepaXmlPayment[]>;
+  markReturned(org: string, id: string, reasonCode: string, returnedAt: string): Promise<void>;
+}
