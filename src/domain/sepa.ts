@@ -9,7 +9,7 @@ import { AppError, conflict, invalid, invalidMany, notFound, type Violation } fr
 import { newId } from '../ids.js';
 import type { PageRequest } from '../schemas/common.js';
 import type { SepaCreditor, SepaMandate, SepaType, SepaXmlPayment, SepaXmlStatement, SequenceType } from '../schemas/sepa.js';
-import type { SepaPaymentFilter, SepaStatementRecord } from '../store/ports/sepa.js';
+import type { CollectionCandidate, SepaCreditorRecord, SepaPaymentFilter, SepaStatementRecord } from '../store/ports/sepa.js';
 import type { Tx } from '../store/store.js';
 import { getPaymentMethod } from './billingDetails.js';
 import { getCustomer } from './customers.js';
@@ -203,6 +203,19 @@ export async function runSepaCollection(tx: Tx, org: string, input: { collection
       `Nothing to collect by ${collectionDate}: no open EUR invoice or installment due by then is paid by a SEPA payment method with an active mandate and not yet collected`,
     );
   }
+  return collect(tx, org, creditor, collectionDate, candidates, now, baseUrl);
+}
+
+/** One statement of the candidates for the collection date, each claimed exactly once and recorded as paid. */
+async function collect(
+  tx: Tx,
+  org: string,
+  creditor: SepaCreditorRecord,
+  collectionDate: string,
+  candidates: CollectionCandidate[],
+  now: Date,
+  baseUrl: string,
+): Promise<SepaXmlStatement> {
   const at = now.toISOString();
   const year = collectionDate.slice(0, 4);
   const counter = await tx.system.nextCounter(org, `sepa_statement:${year}`);
@@ -261,8 +274,8 @@ export async function collectDueSepa(tx: Tx, org: string, now: Date, baseUrl: st
   if (!creditor) return null;
   const collectionDate = earliestCollectionDate(DateTime.fromJSDate(now, { zone: TARGET2_ZONE }).toISODate() as string);
   if (await tx.sepa.hasStatementFor(org, collectionDate)) return null;
-  if ((await tx.sepa.collectionCandidates(org, collectionDate, creditor.creditorIdentifier)).length === 0) return null;
-  return runSepaCollection(tx, org, { collectionDate }, now, baseUrl);
+  const candidates = await tx.sepa.collectionCandidates(org, collectionDate, creditor.creditorIdentifier);
+  return candidates.length ? collect(tx, org, creditor, collectionDate, candidates, now, baseUrl) : null;
 }
 
 export type SepaStatementDocument = Omit<SepaXmlStatement, 'payments'> & { document: Pain008Source };

@@ -220,7 +220,7 @@ async function applyChange(tx: Tx, org: string, record: SubscriptionRecord, curr
   await tx.subscriptions.update(org, next);
   const anchors = new Map<string, string>();
   for (const item of old) {
-    const { plan } = await termsOf(tx, org, record, item, pricing, now);
+    const plan = await pricing.cache.pricePlan(tx, org, item.pricePlanId);
     if (!anchors.has(plan.billingInterval)) anchors.set(plan.billingInterval, itemAnchor(record, item, now, plan));
     await tx.subscriptions.updateItem(org, await scheduleItem(tx, org, next, { ...item, billingEnd: at }, customer.timeZone, now));
   }
