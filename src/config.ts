@@ -144,6 +144,7 @@ const envSchema = z.object({
   BILLING_HTTP_BODY_RATE_WINDOW_MS: int(1, 3_600_000).default(5_000),
   BILLING_HTTP_MAX_CONNECTIONS: int(1, 1_000_000).default(1_000),
   BILLING_MAX_CONCURRENT_PER_KEY: int(1, 1_000_000).default(20),
+  BILLING_PAGES_RATE_LIMIT_PER_MINUTE: int(1, 1_000_000).default(120),
 });
 
 export interface Config {
@@ -196,6 +197,8 @@ export interface Config {
   httpMaxConnections: number;
   /** Requests of one API key (or one customer's tokens) in flight at once over HTTP; more answer 429. */
   maxConcurrentPerKey: number;
+  /** Requests to the link pages (/pages/…) per client address and minute; more answer 429. */
+  pagesRateLimitPerMinute: number;
 }
 
 /** Settings that may carry a password: an error names them without echoing the value. */
@@ -260,5 +263,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     httpBodyRateWindowMs: e.BILLING_HTTP_BODY_RATE_WINDOW_MS,
     httpMaxConnections: e.BILLING_HTTP_MAX_CONNECTIONS,
     maxConcurrentPerKey: e.BILLING_MAX_CONCURRENT_PER_KEY,
+    pagesRateLimitPerMinute: e.BILLING_PAGES_RATE_LIMIT_PER_MINUTE,
   };
 }

@@ -1,11 +1,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApiKey } from './auth/keys.js';
+import { PageTokens } from './auth/pageTokens.js';
 import type { Config } from './config.js';
 import { EmailSender } from './email/sender.js';
 import { createHttpApp } from './http/app.js';
 import { newId } from './ids.js';
 import { nonOverlapping, runDueJobs } from './jobs/runner.js';
+import { createPages } from './pages/app.js';
+import { PAGE_ROUTES } from './pages/routes.js';
 import { createLogger, type Logger } from './logger.js';
 import { Catalog } from './registry/catalog.js';
 import { Executor } from './registry/executor.js';
@@ -27,6 +30,8 @@ export interface App {
   emails: EmailSender;
   /** Base of the URLs results link to; `startHttp` tells it where the server listens. */
   publicUrl: PublicUrl;
+  /** Signs and checks the tokens of page links; its secret is read (or created) on first use. */
+  pageTokens: () => Promise<PageTokens>;
 }
 
 /** `http://host:port`, with an IPv6 host in brackets and an unspecified one (0.0.0.0, ::) as localhost. */
@@ -68,8 +73,15 @@ export function createApp(
   const deliveries = new DeliveryWorker({ store, config, logger, clock, resolve: options.resolve });
   const emails = new EmailSender({ store, config, logger });
   const publicUrl = new PublicUrl(config);
-  const executor = new Executor({ store, config, logger, clock, deliveries, baseUrl: () => publicUrl.value });
-  return { config, store, catalog, executor, logger, clock, deliveries, emails, publicUrl };
+  let tokens: Promise<PageTokens> | undefined;
+  // A failed load (the database unreachable) is tried again by the next caller.
+  const pageTokens = () =>
+    (tokens ??= PageTokens.load(store, clock()).catch((err: unknown) => {
+      tokens = undefined;
+      throw err;
+    }));
+  const executor = new Executor({ store, config, logger, clock, deliveries, baseUrl: () => publicUrl.value, pageTokens });
+  return { config, store, catalog, executor, logger, clock, deliveries, emails, publicUrl, pageTokens };
 }
 
 /** How often Node looks for requests past their headers or request timeout: a tenth of the shorter, 10 ms to 1 s. */
@@ -85,6 +97,7 @@ export interface RunningServer {
 /** The HTTP server (REST, /mcp, OpenAPI, health), the jobs loop and the webhook deliveries (resumed at start). */
 export async function startHttp(app: App, host = app.config.host, port = app.config.port): Promise<RunningServer> {
   const { config } = app;
+  const bodyRate = { minBytesPerSecond: config.httpMinBodyBytesPerSecond, windowMs: config.httpBodyRateWindowMs };
   const server = http.createServer(
     {
       // Node's defaults (300 s for a request, checked every 30 s) let slow clients hold connections for minutes.
@@ -99,8 +112,18 @@ export async function startHttp(app: App, host = app.config.host, port = app.con
       logger: app.logger,
       clock: app.clock,
       mcpAllowedOrigins: config.mcpAllowedOrigins,
-      bodyRate: { minBytesPerSecond: config.httpMinBodyBytesPerSecond, windowMs: config.httpBodyRateWindowMs },
+      bodyRate,
       maxConcurrentPerKey: config.maxConcurrentPerKey,
+      pages: createPages(PAGE_ROUTES, {
+        store: app.store,
+        config,
+        logger: app.logger,
+        clock: app.clock,
+        pageTokens: app.pageTokens,
+        baseUrl: () => app.publicUrl.value,
+        deliveries: app.deliveries,
+        bodyRate,
+      }),
     }),
   );
   server.keepAliveTimeout = 65_000;

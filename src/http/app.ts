@@ -32,6 +32,8 @@ export interface HttpDeps {
   bodyRate?: BodyRate;
   /** Requests of one API key or customer in flight at once (`BILLING_MAX_CONCURRENT_PER_KEY`); unlimited when absent. */
   maxConcurrentPerKey?: number;
+  /** The link pages under /pages/ (src/pages); none when absent. */
+  pages?: (req: IncomingMessage, res: ServerResponse, method: string, url: URL) => Promise<boolean>;
 }
 
 /** Interface section 9: the measurement API was announced deprecated and is past its sunset date. */
@@ -295,6 +297,7 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
       }
     }
     if (path === '/openapi.json' && method === 'GET') return sendText(req, res, 200, openApi);
+    if (deps.pages && (await deps.pages(req, res, method, url))) return;
     const found = router.find(method as HttpMethod, path);
     if (found) {
       return handleOperation(req, res, found.store as Route, found.params, url.searchParams);

@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import { can, type Principal } from '../auth/keys.js';
+import type { PageTokens } from '../auth/pageTokens.js';
 import type { Config } from '../config.js';
 import { AppError, invalid } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { pageLinks } from '../pages/links.js';
 import type { Store, Tx } from '../store/store.js';
 import {
   acceptsIdempotencyKey,
@@ -95,6 +97,8 @@ export class Executor {
       deliveries: DeliveryKicker;
       /** Base of the URLs results link to (`OperationContext.baseUrl`). */
       baseUrl: () => string;
+      /** The page-token signer (`OperationContext.links`). */
+      pageTokens: () => Promise<PageTokens>;
     },
   ) {}
 
@@ -128,6 +132,8 @@ export class Executor {
   ): Promise<Outcome> {
     const effects: Array<() => void> = [];
     const now = this.deps.clock();
+    const baseUrl = this.deps.baseUrl();
+    const links = pageLinks(await this.deps.pageTokens(), baseUrl);
     const body = async (tx: Tx): Promise<Outcome> => {
       const ctx: OperationContext = {
         tx,
@@ -139,7 +145,8 @@ export class Executor {
         afterCommit: (fn) => effects.push(fn),
         deliveries: this.deps.deliveries,
         store: this.deps.store,
-        baseUrl: this.deps.baseUrl(),
+        baseUrl,
+        links,
       };
       const result = await op.handler(ctx, input);
       const owner = op.customerAccess?.resultCustomer;

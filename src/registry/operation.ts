@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { CustomerPermission, Principal } from '../auth/keys.js';
 import type { Config, Toolset } from '../config.js';
 import type { Logger } from '../logger.js';
+import type { Links } from '../domain/links.js';
 import type { Store, Tx } from '../store/store.js';
 import type { McpView } from './view.js';
 
@@ -40,6 +41,8 @@ export interface OperationContext {
    * else the HTTP server's own address, else `http://BILLING_HOST:BILLING_PORT` (stdio without a server).
    */
   baseUrl: string;
+  /** Absolute URLs of the pages and documents results link to (under `baseUrl`). */
+  links: Links;
 }
 
 /**

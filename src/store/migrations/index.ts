@@ -21,6 +21,7 @@ import { customerFieldsWithdrawnOffers } from './021_customer_fields_withdrawn_o
 import { usageEvents } from './022_usage_events.js';
 import { dunningEmails } from './023_dunning_emails.js';
 import { sepaDirectDebit } from './024_sepa_direct_debit.js';
+import { secrets } from './025_secrets.js';
 
 export interface Migration {
   version: number;
@@ -53,4 +54,5 @@ export const MIGRATIONS: Migration[] = [
   usageEvents,
   dunningEmails,
   sepaDirectDebit,
+  secrets,
 ];

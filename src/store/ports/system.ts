@@ -38,4 +38,6 @@ export interface SystemRepo {
   getIdempotency(organisationId: string, key: string): Promise<IdempotencyRecord | undefined>;
   saveIdempotency(organisationId: string, key: string, rec: IdempotencyRecord): Promise<void>;
   purgeIdempotency(before: string): Promise<number>;
+  /** The installation's secret of this name: `candidate` is stored when there is none yet. */
+  ensureSecret(name: string, candidate: string, at: string): Promise<string>;
 }
