@@ -3,6 +3,7 @@ import { benchAggregation } from './aggregation.mjs';
 import { benchBilling } from './billing.mjs';
 import { benchDeduplication, benchEventAggregation, benchEventIngestion } from './events.mjs';
 import { benchIngestion } from './ingestion.mjs';
+import { benchPages } from './pages.mjs';
 import { benchSurfaces } from './surfaces.mjs';
 
 await benchSurfaces();
@@ -12,3 +13,4 @@ await benchBilling();
 await benchEventIngestion();
 await benchEventAggregation();
 await benchDeduplication();
+await benchPages();
