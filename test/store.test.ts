@@ -26,12 +26,12 @@ describe('SQLite store', () => {
     db.close();
   });
 
-  it('every table is STRICT and every table but organisations carries its organisation', () => {
+  it('every table is STRICT and every table but organisations and the installation-wide ones carries its organisation', () => {
     const db = openDatabase(':memory:');
     const tables = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as Array<{ name: string; sql: string }>;
     for (const t of tables) {
       expect(t.sql, t.name).toMatch(/\)\s*STRICT(, WITHOUT ROWID)?$/);
-      if (t.name !== 'organisations' && t.name !== 'schema_migrations') expect(t.sql, t.name).toContain('organisation_id TEXT NOT NULL');
+      if (!['organisations', 'schema_migrations', 'secrets'].includes(t.name)) expect(t.sql, t.name).toContain('organisation_id TEXT NOT NULL');
     }
     db.close();
   });

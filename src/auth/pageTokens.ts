@@ -21,10 +21,15 @@ const SEPARATOR = '\n';
 export class PageTokens {
   constructor(private readonly secret: Buffer) {}
 
-  /** The installation's token secret, created in the database on first use (every instance shares it). */
+  /**
+   * The installation's token secret (every instance on the database shares it): made by migration 25,
+   * so reading it never waits for the write lock; written here only if it is missing.
+   */
   static async load(store: Store, now: Date): Promise<PageTokens> {
-    const value = await store.transaction((tx) => tx.system.ensureSecret('pages', randomBytes(32).toString('base64url'), now.toISOString()));
-    return new PageTokens(Buffer.from(value, 'base64url'));
+    const value =
+      (await store.read((tx) => tx.system.getSecret('pages'))) ??
+      (await store.transaction((tx) => tx.system.ensureSecret('pages', randomBytes(32).toString('hex'), now.toISOString())));
+    return new PageTokens(Buffer.from(value, 'hex'));
   }
 
   private mac(purpose: PagePurpose, payload: string): Buffer {

@@ -2,7 +2,8 @@ import type { Migration } from './index.js';
 
 /**
  * Secrets of the installation, shared by every instance on the database (issue 18): `pages` keys the
- * HMAC of the tokens in page links (offer recipients, hosted invoices). Each is created on first use.
+ * HMAC of the tokens in page links (offer recipients, hosted invoices): 32 random bytes in hex, made
+ * here so that no read ever has to write it.
  */
 export const secrets: Migration = {
   version: 25,
@@ -13,5 +14,6 @@ CREATE TABLE secrets (
   value TEXT NOT NULL,
   created_at TEXT NOT NULL
 ) STRICT;
+INSERT INTO secrets (name, value, created_at) VALUES ('pages', lower(hex(randomblob(32))), strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
 `,
 };

@@ -38,6 +38,7 @@ export interface SystemRepo {
   getIdempotency(organisationId: string, key: string): Promise<IdempotencyRecord | undefined>;
   saveIdempotency(organisationId: string, key: string, rec: IdempotencyRecord): Promise<void>;
   purgeIdempotency(before: string): Promise<number>;
+  getSecret(name: string): Promise<string | undefined>;
   /** The installation's secret of this name: `candidate` is stored when there is none yet. */
   ensureSecret(name: string, candidate: string, at: string): Promise<string>;
 }

@@ -116,8 +116,12 @@ export class SqliteSystemRepo implements SystemRepo {
     return this.sql.run('DELETE FROM idempotency_keys WHERE created_at < ?', before).changes;
   }
 
+  async getSecret(name: string): Promise<string | undefined> {
+    return this.sql.get<{ value: string }>('SELECT value FROM secrets WHERE name = ?', name)?.value;
+  }
+
   async ensureSecret(name: string, candidate: string, at: string): Promise<string> {
     this.sql.run('INSERT INTO secrets (name, value, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING', name, candidate, at);
-    return this.sql.get<{ value: string }>('SELECT value FROM secrets WHERE name = ?', name)!.value;
+    return (await this.getSecret(name))!;
   }
 }
