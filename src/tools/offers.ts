@@ -79,7 +79,8 @@ const subscription = z
   .strictObject(subscriptionInputShape)
   .describe('The subscription proposed, as in create_subscription.');
 
-const invoiceAddress = z
+/** The invoice address of submit_offer_invoice_details, which the offer page validates too. */
+export const offerInvoiceAddress = z
   .strictObject(invoiceAddressFields)
   .describe("The customer's invoice address, as in create_invoice_address.");
 
@@ -222,7 +223,7 @@ export const offerOperations = [
     permission: 'offer:write',
     kind: 'action',
     annotations: { destructiveHint: false },
-    input: z.strictObject({ ...noBody, invoiceAddress }),
+    input: z.strictObject({ ...noBody, invoiceAddress: offerInvoiceAddress }),
     output: offerSchema,
     mcp: { output: offerView },
     handler: (ctx, { id, ...input }) => {
