@@ -42,6 +42,8 @@ const BODY = 9;
 const SMALL = 8;
 const GREY = '#555555';
 const RULE = '#bbbbbb';
+/** Space between table cells. */
+const CELL_GAP = 8;
 
 /** An instant (ISO, UTC) to the second: "2026-01-16 09:00:00". */
 const toSecond = (instant: string) => `${instant.slice(0, 10)} ${instant.slice(11, 19)}`;
@@ -212,7 +214,6 @@ interface Column {
   title: string;
   width: number;
   align?: 'left' | 'right';
-  font?: string;
 }
 
 /** A table whose rows grow with their longest cell; on a new page its header is repeated. */
@@ -221,22 +222,23 @@ function table(w: Writer, columns: readonly Column[], rows: ReadonlyArray<readon
   const xs = columns.map((_, i) => left + columns.slice(0, i).reduce((sum, c) => sum + c.width, 0));
   const header = () => {
     pdf.font('Helvetica-Bold').fontSize(SMALL).fillColor(GREY);
-    columns.forEach((c, i) => w.at(c.title, xs[i]!, w.y, { width: c.width - 4, align: c.align ?? 'left' }));
+    columns.forEach((c, i) => w.at(c.title, xs[i]!, w.y, { width: c.width - CELL_GAP, align: c.align ?? 'left' }));
     w.y += 12;
     pdf.moveTo(left, w.y - 2).lineTo(left + w.width, w.y - 2).lineWidth(0.5).strokeColor(RULE).stroke();
   };
   w.room(30);
   header();
   for (const row of rows) {
-    const heightOf = (text: string, c: Column) => pdf.font(c.font ?? 'Helvetica').fontSize(BODY).heightOfString(pdfText(text), { width: c.width - 4 });
+    pdf.font('Helvetica').fontSize(BODY).fillColor('black');
+    const heightOf = (text: string, c: Column) => pdf.heightOfString(pdfText(text), { width: c.width - CELL_GAP });
     const height = Math.max(...columns.map((c, i) => heightOf(row[i] ?? '', c))) + 4;
     const page = pdf.bufferedPageRange().count;
     w.room(height);
-    if (pdf.bufferedPageRange().count !== page) header();
-    columns.forEach((c, i) => {
-      pdf.font(c.font ?? 'Helvetica').fontSize(BODY).fillColor('black');
-      w.at(row[i] ?? '', xs[i]!, w.y, { width: c.width - 4, align: c.align ?? 'left' });
-    });
+    if (pdf.bufferedPageRange().count !== page) {
+      header();
+      pdf.font('Helvetica').fontSize(BODY).fillColor('black');
+    }
+    columns.forEach((c, i) => w.at(row[i] ?? '', xs[i]!, w.y, { width: c.width - CELL_GAP, align: c.align ?? 'left' }));
     w.y += height;
   }
   pdf.moveTo(left, w.y).lineTo(left + w.width, w.y).lineWidth(0.5).strokeColor(RULE).stroke();
@@ -293,10 +295,10 @@ export async function renderSignedOfferPdf(doc: SignedOfferDocument): Promise<Bu
   table(
     w,
     [
-      { title: 'Item', width: 200 },
+      { title: 'Item', width: 190 },
       { title: 'Qty', width: 50, align: 'right' },
-      { title: 'Price', width: 125, align: 'right' },
-      { title: 'Billed', width: 120 },
+      { title: 'Price', width: 130 },
+      { title: 'Billed', width: 125 },
     ],
     p.items.map((i) => [i.name, quantityText(i.quantity), i.price, i.billing]),
   );

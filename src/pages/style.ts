@@ -9,7 +9,7 @@ h2{font-size:1.2rem;margin:2rem 0 .75rem}
 h3{font-size:1.05rem;margin:1.25rem 0 .5rem}
 p,ul,ol{margin:.5rem 0}
 a{color:var(--accent)}
-.card{background:#fff;border:1px solid var(--line);border-radius:.5rem;padding:1rem;margin:1rem 0}
+.card{background:#fff;border:1px solid var(--line);border-radius:.5rem;padding:1rem;margin:1rem 0}.card h2{margin-top:0}
 .muted{color:var(--muted)}
 .status{display:inline-block;border-radius:1rem;padding:.1rem .6rem;font-size:.85rem;background:#e8ecf3}
 .status.ok{background:#dcf2e3;color:var(--ok)}
