@@ -546,7 +546,13 @@ describe.skipIf(!CHROMIUM)('the offer page in Chromium', { timeout: BROWSER_TIME
   }
 
   it('a recipient opens the link, reads the total, ticks the terms and accepts: the subscription becomes active', async () => {
-    const o = await offer({ contactPerson: { firstName: 'Sam', lastName: 'Seller', email: 'sam@seller.example' } });
+    const o = await offer({
+      contactPerson: { firstName: 'Sam', lastName: 'Seller', email: 'sam@seller.example' },
+      sections: [
+        { title: 'Scope', content: 'Everything in **Team** for {{company}}:\n\n- two seats\n- the API, 1,000 requests a month included\n- support by [e-mail](mailto:help@seller.example)' },
+        { title: 'Terms', content: 'Twelve months, then month by month; three months notice before the end of a term.' },
+      ],
+    });
     await browse(async (browser) => {
       const context = await browser.newContext({ bypassCSP: true, viewport: { width: 1000, height: 1400 } });
       const page = await context.newPage();
