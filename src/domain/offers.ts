@@ -414,10 +414,14 @@ async function sign(tx: Tx, org: string, record: OfferRecord, now: Date, links: 
   return { ...signed, documents: await keepSignedDocuments(tx, org, signed, presentation) };
 }
 
-/** Writes the offer and answers its read shape, with `offer.signed` once it is signed. */
-async function save(tx: Tx, org: string, next: OfferRecord, now: Date, links: Links): Promise<Offer> {
+/**
+ * Writes the offer and answers its read shape, with its events: `offer.accepted` when a recipient
+ * (`acceptedBy`) accepted or signed, then `offer.signed` when the offer is signed now.
+ */
+async function save(tx: Tx, org: string, next: OfferRecord, now: Date, links: Links, acceptedBy?: string): Promise<Offer> {
   await tx.offers.update(org, next);
   const offer = await toOffer(tx, org, next, now, links);
+  if (acceptedBy) await emitEvent(tx, org, { type: 'offer.accepted', subjectId: next.id, data: { offer, recipient: acceptedBy } }, now);
   if (next.status === 'signed') await emitEvent(tx, org, { type: 'offer.signed', subjectId: next.id, data: { offer } }, now);
   return offer;
 }
@@ -477,11 +481,7 @@ export async function acceptOffer(
   } else {
     next = await sign(tx, org, next, now, links);
   }
-  await tx.offers.update(org, next);
-  const offer = await toOffer(tx, org, next, now, links);
-  await emitEvent(tx, org, { type: 'offer.accepted', subjectId: next.id, data: { offer, recipient: recipient.id } }, now);
-  if (next.status === 'signed') await emitEvent(tx, org, { type: 'offer.signed', subjectId: next.id, data: { offer } }, now);
-  return offer;
+  return save(tx, org, next, now, links, recipient.id);
 }
 
 /**
