@@ -120,10 +120,63 @@ describe('get_estimated_invoice', () => {
     env.setNow('2026-01-15T10:00:00Z');
   });
 
-  it('is a 409 for a subscription that is not active, and reaches a customer token only for its own subscriptions', async () => {
-    const plan = await ok(env.mcp, 'create_plan', { code: 'draft', name: 'Draft', charges: [{ product: base.id, pricePlan: basePrice.id }] });
+  it('shows a draft subscription its first invoice as if activated now, and writes nothing', async () => {
+    const plan = await ok(env.mcp, 'create_plan', {
+      code: 'first',
+      name: 'First',
+      charges: [
+        { product: base.id, pricePlan: basePrice.id },
+        { product: support.id, pricePlan: supportPrice.id },
+      ],
+    });
     const draft = await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods });
-    expect((await fails(env.mcp, 'get_estimated_invoice', { id: draft.id }, 409)).detail).toMatch(/draft/);
+    const before = await env.http('GET', `/subscriptions/${draft.id}`);
+    const e = await ok(env.mcp, 'get_estimated_invoice', { id: draft.id });
+    // Activated at 15 January 10:00: Base in advance for a month, 49.90 + 19 % (9.481 → 9.48); Support is
+    // billed in arrears, on 15 February, so not on the first invoice.
+    expect(e).toMatchObject({ billingDate: '2026-01-15T10:00:00.000Z', netAmount: 4990, taxAmount: 948, grossAmount: 5938 });
+    expect(e.lines.map((l: any) => [l.description, l.periodStart, l.periodEnd, l.netAmount])).toEqual([
+      ['Base', '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z', 4990],
+    ]);
+    expect(e.estimate).toContain(`Estimated first invoice for subscription ${draft.number} (First), as if activated now (it is draft)`);
+    expect(await env.http('GET', `/subscriptions/${draft.id}`)).toEqual(before);
+    expect(before.body).toMatchObject({ status: 'draft', activatedAt: null });
+
+    // A later start date is the first billing date: 1 February 00:00 in Berlin (31 January 23:00 UTC).
+    const later = await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods, startDate: '2026-02-01T00:00:00+01:00' });
+    const first = await ok(env.mcp, 'get_estimated_invoice', { id: later.id });
+    expect(first).toMatchObject({ billingDate: '2026-01-31T23:00:00.000Z', netAmount: 4990, grossAmount: 5938 });
+    expect(first.lines[0]).toMatchObject({ periodStart: '2026-01-31T23:00:00.000Z', periodEnd: '2026-02-28T23:00:00.000Z' });
+  });
+
+  it("shows an offer's subscription the invoice its signing would start, and that invoice is then the next one", async () => {
+    const plan = await ok(env.mcp, 'create_plan', { code: 'offered', name: 'Offered', charges: [{ product: base.id, pricePlan: basePrice.id, quantity: 3 }] });
+    const offer = await ok(env.mcp, 'create_offer', {
+      customer: customer.id,
+      acceptanceMode: 'click',
+      name: 'Three seats',
+      recipients: [{ email: 'buyer@example.com', firstName: 'Bea', lastName: 'Buyer' }],
+      validUntil: '2026-02-15T00:00:00Z',
+      subscription: { plan: plan.id, periods },
+    });
+    const e = await ok(env.mcp, 'get_estimated_invoice', { id: offer.subscription.id });
+    // 3 × 49.90 = 149.70 net, 19 % = 28.443 → 28.44, gross 178.14.
+    expect(e).toMatchObject({ billingDate: '2026-01-15T10:00:00.000Z', netAmount: 14970, taxAmount: 2844, grossAmount: 17814 });
+    expect(e.lines.map((l: any) => [l.description, l.quantity, l.unitAmountDecimal, l.netAmount, l.taxRate])).toEqual([['Base', '3', '4990', 14970, 19]]);
+    expect(e.estimate).toContain('as if activated now (it is offer)');
+    await ok(env.mcp, 'accept_offer', { id: offer.id, recipient: offer.recipients[0].id });
+    const next = await ok(env.mcp, 'get_estimated_invoice', { id: offer.subscription.id });
+    expect({ ...next, estimate: undefined }).toEqual({ ...e, estimate: undefined });
+    const run = await ok(env.mcp, 'run_billing', { subscription: offer.subscription.id });
+    const invoice = await ok(env.mcp, 'get_invoice', { id: run.invoices[0] });
+    expect([invoice.netAmount, invoice.taxAmount, invoice.grossAmount]).toEqual([14970, 2844, 17814]);
+  });
+
+  it('is a 409 for a paused or ended subscription, and reaches a customer token only for its own subscriptions', async () => {
+    const plan = await ok(env.mcp, 'create_plan', { code: 'draft', name: 'Draft', charges: [{ product: base.id, pricePlan: basePrice.id }] });
+    const paused = await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods, activate: true });
+    await ok(env.mcp, 'pause_subscription', { id: paused.id });
+    expect((await fails(env.mcp, 'get_estimated_invoice', { id: paused.id }, 409)).detail).toMatch(/is paused: only an active subscription is billed/);
     await fails(env.mcp, 'get_estimated_invoice', { id: 'nope' }, 404);
 
     const active = await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods, activate: true });

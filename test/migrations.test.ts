@@ -107,3 +107,36 @@ describe('migration 021: customer custom fields, subscriptions of archived offer
     ]);
   });
 });
+
+describe('migration 026: the signing audit of offers', () => {
+  it('moves the signing logs of recipients into signing events and drops the column; the offer reads them as before', async () => {
+    const db = databaseAt(25);
+    db.pragma('foreign_keys = OFF');
+    const signedAt = '2026-02-01T09:00:00.000Z';
+    db.exec(`
+      INSERT INTO offers (id, organisation_id, number, customer_id, subscription_id, status, acceptance_mode, deal_type, name, locale,
+        sections, custom_variables, valid_until, auto_activate_subscription, signed_at, created_at, updated_at)
+      VALUES ('f1', 'o', 'OFF-1', 'c', 's', 'signed', 'print', 'new_business', 'N', 'en', '[]', '{}', '${at}', 1, '${signedAt}', '${at}', '${at}'),
+             ('f2', 'o', 'OFF-2', 'c', 's2', 'signing', 'esignature', 'new_business', 'N', 'en', '[]', '{}', '${at}', 1, NULL, '${at}', '${at}');
+      INSERT INTO offer_recipients (id, organisation_id, offer_id, position, email, first_name, last_name, signing_status, signing_log, signed_at, created_at)
+      VALUES ('r1', 'o', 'f1', 0, 'a@example.com', 'A', 'One', 'signed', '["${signedAt} signed on paper (recorded by the seller)"]', '${signedAt}', '${at}'),
+             ('r2', 'o', 'f2', 0, 'b@example.com', 'B', 'Two', 'signed', '["${signedAt} signed (esignature)"]', '${signedAt}', '${at}'),
+             ('r3', 'o', 'f2', 1, 'c@example.com', 'C', 'Three', 'not_started', '[]', NULL, '${at}');
+    `);
+    migrate(db);
+    expect(db.prepare('SELECT offer_id, recipient_id, at, kind, via, signer_name, ip, user_agent FROM offer_signing_events ORDER BY recipient_id').all()).toEqual([
+      { offer_id: 'f1', recipient_id: 'r1', at: signedAt, kind: 'signed', via: 'api', signer_name: null, ip: null, user_agent: null },
+      { offer_id: 'f2', recipient_id: 'r2', at: signedAt, kind: 'signed', via: 'api', signer_name: null, ip: null, user_agent: null },
+    ]);
+    expect(db.prepare("SELECT name FROM pragma_table_info('offer_recipients') WHERE name = 'signing_log'").all()).toEqual([]);
+    const store = new SqliteStore(db);
+    const f1 = await store.read((tx) => tx.offers.get('o', 'f1'));
+    expect(f1).toMatchObject({ documents: [], events: [{ recipientId: 'r1', kind: 'signed', at: signedAt }] });
+    const f2 = await store.read((tx) => tx.offers.findByRecipient('o', 'r3'));
+    expect(f2?.events.map((e) => e.recipientId)).toEqual(['r2']);
+    expect(() =>
+      db.prepare(`INSERT INTO offer_signing_events (id, organisation_id, offer_id, recipient_id, at, kind, via) VALUES ('e', 'o', 'f2', 'r3', '${at}', 'viewed', 'api')`).run(),
+    ).toThrow(/CHECK/);
+    store.close();
+  });
+});

@@ -123,7 +123,7 @@ describe('create_offer', () => {
         signingLog: [],
         signedAt: null,
         signedDocument: null,
-        link: expect.stringMatching(new RegExp('^/offers/[0-9A-Z]{26}/recipients/')),
+        link: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/pages\/offers\/[\w-]+\.[\w-]{43}$/),
       })),
       auditLogDocument: null,
       signedDocument: null,
@@ -134,7 +134,11 @@ describe('create_offer', () => {
       createdAt: NOW,
       updatedAt: NOW,
     });
-    expect(o.recipients[0].link).toBe(`/offers/${o.id}/recipients/${o.recipients[0].id}`);
+    const tokens = await env.app.pageTokens();
+    for (const r of o.recipients) {
+      expect(r.link.startsWith(`${env.url}/pages/offers/`)).toBe(true);
+      expect(tokens.verify('offer-recipient', r.link.slice(r.link.lastIndexOf('/') + 1))).toEqual({ org: org.organisationId, id: r.id });
+    }
     expect((await ok(client, 'get_subscription', { id: o.subscription.id })).status).toBe('offer');
     expect((await offer({ customer: g.customer.id, subscription: { plan: g.plan.id, periods: yearly } }, client)).number).toBe('OFF-000002');
     expect(await ok(client, 'get_offer', { id: o.id })).toEqual(o);

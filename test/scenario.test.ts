@@ -508,7 +508,7 @@ describe('a back-office scenario through every listed tool', () => {
     await a.call('import_sepa_status_report', { document: report });
   });
 
-  it('sells by offer: create, list, get, update, accept by click, submit invoice details; archives another', async () => {
+  it('sells by offer: create, list, get, update, accept by click, submit invoice details, its documents; archives another', async () => {
     const a = admin;
     const globex = idOf(await a.call('create_customer', { companyName: 'Globex Ltd' }), 'create_customer');
     const offerArgs = {
@@ -535,6 +535,8 @@ describe('a back-office scenario through every listed tool', () => {
       id: offerId,
       invoiceAddress: { companyName: 'Globex Ltd', street: 'Main Street', houseNumber: '1', zip: '12345', city: 'Cypress Creek', countryCode: 'US' },
     });
+    await a.call('get_offer_signed_document', { id: offerId });
+    await a.call('get_offer_audit_log_document', { id: offerId });
 
     const withdrawn = idOf(await a.call('create_offer', { ...offerArgs, acceptanceMode: 'esignature', name: 'Enterprise for Globex' }), 'create_offer');
     await a.call('archive_offer', { id: withdrawn });

@@ -79,7 +79,7 @@ export function pdfText(text: string): string {
 }
 
 /** Money as formatMoney writes it, with the ISO code instead of a symbol the standard fonts lack ("₹" → "INR "). */
-function moneyFormatter(currency: string) {
+export function moneyFormatter(currency: string) {
   const symbol = formatMoney(0, currency).replace(/[\d.,]+$/, '');
   const shown = [...symbol].every(encodable) ? symbol : `${currency} `;
   const withSymbol = (text: string) => (text.startsWith('-') ? `-${shown}${text.slice(1)}` : `${shown}${text}`);
@@ -113,7 +113,7 @@ function significantScale(d: Decimal): number {
 }
 
 /** A quantity as written: "3", "1.5" (a decimal string loses its trailing zeros). */
-function quantityText(quantity: number | string): string {
+export function quantityText(quantity: number | string): string {
   if (typeof quantity === 'number') return String(quantity);
   const d = parseDecimal(quantity);
   return d ? formatFixed(d, significantScale(d)) : quantity;
@@ -277,7 +277,8 @@ export async function renderInvoicePdf(doc: InvoiceDocument): Promise<Buffer> {
   return ended;
 }
 
-function sellerLines(seller: Seller): string[] {
+/** The seller's details under its name: address, VAT id, tax number, e-mail. */
+export function sellerLines(seller: Seller): string[] {
   const lines: string[] = [];
   if (seller.legalName && seller.legalName !== seller.name) lines.push(seller.name);
   const a = seller.address;

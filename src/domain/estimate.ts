@@ -5,6 +5,7 @@ import { CatalogueCache, computeDue } from './billing/compute.js';
 import { zoned } from './dates.js';
 import { invoiceTotals } from './invoices.js';
 import { formatMoney, formatUnitAmount, rateOfE4 } from '../values/money.js';
+import { activatedState } from './subscriptions/lifecycle.js';
 import { loadSubscription } from './subscriptions/records.js';
 
 /** A service period as people read it: the local dates of its first and last day in the customer's time zone (the end is exclusive). */
@@ -30,18 +31,26 @@ function render(e: Omit<Estimate, 'estimate'>, header: string[], timeZone: strin
   return lines.join('\n');
 }
 
+/** Subscriptions not billed yet whose estimate is their first invoice as if activated now (an offer's page shows it). */
+const NOT_YET_ACTIVE = new Set(['draft', 'offer']);
+
 /**
  * The invoice the next billing run would create for the subscription (CONTRACT section 8): the
  * billing run's own computation (`computeDue`) with nothing written, for the first billing date still
  * to bill, usage measured so far included. For an unchanged subscription the invoice equals it line
- * for line and cent for cent.
+ * for line and cent for cent. A draft or offer subscription is billed as activation at `now` would
+ * leave it (`activatedState`, in memory): its first invoice.
  */
 export async function estimateInvoice(tx: Tx, org: string, id: string, now: Date): Promise<Estimate> {
-  const record = await loadSubscription(tx, org, id);
-  if (record.status !== 'active') {
-    throw conflict(`Subscription ${record.number} is ${record.status}: only an active subscription is billed, so there is no next invoice to estimate`);
+  const stored = await loadSubscription(tx, org, id);
+  const preview = NOT_YET_ACTIVE.has(stored.status);
+  if (stored.status !== 'active' && !preview) {
+    throw conflict(
+      `Subscription ${stored.number} is ${stored.status}: only an active subscription is billed (a draft or offer one shows its first invoice as if activated now), so there is no next invoice to estimate`,
+    );
   }
-  const { customer, address, drafts } = await computeDue(tx, org, record, { asOf: null, now, cache: new CatalogueCache() });
+  const { record, items } = preview ? await activatedState(tx, org, stored, now) : { record: stored, items: undefined };
+  const { customer, address, drafts } = await computeDue(tx, org, record, { asOf: null, now, cache: new CatalogueCache(), items });
   const draft = drafts[0];
   if (!draft) throw conflict(`Subscription ${record.number} has no item left to bill`);
   const totals = invoiceTotals(draft.lines);
@@ -67,7 +76,7 @@ export async function estimateInvoice(tx: Tx, org: string, id: string, now: Date
   const localDate = zoned(draft.billingDate, customer.timeZone).toISODate() as string;
   const who = customer.companyName ?? [customer.firstName, customer.lastName].filter(Boolean).join(' ');
   const header = [
-    `Estimated invoice for subscription ${record.number}${record.name ? ` (${record.name})` : ''}`,
+    `Estimated ${preview ? 'first ' : ''}invoice for subscription ${record.number}${record.name ? ` (${record.name})` : ''}${preview ? `, as if activated now (it is ${stored.status})` : ''}`,
     `Customer: ${customer.customerNumber} ${who}`,
     `Billing date: ${localDate} (${customer.timeZone})`,
     address ? `Invoice address: ${address.street}${address.houseNumber ? ` ${address.houseNumber}` : ''}, ${address.zip} ${address.city}, ${address.countryCode}` : 'Invoice address: none (no tax applied)',

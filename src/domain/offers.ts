@@ -19,6 +19,10 @@ import type { OfferFilter, OfferRecord, RecipientRecord } from '../store/ports/o
 import type { Tx } from '../store/store.js';
 import { createInvoiceAddress, defaultInvoiceAddress, type InvoiceAddressInput } from './billingDetails.js';
 import { customerIdOf, findCustomer } from './customers.js';
+import { emitEvent } from './events.js';
+import type { Links } from './links.js';
+import { presentOffer } from './offerPresentation.js';
+import { keepSignedDocuments, signingEvent, signingLogOf, THROUGH_API, withEvent, type SigningActor } from './offerSigning.js';
 import { placeholderViolations, renderText } from './offerText.js';
 import { customerViolation } from './statusRules.js';
 import { createSubscription, settleOfferSubscription, withdrawOfferSubscription, type CreateSubscriptionInput } from './subscriptions/lifecycle.js';
@@ -41,12 +45,6 @@ const ACCEPT_FROM: Record<AcceptanceMode, readonly OfferStatus[]> = {
   print: ['open'],
 };
 const ARCHIVE_FROM: readonly OfferStatus[] = ['open', 'signing'];
-
-const SIGNING_EVENT: Record<AcceptanceMode, string> = {
-  click: 'accepted (click)',
-  esignature: 'signed (esignature)',
-  print: 'signed on paper (recorded by the seller)',
-};
 
 export interface RecipientInput {
   email: string;
@@ -102,11 +100,13 @@ export interface OfferPatch {
 // ---------------------------------------------------------------------------------------------
 // Reading.
 
-function isExpired(record: OfferRecord, now: Date): boolean {
+export function isExpired(record: OfferRecord, now: Date): boolean {
   return (record.status === 'open' || record.status === 'signing') && Date.parse(record.validUntil) <= now.getTime();
 }
 
-function toRecipient(offerId: string, r: RecipientRecord): OfferRecipient {
+const hasDocument = (record: OfferRecord, kind: 'signed' | 'audit_log') => record.documents.some((d) => d.kind === kind);
+
+function toRecipient(org: string, record: OfferRecord, r: RecipientRecord, links: Links): OfferRecipient {
   return {
     id: r.id,
     email: r.email,
@@ -114,10 +114,10 @@ function toRecipient(offerId: string, r: RecipientRecord): OfferRecipient {
     lastName: r.lastName,
     createdAt: r.createdAt,
     signingStatus: r.signingStatus,
-    signingLog: r.signingLog,
+    signingLog: signingLogOf(record, r.id),
     signedAt: r.signedAt,
-    signedDocument: null,
-    link: `/offers/${offerId}/recipients/${r.id}`,
+    signedDocument: hasDocument(record, 'signed') ? links.offerRecipientDocument(org, r.id) : null,
+    link: links.offerRecipient(org, r.id),
   };
 }
 
@@ -135,7 +135,7 @@ async function subscriptionOf(tx: Tx, org: string, id: string): Promise<OfferSub
   };
 }
 
-async function toListItem(tx: Tx, org: string, record: OfferRecord, now: Date): Promise<OfferListItem> {
+async function toListItem(tx: Tx, org: string, record: OfferRecord, now: Date, links: Links): Promise<OfferListItem> {
   return {
     id: record.id,
     number: record.number,
@@ -151,9 +151,9 @@ async function toListItem(tx: Tx, org: string, record: OfferRecord, now: Date): 
     sections: record.sections.map((s) => s.id),
     customVariables: record.customVariables,
     validUntil: record.validUntil,
-    recipients: record.recipients.map((r) => toRecipient(record.id, r)),
-    auditLogDocument: null,
-    signedDocument: null,
+    recipients: record.recipients.map((r) => toRecipient(org, record, r, links)),
+    auditLogDocument: hasDocument(record, 'audit_log') ? links.offerDocument(record.id, 'audit-log') : null,
+    signedDocument: hasDocument(record, 'signed') ? links.offerDocument(record.id, 'signed') : null,
     signedAt: record.signedAt,
     autoActivateSubscription: record.autoActivateSubscription,
     crmDealId: record.crmDealId,
@@ -163,10 +163,11 @@ async function toListItem(tx: Tx, org: string, record: OfferRecord, now: Date): 
   };
 }
 
-async function toOffer(tx: Tx, org: string, record: OfferRecord, now: Date): Promise<Offer> {
+/** The offer's read shape (GET /offers/{id}): its links under `links`, sections with their placeholders filled. */
+export async function toOffer(tx: Tx, org: string, record: OfferRecord, now: Date, links: Links): Promise<Offer> {
   const render = (text: string) => renderText(text, record.customVariables, record.locale);
   return {
-    ...(await toListItem(tx, org, record, now)),
+    ...(await toListItem(tx, org, record, now, links)),
     sections: record.sections.map((s) => ({ ...s, rendered: { title: render(s.title), content: render(s.content) } })),
   };
 }
@@ -177,8 +178,8 @@ async function load(tx: Tx, org: string, id: string): Promise<OfferRecord> {
   return record;
 }
 
-export async function getOffer(tx: Tx, org: string, id: string, now: Date): Promise<Offer> {
-  return toOffer(tx, org, await load(tx, org, id), now);
+export async function getOffer(tx: Tx, org: string, id: string, now: Date, links: Links): Promise<Offer> {
+  return toOffer(tx, org, await load(tx, org, id), now, links);
 }
 
 export async function listOffers(
@@ -187,11 +188,12 @@ export async function listOffers(
   filter: OfferFilter,
   page: PageRequest,
   now: Date,
+  links: Links,
 ): Promise<{ rows: OfferListItem[]; total: number }> {
   const customer = filter.customer === undefined ? undefined : await customerIdOf(tx, org, filter.customer);
   const { rows, total } = await tx.offers.list(org, { ...filter, customer }, page);
   const items: OfferListItem[] = [];
-  for (const r of rows) items.push(await toListItem(tx, org, r, now));
+  for (const r of rows) items.push(await toListItem(tx, org, r, now, links));
   return { rows: items, total };
 }
 
@@ -258,7 +260,7 @@ async function nextNumber(tx: Tx, org: string): Promise<string> {
 }
 
 /** An open offer to a customer, with the subscription it proposes in status offer. */
-export async function createOffer(tx: Tx, org: string, input: OfferInput, now: Date): Promise<Offer> {
+export async function createOffer(tx: Tx, org: string, input: OfferInput, now: Date, links: Links): Promise<Offer> {
   const customer = await findCustomer(tx, org, input.customer);
   throwIf([
     customer
@@ -299,15 +301,16 @@ export async function createOffer(tx: Tx, org: string, input: OfferInput, now: D
       firstName: r.firstName,
       lastName: r.lastName,
       signingStatus: 'not_started',
-      signingLog: [],
       signedAt: null,
       createdAt: at,
     })),
+    events: [],
+    documents: [],
     createdAt: at,
     updatedAt: at,
   };
   await tx.offers.insert(org, record);
-  return toOffer(tx, org, record, now);
+  return toOffer(tx, org, record, now, links);
 }
 
 /** JSON with sorted keys: two flat maps with the same entries compare equal. */
@@ -399,13 +402,50 @@ export async function updateOffer(tx: Tx, org: string, id: string, patch: OfferP
 // ---------------------------------------------------------------------------------------------
 // The state machine.
 
-/** signed: signedAt set and the proposed subscription activated (autoActivateSubscription) or made draft. */
-async function sign(tx: Tx, org: string, record: OfferRecord, now: Date): Promise<OfferRecord> {
+/**
+ * signed: signedAt set, the proposed subscription activated (autoActivateSubscription) or made draft,
+ * and the signed offer and its audit log kept. The document shows the offer as its recipients saw it:
+ * presented before the subscription is settled.
+ */
+async function sign(tx: Tx, org: string, record: OfferRecord, now: Date, links: Links): Promise<OfferRecord> {
+  const presentation = await presentOffer(tx, org, await toOffer(tx, org, record, now, links), now);
   await settleOfferSubscription(tx, org, record.subscriptionId, record.autoActivateSubscription, now);
-  return { ...record, status: 'signed', signedAt: now.toISOString() };
+  const signed: OfferRecord = { ...record, status: 'signed', signedAt: now.toISOString() };
+  return { ...signed, documents: await keepSignedDocuments(tx, org, signed, presentation) };
 }
 
-export async function acceptOffer(tx: Tx, org: string, id: string, input: { recipient: string }, now: Date): Promise<Offer> {
+/**
+ * Writes the offer and answers its read shape, with its events: `offer.accepted` when a recipient
+ * (`acceptedBy`) accepted or signed, then `offer.signed` when the offer is signed now.
+ */
+async function save(tx: Tx, org: string, next: OfferRecord, now: Date, links: Links, acceptedBy?: string): Promise<Offer> {
+  await tx.offers.update(org, next);
+  const offer = await toOffer(tx, org, next, now, links);
+  if (acceptedBy) await emitEvent(tx, org, { type: 'offer.accepted', subjectId: next.id, data: { offer, recipient: acceptedBy } }, now);
+  if (next.status === 'signed') await emitEvent(tx, org, { type: 'offer.signed', subjectId: next.id, data: { offer } }, now);
+  return offer;
+}
+
+/** The offer with this recipient (404 otherwise), for the recipient's own page. */
+export async function loadByRecipient(tx: Tx, org: string, recipientId: string): Promise<OfferRecord> {
+  const record = await tx.offers.findByRecipient(org, recipientId);
+  if (!record) throw notFound('Offer recipient', recipientId);
+  return record;
+}
+
+/**
+ * A recipient accepts or signs (`actor`: the seller recording it through the API, or the recipient on
+ * the offer page). Emits `offer.accepted`, and `offer.signed` when it signs the offer.
+ */
+export async function acceptOffer(
+  tx: Tx,
+  org: string,
+  id: string,
+  input: { recipient: string },
+  now: Date,
+  links: Links,
+  actor: SigningActor = THROUGH_API,
+): Promise<Offer> {
   const current = await load(tx, org, id);
   const mode = current.acceptanceMode;
   const from = ACCEPT_FROM[mode];
@@ -431,24 +471,23 @@ export async function acceptOffer(tx: Tx, org: string, id: string, input: { reci
     throw conflict(`Recipient ${recipient.email} has already signed offer ${current.number}; still to sign: ${waiting.join(', ')}`);
   }
   const at = now.toISOString();
-  const recipients = current.recipients.map((r) =>
-    r.id === recipient.id ? { ...r, signingStatus: 'signed' as const, signedAt: at, signingLog: [...r.signingLog, `${at} ${SIGNING_EVENT[mode]}`] } : r,
-  );
-  let next: OfferRecord = { ...current, recipients, updatedAt: at };
+  const recipients = current.recipients.map((r) => (r.id === recipient.id ? { ...r, signingStatus: 'signed' as const, signedAt: at } : r));
+  const event = signingEvent(recipient.id, mode === 'click' ? 'accepted' : 'signed', actor, now);
+  let next = await withEvent(tx, org, { ...current, recipients, updatedAt: at }, event);
   if (mode === 'esignature' && recipients.some((r) => r.signingStatus !== 'signed')) {
     next = { ...next, status: 'signing' };
   } else if (mode === 'click' && !(await defaultInvoiceAddress(tx, org, current.customerId))) {
     next = { ...next, status: 'awaiting_invoice_details' };
   } else {
-    next = await sign(tx, org, next, now);
+    next = await sign(tx, org, next, now, links);
   }
-  await tx.offers.update(org, next);
-  return toOffer(tx, org, next, now);
+  return save(tx, org, next, now, links, recipient.id);
 }
 
 /**
  * Completes a click-accepted offer whose customer had no invoice address: the address becomes the
- * customer's default, and the offer is signed.
+ * customer's default, and the offer is signed. The step is logged for `recipient` (on the offer
+ * page, the recipient whose page it is), else for the recipient who accepted.
  */
 export async function submitOfferInvoiceDetails(
   tx: Tx,
@@ -456,6 +495,9 @@ export async function submitOfferInvoiceDetails(
   id: string,
   input: { invoiceAddress: Omit<InvoiceAddressInput, 'default'> },
   now: Date,
+  links: Links,
+  actor: SigningActor = THROUGH_API,
+  recipient?: string,
 ): Promise<Offer> {
   const current = await load(tx, org, id);
   if (current.status !== 'awaiting_invoice_details') {
@@ -464,19 +506,17 @@ export async function submitOfferInvoiceDetails(
     );
   }
   await createInvoiceAddress(tx, org, current.customerId, { ...input.invoiceAddress, default: true }, now, 'invoiceAddress.');
-  const next = await sign(tx, org, { ...current, updatedAt: now.toISOString() }, now);
-  await tx.offers.update(org, next);
-  return toOffer(tx, org, next, now);
+  const by = recipient ?? current.recipients.find((r) => r.signingStatus === 'signed')!.id;
+  const logged = await withEvent(tx, org, { ...current, updatedAt: now.toISOString() }, signingEvent(by, 'invoice_details', actor, now));
+  return save(tx, org, await sign(tx, org, logged, now, links), now, links);
 }
 
-export async function archiveOffer(tx: Tx, org: string, id: string, now: Date): Promise<Offer> {
+export async function archiveOffer(tx: Tx, org: string, id: string, now: Date, links: Links): Promise<Offer> {
   const current = await load(tx, org, id);
   if (!ARCHIVE_FROM.includes(current.status)) {
     throw conflict(`Cannot archive offer ${current.number}: its status is ${current.status}; archiving is allowed only from ${ARCHIVE_FROM.join(' or ')}`);
   }
   await withdrawOfferSubscription(tx, org, current.subscriptionId, now);
   const at = now.toISOString();
-  const next: OfferRecord = { ...current, status: 'archived', archivedAt: at, updatedAt: at };
-  await tx.offers.update(org, next);
-  return toOffer(tx, org, next, now);
+  return save(tx, org, { ...current, status: 'archived', archivedAt: at, updatedAt: at }, now, links);
 }

@@ -34,8 +34,8 @@ export const offerRecipientSchema = z.object({
   signingStatus: z.enum(SIGNING_STATUSES),
   signingLog: z.array(z.string()).describe('"<date-time> <event>" lines, oldest first.'),
   signedAt: dateTime.nullable(),
-  signedDocument: z.string().nullable().describe('Always null: no documents kept.'),
-  link: z.string().describe("Relative URL of the recipient's signing page, served by the seller's front end."),
+  signedDocument: z.string().nullable().describe("The signed PDF, opened by the link's token (no key); null until signed."),
+  link: z.string().describe("The recipient's offer page (URL with their own token, no key): read, accept or sign there."),
 });
 export type OfferRecipient = z.infer<typeof offerRecipientSchema>;
 
@@ -76,8 +76,8 @@ const offerFields = {
   customVariables: customVariablesSchema,
   validUntil: dateTime,
   recipients: z.array(offerRecipientSchema),
-  auditLogDocument: z.string().nullable().describe('Always null: no documents kept.'),
-  signedDocument: z.string().nullable().describe('Always null: no documents kept.'),
+  auditLogDocument: z.string().nullable().describe('PDF URL (API key); null until signed.'),
+  signedDocument: z.string().nullable().describe('PDF URL (API key); null until signed.'),
   signedAt: dateTime.nullable(),
   autoActivateSubscription: z.boolean(),
   crmDealId: z.string().nullable(),

@@ -15,6 +15,8 @@ export const EVENT_TYPES = [
   'credit_note.created',
   'subscription.plan_changed',
   'subscription.trial_ending',
+  'offer.accepted',
+  'offer.signed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 export const EVENT_VERSIONS = ['v1'] as const;

@@ -13,6 +13,7 @@ import { featureOperations } from './features.js';
 import { invoiceOperations } from './invoices.js';
 import { invoicePdfOperations } from './invoicePdf.js';
 import { measurementOperations } from './measurements.js';
+import { offerDocumentOperations } from './offerDocuments.js';
 import { offerOperations } from './offers.js';
 import { organisationOperations } from './organisation.js';
 import { paymentPlanOperations } from './paymentPlans.js';
@@ -55,6 +56,7 @@ export const OPERATIONS: Operation[] = [
   ...sepaOperations,
   ...webhookDeliveryOperations,
   ...offerOperations,
+  ...offerDocumentOperations,
   ...featureOperations,
 ];
 

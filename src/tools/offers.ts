@@ -9,6 +9,7 @@ import {
   updateOffer,
 } from '../domain/offers.js';
 import { invoiceAddressFields } from './billingDetails.js';
+import { deliverAfterCommit } from './invoices.js';
 import { subscriptionInputShape } from './subscriptions.js';
 import { defineOperation } from '../registry/operation.js';
 import { dateTimeInput, filterBy, idOrNumber, listOf, pageInput, pageRequest, pathId, text255, toPage } from '../schemas/common.js';
@@ -78,7 +79,8 @@ const subscription = z
   .strictObject(subscriptionInputShape)
   .describe('The subscription proposed, as in create_subscription.');
 
-const invoiceAddress = z
+/** The invoice address of submit_offer_invoice_details, which the offer page validates too. */
+export const offerInvoiceAddress = z
   .strictObject(invoiceAddressFields)
   .describe("The customer's invoice address, as in create_invoice_address.");
 
@@ -123,7 +125,7 @@ export const offerOperations = [
     }),
     output: offerSchema,
     mcp: { output: offerView },
-    handler: (ctx, input) => createOffer(ctx.tx, ctx.org, input, ctx.now),
+    handler: (ctx, input) => createOffer(ctx.tx, ctx.org, input, ctx.now, ctx.links),
   }),
   defineOperation({
     name: 'list_offers',
@@ -143,7 +145,7 @@ export const offerOperations = [
     mcp: listView(offerRow),
     handler: async (ctx, { customer, status, ...rest }) => {
       const page = pageRequest(rest);
-      const { rows, total } = await listOffers(ctx.tx, ctx.org, { customer, status }, page, ctx.now);
+      const { rows, total } = await listOffers(ctx.tx, ctx.org, { customer, status }, page, ctx.now, ctx.links);
       return toPage(rows, total, page);
     },
   }),
@@ -159,7 +161,7 @@ export const offerOperations = [
     input: z.strictObject(noBody),
     output: offerSchema,
     mcp: { output: offerView },
-    handler: (ctx, input) => getOffer(ctx.tx, ctx.org, input.id, ctx.now),
+    handler: (ctx, input) => getOffer(ctx.tx, ctx.org, input.id, ctx.now, ctx.links),
   }),
   defineOperation({
     name: 'update_offer',
@@ -205,7 +207,10 @@ export const offerOperations = [
     }),
     output: offerSchema,
     mcp: { output: offerView },
-    handler: (ctx, { id, ...input }) => acceptOffer(ctx.tx, ctx.org, id, input, ctx.now),
+    handler: (ctx, { id, ...input }) => {
+      deliverAfterCommit(ctx);
+      return acceptOffer(ctx.tx, ctx.org, id, input, ctx.now, ctx.links);
+    },
   }),
   defineOperation({
     name: 'submit_offer_invoice_details',
@@ -218,10 +223,13 @@ export const offerOperations = [
     permission: 'offer:write',
     kind: 'action',
     annotations: { destructiveHint: false },
-    input: z.strictObject({ ...noBody, invoiceAddress }),
+    input: z.strictObject({ ...noBody, invoiceAddress: offerInvoiceAddress }),
     output: offerSchema,
     mcp: { output: offerView },
-    handler: (ctx, { id, ...input }) => submitOfferInvoiceDetails(ctx.tx, ctx.org, id, input, ctx.now),
+    handler: (ctx, { id, ...input }) => {
+      deliverAfterCommit(ctx);
+      return submitOfferInvoiceDetails(ctx.tx, ctx.org, id, input, ctx.now, ctx.links);
+    },
   }),
   defineOperation({
     name: 'archive_offer',
@@ -236,6 +244,6 @@ export const offerOperations = [
     input: z.strictObject(noBody),
     output: offerSchema,
     mcp: { output: offerView },
-    handler: (ctx, input) => archiveOffer(ctx.tx, ctx.org, input.id, ctx.now),
+    handler: (ctx, input) => archiveOffer(ctx.tx, ctx.org, input.id, ctx.now, ctx.links),
   }),
 ];

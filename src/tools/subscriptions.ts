@@ -361,7 +361,7 @@ export const subscriptionOperations = [
     name: 'get_estimated_invoice',
     title: 'Get estimated invoice',
     description:
-      'Preview the invoice the next billing run would create for an active subscription, usage so far included; the structured result has the figures in minor units.',
+      'Preview the invoice the next billing run would create for an active subscription, usage so far included; for a draft or offer one, its first invoice as if activated now. The structured result has the figures in minor units.',
     toolset: 'subscriptions',
     method: 'GET',
     path: '/subscriptions/{id}/estimated-invoice',

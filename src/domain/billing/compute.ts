@@ -368,13 +368,14 @@ function quantityAdjustments(
  * item whose billing date has come, one invoice per billing date, one line per charge and period, then
  * each item's discount lines. A line of 0 is left out when its product's `invoiceVisibility` is
  * `never` or `if_not_zero` (the period is billed all the same); a line that charges is always shown. With `asOf` null only the next invoice is computed, whenever it falls
- * due (the estimate). Usage counts as measured so far.
+ * due (the estimate). Usage counts as measured so far. `items` are the subscription's items as they
+ * would stand (a subscription treated as activated: see `activatedState`); default as stored.
  */
 export async function computeDue(
   tx: Tx,
   org: string,
   record: SubscriptionRecord,
-  options: { asOf: Date | null; now: Date; cache: CatalogueCache },
+  options: { asOf: Date | null; now: Date; cache: CatalogueCache; items?: ItemRecord[] | undefined },
 ): Promise<DueBilling> {
   const { cache, now } = options;
   const customer = (await tx.customers.get(org, record.customerId)) as Customer;
@@ -382,7 +383,7 @@ export async function computeDue(
   const calendar = new Calendar(timeZone);
   const group = record.billingGroupId ? await cache.billingGroup(tx, org, record.billingGroupId) : undefined;
   const alignment = alignmentOf(group);
-  const items = await tx.subscriptions.items(org, [record.id]);
+  const items = options.items ?? (await tx.subscriptions.items(org, [record.id]));
 
   const states: ItemState[] = [];
   for (const item of items) {

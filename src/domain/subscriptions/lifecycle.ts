@@ -275,12 +275,17 @@ async function timeZoneOf(tx: Tx, org: string, record: SubscriptionRecord): Prom
 }
 
 /**
- * Activation (draft → active, and offer → active when a signed offer activates it): the contract
+ * The subscription and its items as activation at `now` leaves them, nothing written: the contract
  * starts at startDate (now when unset), the plan's trial (if any) runs from the later of the start and
- * the activation, on the customer's wall clock, and every item's billing starts.
+ * the activation, on the customer's wall clock, and every item's billing starts. The estimate of a
+ * draft or offer subscription bills this state.
  */
-export async function activateRecord(tx: Tx, org: string, current: SubscriptionRecord, now: Date): Promise<SubscriptionRecord> {
-  await assertActivatable(tx, org, current);
+export async function activatedState(
+  tx: Tx,
+  org: string,
+  current: SubscriptionRecord,
+  now: Date,
+): Promise<{ record: SubscriptionRecord; items: ItemRecord[] }> {
   const at = now.toISOString();
   const timeZone = await timeZoneOf(tx, org, current);
   const startDate = current.startDate ?? at;
@@ -288,10 +293,17 @@ export async function activateRecord(tx: Tx, org: string, current: SubscriptionR
   const trialFrom = startDate > at ? startDate : at;
   const trialEndsOn = trialPeriod ? toIso(addInterval(zoned(trialFrom, timeZone), parseInterval(trialPeriod))) : null;
   const record: SubscriptionRecord = { ...current, status: 'active', activatedAt: at, startDate, trialEndsOn, updatedAt: at };
+  const items: ItemRecord[] = [];
+  for (const item of await tx.subscriptions.items(org, [record.id])) items.push(await scheduleItem(tx, org, record, item, timeZone, now));
+  return { record, items };
+}
+
+/** Activation (draft → active, and offer → active when a signed offer activates it): `activatedState`, written. */
+export async function activateRecord(tx: Tx, org: string, current: SubscriptionRecord, now: Date): Promise<SubscriptionRecord> {
+  await assertActivatable(tx, org, current);
+  const { record, items } = await activatedState(tx, org, current, now);
   await tx.subscriptions.update(org, record);
-  for (const item of await tx.subscriptions.items(org, [record.id])) {
-    await tx.subscriptions.updateItem(org, await scheduleItem(tx, org, record, item, timeZone, now));
-  }
+  for (const item of items) await tx.subscriptions.updateItem(org, item);
   return record;
 }
 

@@ -7,7 +7,16 @@ import type {
   OfferSectionTemplate,
   OfferStatus,
 } from '../../schemas/offers.js';
-import type { OfferFilter, OfferRecord, OfferRepo, RecipientRecord } from '../ports/offers.js';
+import type {
+  OfferDocumentInfo,
+  OfferDocumentKind,
+  OfferDocumentRecord,
+  OfferFilter,
+  OfferRecord,
+  OfferRepo,
+  RecipientRecord,
+  SigningEventRecord,
+} from '../ports/offers.js';
 import { bool, int, type Sql } from '../sql.js';
 
 interface OfferRow {
@@ -40,8 +49,26 @@ interface RecipientRow {
   first_name: string;
   last_name: string;
   signing_status: RecipientRecord['signingStatus'];
-  signing_log: string;
   signed_at: string | null;
+  created_at: string;
+}
+
+interface EventRow {
+  id: string;
+  offer_id: string;
+  recipient_id: string;
+  at: string;
+  kind: SigningEventRecord['kind'];
+  via: SigningEventRecord['via'];
+  signer_name: string | null;
+  ip: string | null;
+  user_agent: string | null;
+}
+
+interface DocumentRow {
+  offer_id: string;
+  kind: OfferDocumentKind;
+  sha256: string;
   created_at: string;
 }
 
@@ -51,12 +78,31 @@ const toRecipient = (r: RecipientRow): RecipientRecord => ({
   firstName: r.first_name,
   lastName: r.last_name,
   signingStatus: r.signing_status,
-  signingLog: JSON.parse(r.signing_log) as string[],
   signedAt: r.signed_at,
   createdAt: r.created_at,
 });
 
-const toOffer = (r: OfferRow, recipients: RecipientRecord[]): OfferRecord => ({
+const toEvent = (r: EventRow): SigningEventRecord => ({
+  id: r.id,
+  recipientId: r.recipient_id,
+  at: r.at,
+  kind: r.kind,
+  via: r.via,
+  signerName: r.signer_name,
+  ip: r.ip,
+  userAgent: r.user_agent,
+});
+
+const toDocumentInfo = (r: DocumentRow): OfferDocumentInfo => ({ kind: r.kind, sha256: r.sha256, createdAt: r.created_at });
+
+/** What an offer row is read with: its recipients, signing events and documents. */
+interface Parts {
+  recipients: RecipientRecord[];
+  events: SigningEventRecord[];
+  documents: OfferDocumentInfo[];
+}
+
+const toOffer = (r: OfferRow, parts: Parts): OfferRecord => ({
   id: r.id,
   number: r.number,
   customerId: r.customer_id,
@@ -75,7 +121,7 @@ const toOffer = (r: OfferRow, recipients: RecipientRecord[]): OfferRecord => ({
   contactPerson: r.contact_person === null ? null : (JSON.parse(r.contact_person) as ContactPerson),
   signedAt: r.signed_at,
   archivedAt: r.archived_at,
-  recipients,
+  ...parts,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -115,7 +161,7 @@ export class SqliteOfferRepo implements OfferRepo {
     o.recipients.forEach((r, position) => {
       this.sql.run(
         `INSERT INTO offer_recipients (id, organisation_id, offer_id, position, email, first_name, last_name, signing_status,
-           signing_log, signed_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           signed_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         r.id,
         org,
         o.id,
@@ -124,7 +170,6 @@ export class SqliteOfferRepo implements OfferRepo {
         r.firstName,
         r.lastName,
         r.signingStatus,
-        JSON.stringify(r.signingLog),
         r.signedAt,
         r.createdAt,
       );
@@ -135,10 +180,9 @@ export class SqliteOfferRepo implements OfferRepo {
     this.sql.update('offers', org, o.id, offerColumns(o));
     for (const r of o.recipients) {
       this.sql.run(
-        `UPDATE offer_recipients SET signing_status = ?, signing_log = ?, signed_at = ?
+        `UPDATE offer_recipients SET signing_status = ?, signed_at = ?
          WHERE organisation_id = ? AND offer_id = ? AND id = ?`,
         r.signingStatus,
-        JSON.stringify(r.signingLog),
         r.signedAt,
         org,
         o.id,
@@ -147,23 +191,53 @@ export class SqliteOfferRepo implements OfferRepo {
     }
   }
 
-  private recipientsOf(org: string, offerIds: readonly string[]): Map<string, RecipientRecord[]> {
-    const byOffer = new Map<string, RecipientRecord[]>(offerIds.map((id) => [id, []]));
+  /** Recipients, signing events and documents of the offers, by offer id. */
+  private partsOf(org: string, offerIds: readonly string[]): Map<string, Parts> {
+    const byOffer = new Map<string, Parts>(offerIds.map((id) => [id, { recipients: [], events: [], documents: [] }]));
     if (offerIds.length === 0) return byOffer;
-    const rows = this.sql.all<RecipientRow>(
-      `SELECT id, offer_id, email, first_name, last_name, signing_status, signing_log, signed_at, created_at
+    const ids = JSON.stringify(offerIds);
+    const recipients = this.sql.all<RecipientRow>(
+      `SELECT id, offer_id, email, first_name, last_name, signing_status, signed_at, created_at
        FROM offer_recipients WHERE organisation_id = ? AND offer_id IN (SELECT value FROM json_each(?))
        ORDER BY offer_id, position`,
       org,
-      JSON.stringify(offerIds),
+      ids,
     );
-    for (const row of rows) byOffer.get(row.offer_id)?.push(toRecipient(row));
+    for (const row of recipients) byOffer.get(row.offer_id)?.recipients.push(toRecipient(row));
+    const events = this.sql.all<EventRow>(
+      `SELECT id, offer_id, recipient_id, at, kind, via, signer_name, ip, user_agent
+       FROM offer_signing_events WHERE organisation_id = ? AND offer_id IN (SELECT value FROM json_each(?))
+       ORDER BY offer_id, at, id`,
+      org,
+      ids,
+    );
+    for (const row of events) byOffer.get(row.offer_id)?.events.push(toEvent(row));
+    const documents = this.sql.all<DocumentRow>(
+      `SELECT offer_id, kind, sha256, created_at FROM offer_documents
+       WHERE organisation_id = ? AND offer_id IN (SELECT value FROM json_each(?)) ORDER BY offer_id, kind`,
+      org,
+      ids,
+    );
+    for (const row of documents) byOffer.get(row.offer_id)?.documents.push(toDocumentInfo(row));
     return byOffer;
   }
 
+  private withParts(org: string, row: OfferRow | undefined): OfferRecord | undefined {
+    return row && toOffer(row, this.partsOf(org, [row.id]).get(row.id)!);
+  }
+
   async get(org: string, id: string): Promise<OfferRecord | undefined> {
-    const row = this.sql.get<OfferRow>('SELECT * FROM offers WHERE organisation_id = ? AND id = ?', org, id);
-    return row && toOffer(row, this.recipientsOf(org, [row.id]).get(row.id) ?? []);
+    return this.withParts(org, this.sql.get<OfferRow>('SELECT * FROM offers WHERE organisation_id = ? AND id = ?', org, id));
+  }
+
+  async findByRecipient(org: string, recipientId: string): Promise<OfferRecord | undefined> {
+    const row = this.sql.get<OfferRow>(
+      'SELECT o.* FROM offer_recipients r JOIN offers o ON o.id = r.offer_id WHERE r.id = ? AND r.organisation_id = ? AND o.organisation_id = ?',
+      recipientId,
+      org,
+      org,
+    );
+    return this.withParts(org, row);
   }
 
   async list(org: string, filter: OfferFilter, page: PageRequest) {
@@ -172,10 +246,61 @@ export class SqliteOfferRepo implements OfferRepo {
       [org, filter.customer ?? null, filter.customer ?? null, filter.status ?? null, filter.status ?? null],
       page,
     );
-    const recipients = this.recipientsOf(
+    const parts = this.partsOf(
       org,
       rows.map((r) => r.id),
     );
-    return { rows: rows.map((r) => toOffer(r, recipients.get(r.id) ?? [])), total };
+    return { rows: rows.map((r) => toOffer(r, parts.get(r.id)!)), total };
+  }
+
+  async insertEvent(org: string, offerId: string, e: SigningEventRecord): Promise<void> {
+    this.sql.insert('offer_signing_events', {
+      id: e.id,
+      organisation_id: org,
+      offer_id: offerId,
+      recipient_id: e.recipientId,
+      at: e.at,
+      kind: e.kind,
+      via: e.via,
+      signer_name: e.signerName,
+      ip: e.ip,
+      user_agent: e.userAgent,
+    });
+  }
+
+  async viewedSince(org: string, offerId: string, recipientId: string, client: { ip: string; userAgent: string }, since: string): Promise<boolean> {
+    const row = this.sql.get<{ found: number }>(
+      `SELECT 1 AS found FROM offer_signing_events
+       WHERE organisation_id = ? AND offer_id = ? AND at > ? AND recipient_id = ? AND kind = 'viewed' AND ip = ? AND user_agent = ?
+       LIMIT 1`,
+      org,
+      offerId,
+      since,
+      recipientId,
+      client.ip,
+      client.userAgent,
+    );
+    return row !== undefined;
+  }
+
+  async insertDocument(org: string, offerId: string, d: OfferDocumentRecord): Promise<void> {
+    this.sql.insert('offer_documents', {
+      organisation_id: org,
+      offer_id: offerId,
+      kind: d.kind,
+      pdf: Buffer.from(d.pdf.buffer, d.pdf.byteOffset, d.pdf.byteLength),
+      sha256: d.sha256,
+      created_at: d.createdAt,
+    });
+  }
+
+  async document(org: string, offerId: string, kind: OfferDocumentKind): Promise<OfferDocumentRecord | undefined> {
+    const row = this.sql.get<DocumentRow & { pdf: Buffer }>(
+      'SELECT offer_id, kind, pdf, sha256, created_at FROM offer_documents WHERE organisation_id = ? AND offer_id = ? AND kind = ?',
+      org,
+      offerId,
+      kind,
+    );
+    return row && { ...toDocumentInfo(row), pdf: new Uint8Array(row.pdf) };
   }
 }

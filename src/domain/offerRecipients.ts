@@ -1,0 +1,156 @@
+/**
+ * An offer as one of its recipients meets it on the offer page (issue 18): what the page shows, and
+ * the steps the recipient takes there. Every step goes through the API's own domain code
+ * (`acceptOffer`, `submitOfferInvoiceDetails`), with its events, logged as taken on the page with the
+ * client's address and user agent.
+ */
+import { AppError, conflict, invalidMany, type Violation } from '../errors.js';
+import type { Offer, OfferRecipient } from '../schemas/offers.js';
+import type { Organisation } from '../schemas/organisation.js';
+import type { OfferRecord, RecipientRecord } from '../store/ports/offers.js';
+import type { Tx } from '../store/store.js';
+import type { InvoiceAddressInput } from './billingDetails.js';
+import type { Links } from './links.js';
+import { presentOffer, type OfferPresentation } from './offerPresentation.js';
+import { acceptOffer, isExpired, loadByRecipient, submitOfferInvoiceDetails, toOffer } from './offers.js';
+import { getOfferDocument, signingEvent, VIEW_LOG_INTERVAL_MS, withEvent } from './offerSigning.js';
+import { getOrganisation } from './organisation.js';
+
+/** The browser a recipient uses: its address and user agent, for the audit log. */
+export interface RecipientClient {
+  ip: string;
+  userAgent: string;
+}
+
+/**
+ * What the page offers the recipient: `act` accept (click) or sign (esignature); `waiting` they signed,
+ * others still must; `print` the seller records the signed printout; `invoice_details` the invoice
+ * address that completes a click acceptance; `signed`, `archived`, `expired` a message, no action.
+ */
+export type RecipientPageState = 'act' | 'waiting' | 'print' | 'invoice_details' | 'signed' | 'archived' | 'expired';
+
+/** The states in which the page shows the offer (the others say why there is nothing to do). */
+export type OfferShownState = Extract<RecipientPageState, 'act' | 'waiting' | 'print' | 'invoice_details'>;
+const SHOWN: ReadonlySet<RecipientPageState> = new Set(['act', 'waiting', 'print', 'invoice_details']);
+
+export function showsOffer(state: RecipientPageState): state is OfferShownState {
+  return SHOWN.has(state);
+}
+
+export interface RecipientPage {
+  state: RecipientPageState;
+  offer: Offer;
+  recipient: OfferRecipient;
+  seller: Organisation;
+  /** The offer as shown; null in the message states. */
+  presentation: OfferPresentation | null;
+  /** Whether this visit is still to be logged as a view (see `recordRecipientView`). */
+  logView: boolean;
+}
+
+function stateOf(record: OfferRecord, recipient: RecipientRecord, now: Date): RecipientPageState {
+  if (record.status === 'archived') return 'archived';
+  if (record.status === 'signed') return 'signed';
+  if (record.status === 'awaiting_invoice_details') return 'invoice_details';
+  if (isExpired(record, now)) return 'expired';
+  if (record.acceptanceMode === 'print') return 'print';
+  return recipient.signingStatus === 'signed' ? 'waiting' : 'act';
+}
+
+async function loadRecipient(tx: Tx, org: string, recipientId: string): Promise<{ record: OfferRecord; recipient: RecipientRecord }> {
+  const record = await loadByRecipient(tx, org, recipientId);
+  return { record, recipient: record.recipients.find((r) => r.id === recipientId)! };
+}
+
+function viewedSince(tx: Tx, org: string, record: OfferRecord, recipientId: string, client: RecipientClient, now: Date): Promise<boolean> {
+  return tx.offers.viewedSince(org, record.id, recipientId, client, new Date(now.getTime() - VIEW_LOG_INTERVAL_MS).toISOString());
+}
+
+export async function recipientPage(tx: Tx, org: string, recipientId: string, now: Date, links: Links, client: RecipientClient): Promise<RecipientPage> {
+  const { record, recipient } = await loadRecipient(tx, org, recipientId);
+  const state = stateOf(record, recipient, now);
+  const offer = await toOffer(tx, org, record, now, links);
+  const shown = showsOffer(state);
+  return {
+    state,
+    offer,
+    recipient: offer.recipients.find((r) => r.id === recipientId)!,
+    seller: await getOrganisation(tx, org),
+    presentation: shown ? await presentOffer(tx, org, offer, now) : null,
+    logView: shown && !(await viewedSince(tx, org, record, recipientId, client, now)),
+  };
+}
+
+/**
+ * Logs that the recipient viewed the offer, once per address and user agent within
+ * VIEW_LOG_INTERVAL_MS (reloads and returns within the hour are one view), so signingLog stays readable.
+ */
+export async function recordRecipientView(tx: Tx, org: string, recipientId: string, client: RecipientClient, now: Date): Promise<void> {
+  const { record, recipient } = await loadRecipient(tx, org, recipientId);
+  if (!showsOffer(stateOf(record, recipient, now)) || (await viewedSince(tx, org, record, recipientId, client, now))) return;
+  await withEvent(tx, org, record, signingEvent(recipientId, 'viewed', { via: 'page', ...client, signerName: null }, now));
+}
+
+/** Names compare trimmed, with inner spaces collapsed, ignoring case. */
+function sameName(a: string, b: string): boolean {
+  const norm = (s: string) => s.normalize('NFC').trim().replace(/\s+/g, ' ').toLowerCase();
+  return norm(a) === norm(b);
+}
+
+export interface RecipientConsent {
+  /** The full name the recipient typed: it must be theirs as the offer names them. */
+  fullName: string;
+  /** The terms box ticked. */
+  agreed: boolean;
+}
+
+/**
+ * The recipient accepts (`click`) or signs (`esignature`) on the page: their typed name must be theirs
+ * and the terms box ticked (422 naming the field); in any state but `act`, or for an offer of the
+ * other mode, a 409 (the page then shows what is the case).
+ */
+export async function acceptAsRecipient(
+  tx: Tx,
+  org: string,
+  recipientId: string,
+  mode: 'click' | 'esignature',
+  consent: RecipientConsent,
+  client: RecipientClient,
+  now: Date,
+  links: Links,
+): Promise<Offer> {
+  const { record, recipient } = await loadRecipient(tx, org, recipientId);
+  if (record.acceptanceMode !== mode) throw conflict(`Offer ${record.number} has acceptanceMode ${record.acceptanceMode}, not ${mode}`);
+  const state = stateOf(record, recipient, now);
+  if (state !== 'act') throw conflict(`Offer ${record.number} cannot be ${mode === 'click' ? 'accepted' : 'signed'} by this recipient now (${state})`);
+  const name = `${recipient.firstName} ${recipient.lastName}`;
+  const typed = consent.fullName.trim().replace(/\s+/g, ' ');
+  const violations: Violation[] = [];
+  if (!typed) violations.push({ propertyPath: 'fullName', message: 'Enter your full name.', code: 'required' });
+  else if (!sameName(typed, name)) violations.push({ propertyPath: 'fullName', message: `Enter your full name as this offer names you: ${name}.`, code: 'name_mismatch' });
+  if (!consent.agreed) violations.push({ propertyPath: 'agree', message: 'Tick the box to confirm that you agree.', code: 'required' });
+  if (violations.length) throw invalidMany(violations);
+  return acceptOffer(tx, org, record.id, { recipient: recipientId }, now, links, { via: 'page', ...client, signerName: typed });
+}
+
+/** The invoice address that completes a click acceptance, given on the page (validated as the API validates it). */
+export async function submitInvoiceDetailsAsRecipient(
+  tx: Tx,
+  org: string,
+  recipientId: string,
+  invoiceAddress: Omit<InvoiceAddressInput, 'default'>,
+  client: RecipientClient,
+  now: Date,
+  links: Links,
+): Promise<Offer> {
+  const { record } = await loadRecipient(tx, org, recipientId);
+  return submitOfferInvoiceDetails(tx, org, record.id, { invoiceAddress }, now, links, { via: 'page', ...client, signerName: null }, recipientId);
+}
+
+/** The signed offer's PDF for its recipient (the token opens it without a key); 404 before it is signed. */
+export async function recipientSignedDocument(tx: Tx, org: string, recipientId: string): Promise<{ pdf: Uint8Array; filename: string }> {
+  const { record } = await loadRecipient(tx, org, recipientId);
+  if (record.status !== 'signed') throw new AppError('not_found', `Offer ${record.number} is not signed`);
+  const document = await getOfferDocument(tx, org, record.id, 'signed');
+  return { pdf: document.pdf, filename: `${document.number}-signed.pdf` };
+}
