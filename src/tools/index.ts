@@ -18,6 +18,7 @@ import { organisationOperations } from './organisation.js';
 import { paymentPlanOperations } from './paymentPlans.js';
 import { planChangeOperations } from './planChanges.js';
 import { planOperations } from './plans.js';
+import { portalOperations } from './portal.js';
 import { productOperations } from './products.js';
 import { sepaOperations } from './sepa.js';
 import { subscriptionOperations } from './subscriptions.js';
@@ -37,6 +38,7 @@ export const OPERATIONS: Operation[] = [
   ...customFieldOperations,
   ...customerOperations,
   ...customerAuthOperations,
+  ...portalOperations,
   ...billingDetailOperations,
   ...subscriptionOperations,
   ...planChangeOperations,

@@ -22,6 +22,7 @@ import { usageEvents } from './022_usage_events.js';
 import { dunningEmails } from './023_dunning_emails.js';
 import { sepaDirectDebit } from './024_sepa_direct_debit.js';
 import { secrets } from './025_secrets.js';
+import { portalSessions } from './027_portal_sessions.js';
 
 export interface Migration {
   version: number;
@@ -55,4 +56,5 @@ export const MIGRATIONS: Migration[] = [
   dunningEmails,
   sepaDirectDebit,
   secrets,
+  portalSessions,
 ];
