@@ -1,4 +1,5 @@
 import type { PageRoute } from './app.js';
+import { INVOICE_PAGES } from './invoicePages.js';
 
 /** Every page, as `tools/index.ts` lists every operation. */
-export const PAGE_ROUTES: readonly PageRoute[] = [];
+export const PAGE_ROUTES: readonly PageRoute[] = [...INVOICE_PAGES];
