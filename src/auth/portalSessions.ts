@@ -19,6 +19,8 @@ export interface PortalSessionToken {
 export interface PortalSubject {
   org: string;
   customerId: string;
+  /** When the session ends. */
+  expiresAt: string;
 }
 
 /** Opens a portal session for the customer, on behalf of the API key that asked for it. */
@@ -46,5 +48,5 @@ export async function findPortalSession(tx: Tx, token: string, now: Date): Promi
   const at = now.getTime();
   if (Date.parse(session.expiresAt) <= at || session.apiKeyRevokedAt) return undefined;
   if (session.apiKeyExpiresAt && Date.parse(session.apiKeyExpiresAt) <= at) return undefined;
-  return { org: session.organisationId, customerId: session.customerId };
+  return { org: session.organisationId, customerId: session.customerId, expiresAt: session.expiresAt };
 }

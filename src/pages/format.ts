@@ -18,3 +18,9 @@ export function day(value: string, timeZone?: string): Html {
 export function chip(label: string, tone?: 'ok' | 'warn'): Html {
   return html`<span class="${tone ? `status ${tone}` : 'status'}">${label}</span>`;
 }
+
+/** An instant for people, in the customer's time zone: "4 Dec 2026, 11:00 CET". */
+export function moment(value: string, timeZone: string): Html {
+  const dt = zoned(value, timeZone).setLocale(LOCALE);
+  return html`<time datetime="${dt.toUTC().toISO()}">${dt.toFormat('d LLL yyyy, HH:mm ZZZZ')}</time>`;
+}

@@ -1,5 +1,6 @@
 import type { PageRoute } from './app.js';
 import { INVOICE_PAGES } from './invoicePages.js';
+import { PORTAL_PAGES } from './portalPages.js';
 
 /** Every page, as `tools/index.ts` lists every operation. */
-export const PAGE_ROUTES: readonly PageRoute[] = [...INVOICE_PAGES];
+export const PAGE_ROUTES: readonly PageRoute[] = [...INVOICE_PAGES, ...PORTAL_PAGES];

@@ -15,6 +15,7 @@ export const EVENT_TYPES = [
   'credit_note.created',
   'subscription.plan_changed',
   'subscription.trial_ending',
+  'subscription.cancellation_scheduled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 export const EVENT_VERSIONS = ['v1'] as const;
