@@ -14,7 +14,7 @@ export const portalOperations = [
     name: 'create_portal_session',
     title: 'Create customer portal session',
     description:
-      "Link to the customer portal, valid one hour: there the customer sees subscriptions, invoices (PDF) and payment methods, adds a SEPA account and cancels at the next possible date. Whoever has the url acts as this customer: give it to the customer only.",
+      'Customer portal link, valid 1 hour: the customer sees subscriptions, invoices and payment methods, adds a SEPA account, cancels at the next possible date. Anyone with the url acts as the customer without a key: send it to them only.',
     toolset: 'customers',
     method: 'POST',
     path: '/customers/{id}/portal-sessions',
