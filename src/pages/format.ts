@@ -24,3 +24,10 @@ export function moment(value: string, timeZone: string): Html {
   const dt = zoned(value, timeZone).setLocale(LOCALE);
   return html`<time datetime="${dt.toUTC().toISO()}">${dt.toFormat('d LLL yyyy, HH:mm ZZZZ')}</time>`;
 }
+
+/** The status of an issued invoice for its customer: an open one past its due date is overdue. */
+export function invoiceStatus(invoice: { status: string; dueAt: string | null }, now: Date): Html {
+  if (invoice.status === 'paid') return chip('Paid', 'ok');
+  if (invoice.status === 'void') return chip('Void');
+  return invoice.dueAt && Date.parse(invoice.dueAt) < now.getTime() ? chip('Overdue', 'warn') : chip('Open');
+}

@@ -6,7 +6,7 @@ import type { PaymentPlan } from '../schemas/paymentPlans.js';
 import type { SepaMandate } from '../schemas/sepa.js';
 import { formatMoney, formatUnitAmount } from '../values/money.js';
 import type { PageContext, PageRoute } from './app.js';
-import { chip, day } from './format.js';
+import { chip, day, invoiceStatus } from './format.js';
 import { document, html, pagesRoot, type Html } from './html.js';
 
 /** The invoice a hosted-invoice token names; anything else is the generic 404. */
@@ -19,14 +19,6 @@ function invoiceOf(ctx: PageContext): { org: string; id: string } {
 /** Lines of text as one paragraph, a line break between them. */
 function lines(texts: readonly string[]): Html {
   return html`${texts.map((t, i) => html`${i ? html`<br>` : ''}${t}`)}`;
-}
-
-/** The status of an invoice for its customer: an open invoice past its due date is overdue. */
-function invoiceStatus(status: string, dueAt: string | null, now: Date): Html {
-  if (status === 'paid') return chip('Paid', 'ok');
-  if (status === 'void') return chip('Void');
-  if (dueAt && Date.parse(dueAt) < now.getTime()) return chip('Overdue', 'warn');
-  return chip('Open');
 }
 
 const PLAN_STATUS: Record<PaymentPlan['status'], string> = {
@@ -65,7 +57,7 @@ function paymentNote(page: HostedInvoice): string {
   return `Please pay ${formatMoney(invoice.amountDue, invoice.currencyCode)}${invoice.dueAt ? ' by the due date' : ''}, quoting the invoice number ${invoice.number}.`;
 }
 
-export function invoicePage(path: string, token: string, page: HostedInvoice, now: Date): string {
+function invoicePage(path: string, token: string, page: HostedInvoice, now: Date): string {
   const { invoice, customer, address, seller } = page;
   const currency = invoice.currencyCode;
   const money = (amount: number) => formatMoney(amount, currency);
@@ -76,7 +68,7 @@ export function invoicePage(path: string, token: string, page: HostedInvoice, no
   const body = html`<p class="muted">${sellerName}</p>
 <h1>Invoice ${number}</h1>
 <dl>
-<dt>Status</dt><dd>${invoiceStatus(invoice.status, invoice.dueAt, now)}</dd>
+<dt>Status</dt><dd>${invoiceStatus(invoice, now)}</dd>
 <dt>Issued</dt><dd>${invoice.issuedAt ? day(invoice.issuedAt, zone) : ''}</dd>
 ${invoice.dueAt ? html`<dt>Due</dt><dd>${day(invoice.dueAt, zone)}</dd>` : ''}
 <dt>Customer number</dt><dd>${customer.customerNumber}</dd>

@@ -20,7 +20,7 @@ import type { Tx } from '../store/store.js';
 import { sepaDebitFields } from '../tools/billingDetails.js';
 import { formatMoney } from '../values/money.js';
 import type { PageContext, PageRoute } from './app.js';
-import { chip, day, moment } from './format.js';
+import { chip, day, invoiceStatus, moment } from './format.js';
 import { document, html, pagesRoot, type Html } from './html.js';
 
 /** Where the pages of one portal session are, relative to the page at `path`. */
@@ -88,12 +88,6 @@ ${cancellation.kind === 'possible' ? html`<p><a href="${links.cancel(subscriptio
 </section>`;
 }
 
-function invoiceStatus(status: string, dueAt: string | null, now: Date): Html {
-  if (status === 'paid') return chip('Paid', 'ok');
-  if (status === 'void') return chip('Void');
-  return dueAt && Date.parse(dueAt) < now.getTime() ? chip('Overdue', 'warn') : chip('Open');
-}
-
 function paymentMethodText(m: PaymentMethod): string {
   if (m.sepaDebit) return `SEPA Direct Debit, ${m.sepaDebit.iban} (${m.sepaDebit.accountHolder})`;
   if (m.card) return `Card, ${m.card.brand} ending in ${m.card.last4}, expires ${String(m.card.expMonth).padStart(2, '0')}/${m.card.expYear}`;
@@ -113,7 +107,7 @@ function overviewPage(ctx: PageContext, page: PortalOverview, session: PortalSub
   const seller = page.seller.legalName ?? page.seller.name;
   const invoices = page.invoices.map(
     (i) => html`<tr><td><a href="${links.invoice(org, i.id)}">${i.number}</a></td><td>${i.issuedAt ? day(i.issuedAt, zone) : ''}</td>
-<td class="num">${formatMoney(i.grossAmount, i.currencyCode)}</td><td>${invoiceStatus(i.status, i.dueAt, ctx.now)}</td>
+<td class="num">${formatMoney(i.grossAmount, i.currencyCode)}</td><td>${invoiceStatus(i, ctx.now)}</td>
 <td><a href="${links.invoice(org, i.id)}/pdf" download="${i.number}.pdf" aria-label="PDF of invoice ${i.number}">PDF</a></td></tr>`,
   );
   const body = html`<p class="muted">${seller}</p>
@@ -240,6 +234,11 @@ async function sellerName(tx: Tx, session: PortalSubject): Promise<string> {
   return seller.legalName ?? seller.name;
 }
 
+/** What the bank account form shows besides the form: the seller, and the creditor a mandate would be given to. */
+async function bankAccountContext(tx: Tx, s: PortalSubject): Promise<{ seller: string; creditor: PortalCreditor | null }> {
+  return { seller: await sellerName(tx, s), creditor: await portalCreditor(tx, s.org) };
+}
+
 async function cancelView(tx: Tx, ctx: PageContext, s: PortalSubject) {
   const subscription = await portalSubscription(tx, s.org, s.customerId, ctx.params.id as string, ctx.now);
   return { seller: await sellerName(tx, s), zone: subscription.subscription.customer.timeZone, subscription };
@@ -259,10 +258,7 @@ export const PORTAL_PAGES: readonly PageRoute[] = [
     method: 'GET',
     path: '/pages/portal/:token/bank-account',
     async handle(ctx) {
-      const { seller, creditor } = await asCustomer(ctx, 'read', async (tx, s) => ({
-        seller: await sellerName(tx, s),
-        creditor: await portalCreditor(tx, s.org),
-      }));
+      const { seller, creditor } = await asCustomer(ctx, 'read', bankAccountContext);
       const form = { iban: '', accountHolder: '', makeDefault: true, mandateAccepted: false };
       return { html: bankAccountPage(ctx, seller, creditor, form, new Map()) };
     },
@@ -271,7 +267,8 @@ export const PORTAL_PAGES: readonly PageRoute[] = [
     method: 'POST',
     path: '/pages/portal/:token/bank-account',
     async handle(ctx) {
-      await asCustomer(ctx, 'read', async () => undefined); // an unknown session is a 404 before the form is read
+      // An unknown session is a 404 before the form and its CSRF field are read.
+      await asCustomer(ctx, 'read', async () => undefined);
       const posted = await ctx.form(ctx.params.token as string);
       const form: BankAccountForm = {
         iban: posted.get('iban') ?? '',
@@ -285,7 +282,7 @@ export const PORTAL_PAGES: readonly PageRoute[] = [
         ? await refusal(() => asCustomer(ctx, 'write', (tx, s) => addPortalBankAccount(tx, s.org, s.customerId, { ...form, ...parsed.data }, ctx.now)), ['validation'])
         : inputError(parsed.error, 'validation');
       if (!refused) return { redirect: `${portalLinks(ctx).home}?notice=bank-account-added` };
-      const { seller, creditor } = await asCustomer(ctx, 'read', async (tx, s) => ({ seller: await sellerName(tx, s), creditor: await portalCreditor(tx, s.org) }));
+      const { seller, creditor } = await asCustomer(ctx, 'read', bankAccountContext);
       return { html: bankAccountPage(ctx, seller, creditor, form, fieldErrors(refused.violations ?? [])), status: 422 };
     },
   },
