@@ -123,6 +123,24 @@ describe('the hosted invoice page', () => {
     expect(text).not.toContain(env.org.organisationId);
   });
 
+  it('says when an invoice is overdue, paid or void, with what was paid and credited', async () => {
+    const c = await customer('Curie');
+    const overdue = await invoiceFor(c.id, { dueAt: '2027-03-01T08:00:00Z' });
+    expect((await get(overdue.hostedUrl)).text).toContain('<span class="status warn">Overdue</span>');
+    await ok(env.mcp, 'record_invoice_payment', { id: overdue.id, amount: overdue.amountDue });
+    const paid = (await get(overdue.hostedUrl)).text;
+    expect(paid).toContain('<span class="status ok">Paid</span>');
+    expect(paid).toContain('<th scope="row" colspan="4">Paid</th><td class="num">-€105.73</td>');
+    expect(paid).toContain('Thank you: this invoice is paid.');
+    const voided = await invoiceFor(c.id);
+    await ok(env.mcp, 'create_credit_note', { id: voided.id, amount: 1_000, reason: 'Goodwill' });
+    await ok(env.mcp, 'void_invoice', { id: voided.id });
+    const text = (await get(voided.hostedUrl)).text;
+    expect(text).toContain('<span class="status">Void</span>');
+    expect(text).toContain('<th scope="row" colspan="4">Credited</th><td class="num">-€105.73</td>');
+    expect(text).toContain('This invoice is void: nothing is to be paid.');
+  });
+
   it('answers a forged, altered or other-purpose token with the same 404 that names nothing', async () => {
     const c = await customer('Byron');
     const invoice = await invoiceFor(c.id);
