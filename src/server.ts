@@ -97,6 +97,9 @@ export interface RunningServer {
 /** The HTTP server (REST, /mcp, OpenAPI, health), the jobs loop and the webhook deliveries (resumed at start). */
 export async function startHttp(app: App, host = app.config.host, port = app.config.port): Promise<RunningServer> {
   const { config } = app;
+  // Every operation signs its links with the page-token secret: read (or created, a write) before
+  // the first request, so that no read ever waits for the write lock on its account.
+  await app.pageTokens();
   const bodyRate = { minBytesPerSecond: config.httpMinBodyBytesPerSecond, windowMs: config.httpBodyRateWindowMs };
   const server = http.createServer(
     {

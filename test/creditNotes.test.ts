@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { fails, ok, paths, setup, type TestEnv } from './helpers.js';
+import { fails, ok, paths, setup, storedInvoice, type TestEnv } from './helpers.js';
 import { eventually, expectSigned, Receiver, type Received } from './webhookReceiver.js';
 
 /**
@@ -173,7 +173,7 @@ describe('credit notes on open invoices', () => {
     const [created] = await delivered('credit_note.created', rest.id);
     expect(created).toEqual({ creditNote: rest });
     const [voidEvent] = await delivered('invoice.voided', inv.id);
-    expect(voidEvent).toEqual({ invoice: voided });
+    expect(voidEvent).toEqual({ invoice: storedInvoice(voided) });
   });
 
   it('crediting the rest of a partly paid invoice makes it paid', async () => {
@@ -182,7 +182,7 @@ describe('credit notes on open invoices', () => {
     await ok(env.mcp, 'create_credit_note', { id: inv.id, reason: 'Goodwill' });
     const paid = await ok(env.mcp, 'get_invoice', { id: inv.id });
     expect(paid).toMatchObject({ status: 'paid', paidAt: NOW, amountPaid: 1_000, amountCredited: 190, amountDue: 0 });
-    expect(await delivered('invoice.paid', inv.id)).toEqual([{ invoice: paid }]);
+    expect(await delivered('invoice.paid', inv.id)).toEqual([{ invoice: storedInvoice(paid) }]);
   });
 
   it('void_invoice issues the credit note for what is due and returns applied credit to the balance', async () => {
@@ -203,7 +203,7 @@ describe('credit notes on open invoices', () => {
       { id: expect.any(String), number: expect.any(String), invoice: inv.id, customer: c.id, amount: 2_000, currencyCode: 'EUR', createdAt: NOW },
     ]);
     expect((await ok(env.mcp, 'get_credit_note', { id: notes.data[0].id })).reason).toBe('Invoice voided');
-    expect(await delivered('invoice.voided', inv.id)).toEqual([{ invoice: voided }]);
+    expect(await delivered('invoice.voided', inv.id)).toEqual([{ invoice: storedInvoice(voided) }]);
   });
 
   it('refuses drafts, void invoices and invoices under an active payment plan (409)', async () => {
@@ -235,7 +235,7 @@ describe('credit notes on paid invoices and the credit balance', () => {
     const covered = await invoice(c.id, 1_000);
     expect(covered).toMatchObject({ status: 'paid', paidAt: NOW, creditApplied: 1_190, amountDue: 0 });
     expect((await ok(env.mcp, 'get_customer', { id: c.id })).creditBalance).toBe(810);
-    expect((await delivered('invoice.paid', covered.id))[0].invoice).toEqual(covered);
+    expect((await delivered('invoice.paid', covered.id))[0].invoice).toEqual(storedInvoice(covered));
     // The one after: 2380 with 810 off.
     const part = await invoice(c.id, 2_000);
     expect(part).toMatchObject({ status: 'open', creditApplied: 810, amountDue: 1_570 });
@@ -310,14 +310,14 @@ describe('invoice events', () => {
     const c = (await customer()).id;
     const open = await invoice(c, 1_000);
     const [created] = await delivered('invoice.created', open.id);
-    expect(created).toEqual({ invoice: open });
+    expect(created).toEqual({ invoice: storedInvoice(open) });
     const draft = await invoice(c, 500, { status: 'draft' });
     env.setNow('2026-11-21T09:00:00Z');
     const finalized = await ok(env.mcp, 'finalize_invoice', { id: draft.id });
-    expect(await delivered('invoice.created', draft.id)).toEqual([{ invoice: finalized }]);
+    expect(await delivered('invoice.created', draft.id)).toEqual([{ invoice: storedInvoice(finalized) }]);
     await ok(env.mcp, 'record_invoice_payment', { id: open.id, amount: 190 });
     const paid = await ok(env.mcp, 'record_invoice_payment', { id: open.id, amount: 1_000 });
-    expect(await delivered('invoice.paid', open.id)).toEqual([{ invoice: paid }]);
+    expect(await delivered('invoice.paid', open.id)).toEqual([{ invoice: storedInvoice(paid) }]);
     const free = await invoice(c, 0);
     const types = async () => receiver.received.filter((r) => r.json.data.invoice?.id === free.id).map((r) => r.json.event.type);
     await delivered('invoice.paid', free.id);

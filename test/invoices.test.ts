@@ -70,6 +70,7 @@ describe('create_invoice', () => {
       payments: [],
       createdAt: NOW,
       updatedAt: NOW,
+      hostedUrl: expect.stringMatching(new RegExp(`^${env.url}/pages/invoices/[\\w-]+\\.[\\w-]{43}$`)),
     });
     expect(await ok(mcp, 'get_invoice', { id: inv.id })).toEqual(inv);
     expect((await ok(mcp, 'create_invoice', { customer: c, lines: [consulting] })).number).toBe('INV-2026-000002');

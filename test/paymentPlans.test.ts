@@ -2,7 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runDueJobs } from '../src/jobs/runner.js';
 import { EVENT_TYPES } from '../src/schemas/webhooks.js';
-import { fails, ok, paths, setup, type TestEnv } from './helpers.js';
+import { fails, ok, paths, setup, storedInvoice, type TestEnv } from './helpers.js';
 import { expectSigned, Receiver, type Received } from './webhookReceiver.js';
 
 let env: TestEnv;
@@ -117,7 +117,7 @@ describe('payment plan lifecycle, with the events a receiver gets', () => {
     await receiver.waitFor(1, 'invoice.paid');
     const paid = receiver.of('invoice.paid').filter((r) => r.json.data.invoice.id === invoice.id);
     expect(paid).toHaveLength(1);
-    expect(checked(paid[0]!)).toEqual({ invoice: settled });
+    expect(checked(paid[0]!)).toEqual({ invoice: storedInvoice(settled) });
   });
 
   it('created -> broken by a failed collection -> extended -> completed', async () => {

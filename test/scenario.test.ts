@@ -213,7 +213,7 @@ describe('a back-office scenario through every listed tool', () => {
     await a.call('get_feature', { id: 'api-access' });
   });
 
-  it('onboards a customer: e-mail address, invoice address, SEPA and card payment methods, token', async () => {
+  it('onboards a customer: e-mail address, invoice address, SEPA and card payment methods, token, portal', async () => {
     const a = admin;
     s.customer = idOf(
       await a.call('create_customer', { companyName: 'ACME GmbH', firstName: 'Ada', lastName: 'Lovelace', timeZone: 'Europe/Berlin' }),
@@ -279,6 +279,8 @@ describe('a back-office scenario through every listed tool', () => {
     const refreshed = await a.call('refresh_customer_token', { refreshToken: first.data.refreshToken });
     s.tokens = refreshed.data;
     expect(typeof s.tokens.accessToken).toBe('string');
+    const portal = await a.call('create_portal_session', { id: s.customer });
+    expect((await fetch(portal.url)).status).toBe(200);
   });
 
   it('runs a subscription through its lifecycle, with usage, entitlements and an estimated invoice', async () => {

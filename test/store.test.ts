@@ -31,6 +31,7 @@ describe('SQLite store', () => {
     const tables = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as Array<{ name: string; sql: string }>;
     for (const t of tables) {
       expect(t.sql, t.name).toMatch(/\)\s*STRICT(, WITHOUT ROWID)?$/);
+      // secrets belong to the installation (the page-token key every organisation's links share).
       if (!['organisations', 'schema_migrations', 'secrets'].includes(t.name)) expect(t.sql, t.name).toContain('organisation_id TEXT NOT NULL');
     }
     db.close();

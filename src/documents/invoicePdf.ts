@@ -5,6 +5,7 @@ import { formatMoney, minorDigits } from '../values/money.js';
 import type { InvoiceAddress } from '../schemas/billingDetails.js';
 import type { Customer } from '../schemas/customers.js';
 import type { Invoice } from '../schemas/invoices.js';
+import { addressLines, sellerLines, type Seller } from './parties.js';
 
 /**
  * A line as the renderer reads it: `quantity` a number or a decimal string, the unit price as
@@ -19,19 +20,6 @@ export interface DocumentLine {
   taxRate: number | string;
   periodStart: string | null;
   periodEnd: string | null;
-}
-
-/** The seller: the organisation's name, and its other details once it has them (CONTRACT section 8). */
-export interface Seller {
-  name: string;
-  legalName?: string | null;
-  address?: { street: string; houseNumber?: string | null; zip: string; city: string; countryCode: string } | null;
-  vatId?: string | null;
-  taxNumber?: string | null;
-  email?: string | null;
-  invoiceFooter?: string | null;
-  /** #RRGGBB: the seller's name and the invoice title are printed in it. */
-  brandColor?: string | null;
 }
 
 export interface InvoiceDocument {
@@ -275,41 +263,4 @@ export async function renderInvoicePdf(doc: InvoiceDocument): Promise<Buffer> {
   }
   pdf.end();
   return ended;
-}
-
-/** The seller's details under its name: address, VAT id, tax number, e-mail. */
-export function sellerLines(seller: Seller): string[] {
-  const lines: string[] = [];
-  if (seller.legalName && seller.legalName !== seller.name) lines.push(seller.name);
-  const a = seller.address;
-  if (a) lines.push([a.street, a.houseNumber].filter(Boolean).join(' '), `${a.zip} ${a.city}, ${a.countryCode}`);
-  if (seller.vatId) lines.push(`VAT ID ${seller.vatId}`);
-  if (seller.taxNumber) lines.push(`Tax number ${seller.taxNumber}`);
-  if (seller.email) lines.push(seller.email);
-  return lines;
-}
-
-function personName(parts: ReadonlyArray<string | null | undefined>): string {
-  return parts.filter((p) => p && p.trim()).join(' ');
-}
-
-/** The address block: the invoice address when there is one, else the customer's company and name. */
-function addressLines(customer: Customer, address: InvoiceAddress | null): string[] {
-  const lines: string[] = [];
-  const company = address?.companyName ?? customer.companyName;
-  if (company) lines.push(company);
-  const name = address
-    ? personName([address.salutation, address.firstName, address.lastName])
-    : personName([customer.firstName, customer.lastName]);
-  const customerName = personName([customer.firstName, customer.lastName]);
-  lines.push(name || customerName || customer.customerNumber);
-  if (address) {
-    if (address.addition) lines.push(address.addition);
-    lines.push(personName([address.street, address.houseNumber]));
-    lines.push(`${address.zip} ${address.city}`);
-    lines.push(address.countryCode);
-    if (address.costCentre) lines.push(`Cost centre ${address.costCentre}`);
-    if (address.vatId) lines.push(`VAT ID ${address.vatId}`);
-  }
-  return lines.filter(Boolean);
 }

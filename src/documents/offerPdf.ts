@@ -2,7 +2,8 @@ import MarkdownIt from 'markdown-it';
 import PDFDocument from 'pdfkit';
 import { zoned } from '../domain/dates.js';
 import type { OfferPresentation } from '../domain/offerPresentation.js';
-import { moneyFormatter, pdfText, quantityText, sellerLines } from './invoicePdf.js';
+import { moneyFormatter, pdfText, quantityText } from './invoicePdf.js';
+import { sellerLines } from './parties.js';
 
 /** A recipient's signature: the name given (typed on the page, else the recipient's), when and how. */
 export interface Signature {

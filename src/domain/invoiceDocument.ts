@@ -1,7 +1,10 @@
+import { notFound } from '../errors.js';
 import type { InvoiceAddress } from '../schemas/billingDetails.js';
 import type { Customer } from '../schemas/customers.js';
 import type { Invoice } from '../schemas/invoices.js';
 import type { Organisation } from '../schemas/organisation.js';
+import type { PaymentPlan } from '../schemas/paymentPlans.js';
+import type { SepaMandate } from '../schemas/sepa.js';
 import type { Tx } from '../store/store.js';
 import { billingAddressOf } from './billingDetails.js';
 import { getCustomer } from './customers.js';
@@ -27,4 +30,35 @@ export async function invoiceDocument(tx: Tx, org: string, ref: string): Promise
   const subscription = invoice.subscription ? await tx.subscriptions.get(org, invoice.subscription) : undefined;
   const address = (await billingAddressOf(tx, org, subscription ?? { customerId: customer.id, invoiceAddressId: null })) ?? null;
   return { invoice, customer, address, seller: await getOrganisation(tx, org) };
+}
+
+/** What an invoice's hosted page shows (issue 18): the document, its payment plan and its direct debit mandate. */
+export interface HostedInvoice extends InvoiceDocumentSource {
+  /** The invoice's latest payment plan unless it was canceled (then the invoice is paid as usual again). */
+  paymentPlan: PaymentPlan | null;
+  /** The SEPA mandate it is (or is to be) paid under by direct debit. */
+  mandate: SepaMandate | null;
+}
+
+/** Plans an invoice can have had: a canceled one may be followed by another. */
+const PLAN_PAGE = { page: 1, limit: 100, descending: true };
+
+/**
+ * The document of an issued invoice, as its hosted page offers it. A draft has no hosted page nor
+ * PDF there (a 404 like an unknown invoice): it is not an invoice until it is issued, and its lines
+ * may still change.
+ */
+export async function hostedInvoiceDocument(tx: Tx, org: string, id: string): Promise<InvoiceDocumentSource> {
+  const document = await invoiceDocument(tx, org, id);
+  if (document.invoice.status === 'draft') throw notFound('Invoice', id);
+  return document;
+}
+
+/** The hosted page of the issued invoice `id`. */
+export async function hostedInvoice(tx: Tx, org: string, id: string): Promise<HostedInvoice> {
+  const document = await hostedInvoiceDocument(tx, org, id);
+  const plans = await tx.paymentPlans.list(org, { invoice: document.invoice.id }, PLAN_PAGE);
+  const paymentPlan = plans.rows.find((p) => p.status !== 'canceled') ?? null;
+  const mandate = (await tx.sepa.invoiceMandate(org, document.invoice.id)) ?? null;
+  return { ...document, paymentPlan, mandate };
 }

@@ -3,7 +3,7 @@ import { newId } from '../ids.js';
 import type { PageRequest } from '../schemas/common.js';
 import type { CreditNote } from '../schemas/creditNotes.js';
 import type { Customer } from '../schemas/customers.js';
-import type { Invoice, InvoiceLine, InvoiceStatus, InvoiceTax } from '../schemas/invoices.js';
+import type { Invoice, InvoiceLine, InvoiceResource, InvoiceStatus, InvoiceTax } from '../schemas/invoices.js';
 import type { InvoiceFilter } from '../store/ports/invoices.js';
 import type { Tx } from '../store/store.js';
 import { customerIdOf, findCustomer } from './customers.js';
@@ -11,6 +11,7 @@ import { addInterval, toIso, zoned } from './dates.js';
 import { decimal, formatDecimal, fractionDigits, multiply, parseDecimal, roundedUnits, unitsAt } from '../values/decimal.js';
 import { queueInvoiceEmail } from './emails.js';
 import { emitEvent } from './events.js';
+import type { Links } from './links.js';
 import { formatMoney, percentOf, RATE_SCALE, rateOfE4, rateToE4 } from '../values/money.js';
 import { canonicalQuantity, QUANTITY_DIGITS } from './quantity.js';
 import { findSubscription, subscriptionIdOf } from './subscriptions/records.js';
@@ -131,9 +132,20 @@ export function dueDateOf(issuedAt: string, customer: Pick<Customer, 'paymentTer
   return toIso(addInterval(zoned(issuedAt, customer.timeZone), { count: days, unit: 'D' }));
 }
 
+/**
+ * The invoice with the link to its hosted page (issue 18). A draft has none: its page opens once it
+ * is issued (the link is the same then, since it names the invoice, not its state).
+ */
+export function withHostedUrl(links: Links, org: string, invoice: Invoice): InvoiceResource {
+  return { ...invoice, hostedUrl: invoice.status === 'draft' ? null : links.invoice(org, invoice.id) };
+}
+
 export type InvoiceEventType = 'invoice.created' | 'invoice.paid' | 'invoice.voided';
 
-/** Writes an invoice event (data key `invoice`, the resource as get_invoice shows it) to the outbox of this unit of work. */
+/**
+ * Writes an invoice event (data key `invoice`: the invoice as get_invoice shows it, without the
+ * `hostedUrl` answers add, which hangs on the URL the API was reached at) to the outbox of this unit of work.
+ */
 export async function emitInvoiceEvent(tx: Tx, org: string, type: InvoiceEventType, invoice: Invoice, now: Date): Promise<void> {
   await emitEvent(tx, org, { type, subjectId: invoice.id, data: { invoice } }, now);
 }

@@ -21,6 +21,11 @@ import { earliestCollectionDate, isTarget2BusinessDay, nextBusinessDay } from '.
 /** TARGET2 runs on Central European Time: the calendar day a collection run happens on is taken there. */
 const TARGET2_ZONE = 'Europe/Berlin';
 
+/** The SEPA calendar day (TARGET2's, Central European Time) of an instant: YYYY-MM-DD. */
+export function sepaDay(now: Date): string {
+  return DateTime.fromJSDate(now, { zone: TARGET2_ZONE }).toISODate() as string;
+}
+
 /** ISO 20022 return reasons seen most on SEPA direct debits, for brokenReason; any 4-character code is accepted. */
 const RETURN_REASONS: Record<string, string> = {
   AC01: 'incorrect account number',
@@ -114,7 +119,7 @@ export async function createSepaMandate(tx: Tx, org: string, customerRef: string
   } else if (method.status !== 'active') {
     violations.push({ propertyPath: 'paymentMethod', message: `paymentMethod ${method.id} is ${method.status}; enable it first`, code: method.status });
   }
-  const today = DateTime.fromJSDate(now, { zone: TARGET2_ZONE }).toISODate() as string;
+  const today = sepaDay(now);
   if (input.signatureDate > today) {
     violations.push({ propertyPath: 'signatureDate', message: `signatureDate ${input.signatureDate} lies in the future; a mandate is recorded once signed`, code: 'future' });
   }
@@ -180,7 +185,7 @@ async function statementResult(tx: Tx, org: string, id: string, baseUrl: string)
 export async function runSepaCollection(tx: Tx, org: string, input: { collectionDate?: string | undefined }, now: Date, baseUrl: string): Promise<SepaXmlStatement> {
   const creditor = await tx.sepa.getCreditor(org);
   if (!creditor) throw conflict('No SEPA creditor is set up; set the creditor identifier and account with update_sepa_creditor first');
-  const today = DateTime.fromJSDate(now, { zone: TARGET2_ZONE }).toISODate() as string;
+  const today = sepaDay(now);
   const earliest = earliestCollectionDate(today);
   const collectionDate = input.collectionDate ?? earliest;
   if (collectionDate < earliest) {
@@ -272,7 +277,7 @@ async function collect(
 export async function collectDueSepa(tx: Tx, org: string, now: Date, baseUrl: string): Promise<SepaXmlStatement | null> {
   const creditor = await tx.sepa.getCreditor(org);
   if (!creditor) return null;
-  const collectionDate = earliestCollectionDate(DateTime.fromJSDate(now, { zone: TARGET2_ZONE }).toISODate() as string);
+  const collectionDate = earliestCollectionDate(sepaDay(now));
   if (await tx.sepa.hasStatementFor(org, collectionDate)) return null;
   const candidates = await tx.sepa.collectionCandidates(org, collectionDate, creditor.creditorIdentifier);
   return candidates.length ? collect(tx, org, creditor, collectionDate, candidates, now, baseUrl) : null;

@@ -92,6 +92,7 @@ export async function runDueJobs(deps: JobsDeps, now: Date, trigger: 'schedule' 
   const purged = await deps.store.transaction((tx) =>
     tx.system.purgeIdempotency(new Date(now.getTime() - DAY_MS).toISOString()),
   );
+  const sessionsPurged = await deps.store.transaction((tx) => tx.portalSessions.purgeExpired(now.toISOString()));
   const cancelled = await deps.store.transaction((tx) => cancelDueSubscriptions(tx, now));
   const planChanges = await applyDuePlanChanges(deps, now);
   const trialsEnding = await deps.store.transaction((tx) => announceEndingTrials(tx, now));
@@ -105,6 +106,7 @@ export async function runDueJobs(deps: JobsDeps, now: Date, trigger: 'schedule' 
     now: now.toISOString(),
     jobs: {
       idempotencyKeys: { purged },
+      portalSessions: { purged: sessionsPurged },
       dueCancellations: { cancelled },
       planChanges: { applied: planChanges },
       trials: { announced: trialsEnding },

@@ -71,7 +71,7 @@ const NOT_FOUND_TEXT = 'This link is not valid. It may have expired or been mist
  * token in the path, one stylesheet. Answers undefined when the path is not a page's.
  */
 export function createPages(routes: readonly PageRoute[], deps: PageDeps) {
-  // A page token is longer than find-my-way's default limit of 100 characters per parameter.
+  // A page token is longer than find-my-way's default of 100 characters per parameter (PageTokens.verify takes up to 512).
   const router = FindMyWay<HTTPVersion.V1>({ ignoreTrailingSlash: true, maxParamLength: 512 });
   for (const route of routes) router.on(route.method, route.path, () => undefined, route);
   const stylesheet = new StaticBody(STYLESHEET);

@@ -34,4 +34,7 @@ button.secondary{background:#fff;color:var(--accent);border:1px solid var(--acce
 ul.plain{list-style:none;padding:0}ul.plain li{margin:.35rem 0}
 .section-content img{max-width:100%}
 @media (max-width:30rem){main{padding:1rem .75rem 2rem}table{font-size:.9rem}dl{grid-template-columns:1fr}}
+.parties{display:grid;grid-template-columns:1fr 1fr;gap:1rem}.parties .card{margin:0}.card h2,.card h3{margin-top:0}
+@media (max-width:30rem){.parties{grid-template-columns:1fr}th.num{white-space:normal}th,td{padding:.4rem .25rem}}
+.field-error{color:var(--warn);font-weight:600;margin:.25rem 0 0}.notice{border-color:var(--ok);color:var(--ok)}
 `.trim();

@@ -142,6 +142,11 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodT
    * back (`UnitOptions.rollback`), so that preview and change are one code path. Read-only to callers.
    */
   dryRun?: boolean;
+  /**
+   * true: the result carries a secret shown once (a portal session's URL). Nothing may keep it, so
+   * the operation takes no idempotency key: a replay would need the result stored.
+   */
+  secretResult?: boolean;
   /** Text content of the MCP result instead of its summary line and JSON. */
   text?: (result: z.output<O>) => string;
   handler(ctx: OperationContext, input: z.output<I>): Promise<z.output<O>>;
@@ -171,7 +176,9 @@ export function isReadOnly(op: Operation): boolean {
 
 /** Creates and actions accept an idempotency key (header `Idempotency-Key`, MCP `idempotencyKey`). */
 export function acceptsIdempotencyKey(op: Operation): boolean {
-  return op.authentication !== 'none' && !op.ownUnitsOfWork && !op.dryRun && (op.kind === 'create' || op.kind === 'action');
+  return (
+    op.authentication !== 'none' && !op.ownUnitsOfWork && !op.dryRun && !op.secretResult && (op.kind === 'create' || op.kind === 'action')
+  );
 }
 
 export function successStatus(op: Operation): number {

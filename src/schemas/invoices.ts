@@ -62,3 +62,9 @@ export const invoiceSchema = z.object({
   ...timestamps,
 });
 export type Invoice = z.infer<typeof invoiceSchema>;
+
+/** The invoice as operations answer it: the stored invoice and the link to its page for the customer (issue 18). */
+export const invoiceResourceSchema = invoiceSchema.extend({
+  hostedUrl: z.string().nullable().describe('Page for the customer (lines, PDF) that opens without a key; null while draft.'),
+});
+export type InvoiceResource = z.infer<typeof invoiceResourceSchema>;

@@ -17,6 +17,7 @@ export const EVENT_TYPES = [
   'subscription.trial_ending',
   'offer.accepted',
   'offer.signed',
+  'subscription.cancellation_scheduled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 export const EVENT_VERSIONS = ['v1'] as const;

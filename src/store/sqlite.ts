@@ -23,6 +23,7 @@ import { SqliteOfferRepo } from './repos/offers.js';
 import { SqliteOrganisationRepo } from './repos/organisations.js';
 import { SqlitePaymentPlanRepo } from './repos/paymentPlans.js';
 import { SqlitePlanRepo } from './repos/plans.js';
+import { SqlitePortalSessionRepo } from './repos/portalSessions.js';
 import { SqliteProductRepo } from './repos/products.js';
 import { SqliteSystemRepo } from './repos/system.js';
 import { SqliteUsageRepo } from './repos/usage.js';
@@ -114,6 +115,7 @@ function repositories(sql: Sql): Tx {
     billing: new SqliteBillingRunRepo(sql),
     customers: new SqliteCustomerRepo(sql),
     customerTokens: new SqliteCustomerTokenRepo(sql),
+    portalSessions: new SqlitePortalSessionRepo(sql),
     billingDetails: new SqliteBillingDetailsRepo(sql),
     subscriptions: new SqliteSubscriptionRepo(sql),
     usage: new SqliteUsageRepo(sql),

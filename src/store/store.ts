@@ -14,6 +14,7 @@ import type { OfferRepo } from './ports/offers.js';
 import type { OrganisationRepo } from './ports/organisations.js';
 import type { PaymentPlanRepo } from './ports/paymentPlans.js';
 import type { PlanRepo } from './ports/plans.js';
+import type { PortalSessionRepo } from './ports/portalSessions.js';
 import type { ProductRepo } from './ports/products.js';
 import type { SepaRepo } from './ports/sepa.js';
 import type { SubscriptionRepo } from './ports/subscriptions.js';
@@ -33,6 +34,7 @@ export interface Tx {
   billing: BillingRunRepo;
   customers: CustomerRepo;
   customerTokens: CustomerTokenRepo;
+  portalSessions: PortalSessionRepo;
   billingDetails: BillingDetailsRepo;
   subscriptions: SubscriptionRepo;
   usage: UsageRepo;

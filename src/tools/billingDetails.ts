@@ -38,30 +38,29 @@ const noCardNumberField = z
   .describe('Rejected: never send a full card number.');
 const noCardNumber = { number: noCardNumberField, cardNumber: noCardNumberField, pan: noCardNumberField };
 
-const sepaDebitInput = z
-  .strictObject({
-    iban: z
-      .string()
-      .max(255, { message: 'must be at most 255 characters' })
-      .describe('IBAN, e.g. DE89370400440532013000; spaces are ignored.'),
-    bic: bicInput
-      .nullable()
-      .optional()
-      .describe('BIC, e.g. COBADEFFXXX.'),
-    accountHolder: requiredText('Account holder name.'),
-    mandateReference: z
-      .string()
-      .regex(/^[A-Za-z0-9+?/\-:().,' ]{1,35}$/, {
-        message: "must be 1 to 35 characters of A-Z, a-z, 0-9, space and + ? / - : ( ) . , '",
-      })
-      .nullable()
-      .optional()
-      .describe('Unique SEPA mandate reference, 1 to 35 characters.'),
-    signingDate: date.nullable().optional().describe('Day the mandate was signed.'),
-  })
-  .nullable()
-  .optional()
-  .describe('For type sepa_debit.');
+/** A SEPA account as create_payment_method takes it (also the customer portal's bank account form). */
+export const sepaDebitFields = z.strictObject({
+  iban: z
+    .string()
+    .max(255, { message: 'must be at most 255 characters' })
+    .describe('IBAN, e.g. DE89370400440532013000; spaces are ignored.'),
+  bic: bicInput
+    .nullable()
+    .optional()
+    .describe('BIC, e.g. COBADEFFXXX.'),
+  accountHolder: requiredText('Account holder name.'),
+  mandateReference: z
+    .string()
+    .regex(/^[A-Za-z0-9+?/\-:().,' ]{1,35}$/, {
+      message: "must be 1 to 35 characters of A-Z, a-z, 0-9, space and + ? / - : ( ) . , '",
+    })
+    .nullable()
+    .optional()
+    .describe('Unique SEPA mandate reference, 1 to 35 characters.'),
+  signingDate: date.nullable().optional().describe('Day the mandate was signed.'),
+});
+
+const sepaDebitInput = sepaDebitFields.nullable().optional().describe('For type sepa_debit.');
 
 const cardInput = z
   .strictObject({

@@ -19,6 +19,7 @@ import { organisationOperations } from './organisation.js';
 import { paymentPlanOperations } from './paymentPlans.js';
 import { planChangeOperations } from './planChanges.js';
 import { planOperations } from './plans.js';
+import { portalOperations } from './portal.js';
 import { productOperations } from './products.js';
 import { sepaOperations } from './sepa.js';
 import { subscriptionOperations } from './subscriptions.js';
@@ -38,6 +39,7 @@ export const OPERATIONS: Operation[] = [
   ...customFieldOperations,
   ...customerOperations,
   ...customerAuthOperations,
+  ...portalOperations,
   ...billingDetailOperations,
   ...subscriptionOperations,
   ...planChangeOperations,

@@ -9,12 +9,13 @@ import {
   recordInvoicePayment,
   UNIT_AMOUNT_DIGITS,
   voidInvoice,
+  withHostedUrl,
 } from '../domain/invoices.js';
 import { formatQuantity, parseQuantity } from '../domain/quantity.js';
 import { defaultPaymentTermDays } from '../domain/organisation.js';
 import { defineOperation, type OperationContext } from '../registry/operation.js';
 import { dateTimeInput, filterBy, idOrNumber, listOf, MINOR, pageInput, pageRequest, toPage } from '../schemas/common.js';
-import { INVOICE_STATUSES, invoiceSchema } from '../schemas/invoices.js';
+import { INVOICE_STATUSES, invoiceResourceSchema, type Invoice } from '../schemas/invoices.js';
 import { invoiceRow, listView } from '../schemas/views.js';
 
 const MAX_LINES = 500;
@@ -23,6 +24,9 @@ const MAX_LINES = 500;
 export function deliverAfterCommit(ctx: OperationContext): void {
   ctx.afterCommit(() => ctx.deliveries.kick());
 }
+
+/** Every invoice an operation answers carries the link to its hosted page. */
+const hosted = (ctx: OperationContext) => (invoice: Invoice) => withHostedUrl(ctx.links, ctx.org, invoice);
 
 /** An amount of money received, in minor units of the invoice currency (shared with the payment-plan tools). */
 export const cents = (what: string) =>
@@ -112,10 +116,11 @@ export const invoiceOperations = [
         .max(MAX_LINES, { message: `must contain at most ${MAX_LINES} lines` })
         .describe('Lines, in order.'),
     }),
-    output: invoiceSchema,
+    output: invoiceResourceSchema,
     handler: async (ctx, input) => {
       deliverAfterCommit(ctx);
-      return createInvoice(ctx.tx, ctx.org, input, ctx.now, await defaultPaymentTermDays(ctx.tx, ctx.org, ctx.config.paymentTermDays));
+      const invoice = await createInvoice(ctx.tx, ctx.org, input, ctx.now, await defaultPaymentTermDays(ctx.tx, ctx.org, ctx.config.paymentTermDays));
+      return hosted(ctx)(invoice);
     },
   }),
   defineOperation({
@@ -133,12 +138,12 @@ export const invoiceOperations = [
       subscription: filterBy('subscription', 'invoices'),
       status: z.enum(INVOICE_STATUSES).optional().describe('Only invoices in this status.'),
     }),
-    output: listOf(invoiceSchema),
+    output: listOf(invoiceResourceSchema),
     mcp: listView(invoiceRow),
     handler: async (ctx, { customer, subscription, status, ...rest }) => {
       const page = pageRequest(rest);
       const { rows, total } = await listInvoices(ctx.tx, ctx.org, { customer, subscription, status }, page);
-      return toPage(rows, total, page);
+      return toPage(rows.map(hosted(ctx)), total, page);
     },
   }),
   defineOperation({
@@ -151,8 +156,8 @@ export const invoiceOperations = [
     permission: 'invoice:read',
     kind: 'read',
     input: z.strictObject({ id: idOrNumber('invoice') }),
-    output: invoiceSchema,
-    handler: (ctx, input) => getInvoice(ctx.tx, ctx.org, input.id),
+    output: invoiceResourceSchema,
+    handler: async (ctx, input) => hosted(ctx)(await getInvoice(ctx.tx, ctx.org, input.id)),
   }),
   defineOperation({
     name: 'finalize_invoice',
@@ -165,10 +170,11 @@ export const invoiceOperations = [
     kind: 'action',
     annotations: { destructiveHint: false },
     input: z.strictObject({ id: idOrNumber('invoice', 'draft invoice') }),
-    output: invoiceSchema,
+    output: invoiceResourceSchema,
     handler: async (ctx, input) => {
       deliverAfterCommit(ctx);
-      return finalizeInvoice(ctx.tx, ctx.org, input.id, ctx.now, await defaultPaymentTermDays(ctx.tx, ctx.org, ctx.config.paymentTermDays));
+      const invoice = await finalizeInvoice(ctx.tx, ctx.org, input.id, ctx.now, await defaultPaymentTermDays(ctx.tx, ctx.org, ctx.config.paymentTermDays));
+      return hosted(ctx)(invoice);
     },
   }),
   defineOperation({
@@ -182,10 +188,10 @@ export const invoiceOperations = [
     permission: 'invoice:write',
     kind: 'action',
     input: z.strictObject({ id: idOrNumber('invoice') }),
-    output: invoiceSchema,
-    handler: (ctx, input) => {
+    output: invoiceResourceSchema,
+    handler: async (ctx, input) => {
       deliverAfterCommit(ctx);
-      return voidInvoice(ctx.tx, ctx.org, input.id, ctx.now);
+      return hosted(ctx)(await voidInvoice(ctx.tx, ctx.org, input.id, ctx.now));
     },
   }),
   defineOperation({
@@ -200,10 +206,10 @@ export const invoiceOperations = [
     kind: 'action',
     annotations: { destructiveHint: false },
     input: z.strictObject({ id: idOrNumber('invoice', 'open invoice'), amount: cents('Amount received'), paidAt }),
-    output: invoiceSchema,
-    handler: (ctx, { id: invoiceId, ...payment }) => {
+    output: invoiceResourceSchema,
+    handler: async (ctx, { id: invoiceId, ...payment }) => {
       deliverAfterCommit(ctx);
-      return recordInvoicePayment(ctx.tx, ctx.org, invoiceId, payment, ctx.now);
+      return hosted(ctx)(await recordInvoicePayment(ctx.tx, ctx.org, invoiceId, payment, ctx.now));
     },
   }),
 ];

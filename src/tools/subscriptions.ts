@@ -306,7 +306,10 @@ export const subscriptionOperations = [
     }),
     output: subscriptionSchema,
     mcp: { output: subscriptionStateView },
-    handler: (ctx, { id, ...input }) => cancelSubscription(ctx.tx, ctx.org, id, input, ctx.now),
+    handler: (ctx, { id, ...input }) => {
+      ctx.afterCommit(() => ctx.deliveries.kick());
+      return cancelSubscription(ctx.tx, ctx.org, id, input, ctx.now);
+    },
   }),
   transition({
     name: 'revoke_subscription_cancellation',

@@ -374,10 +374,54 @@ function trialCancellationDate(current: SubscriptionRecord, wanted: string | und
   return date;
 }
 
+/** A cancellation needs an active or paused subscription without one already scheduled. */
+function assertCancellable(current: SubscriptionRecord): void {
+  assertTransition('cancel', current);
+  if (current.cancellationDate) {
+    throw conflict(
+      `Subscription ${current.number} is already scheduled to cancel at ${current.cancellationDate}; revoke_subscription_cancellation first to choose another date`,
+    );
+  }
+}
+
+/**
+ * When a cancellation asked for `wanted` takes effect: a term end the cancellation period still
+ * allows (the next possible one when no date is given), or by the trial's end during a trial. A date
+ * that is not possible is a 422 naming the possible ones.
+ */
+async function cancellationDateOf(tx: Tx, org: string, current: SubscriptionRecord, wanted: string | undefined, now: Date): Promise<string> {
+  if (current.trialEndsOn && current.trialEndsOn > now.toISOString()) return trialCancellationDate(current, wanted, now);
+  const timeZone = await timeZoneOf(tx, org, current);
+  const start = zoned(current.startDate ?? now.toISOString(), timeZone);
+  const nowZoned = zoned(now, timeZone);
+  if (wanted === undefined) return toIso(reachableTermEnds(start, current.periods, nowZoned)[0]!);
+  const date = zoned(wanted, timeZone);
+  const reachable = reachableTermEnds(start, current.periods, nowZoned, date);
+  if (!reachable.some((end) => end.toMillis() === date.toMillis())) {
+    const options = reachableTermEnds(start, current.periods, nowZoned).map(toIso).join(', ');
+    throw invalid(
+      'cancellationDate',
+      `cancellationDate must be a contract term end that the cancellation period still allows; the next possible dates are ${options} (or omit cancellationDate for the first of them)`,
+      'not_possible',
+    );
+  }
+  return toIso(date);
+}
+
+/**
+ * The date `cancelSubscription` without a date would set now, with nothing written (what a customer
+ * is shown before confirming). A subscription that cannot be cancelled is refused as it would be.
+ */
+export async function nextCancellationDate(tx: Tx, org: string, id: string, now: Date): Promise<string> {
+  const current = await loadSubscription(tx, org, id);
+  assertCancellable(current);
+  return cancellationDateOf(tx, org, current, undefined, now);
+}
+
 /**
  * Schedules the cancellation at a term end the cancellation period still allows (the next possible
  * one when no date is given), or by the trial's end during a trial. Until then the cancellation is
- * pending and can be revoked.
+ * pending and can be revoked. Emits `subscription.cancellation_scheduled`.
  */
 export async function cancelSubscription(
   tx: Tx,
@@ -387,33 +431,8 @@ export async function cancelSubscription(
   now: Date,
 ): Promise<Subscription> {
   const current = await loadSubscription(tx, org, id);
-  assertTransition('cancel', current);
-  if (current.cancellationDate) {
-    throw conflict(
-      `Subscription ${current.number} is already scheduled to cancel at ${current.cancellationDate}; revoke_subscription_cancellation first to choose another date`,
-    );
-  }
-  const timeZone = await timeZoneOf(tx, org, current);
-  const start = zoned(current.startDate ?? now.toISOString(), timeZone);
-  const nowZoned = zoned(now, timeZone);
-  let date: string;
-  if (current.trialEndsOn && current.trialEndsOn > now.toISOString()) {
-    date = trialCancellationDate(current, input.cancellationDate, now);
-  } else if (input.cancellationDate) {
-    const wanted = zoned(input.cancellationDate, timeZone);
-    const reachable = reachableTermEnds(start, current.periods, nowZoned, wanted);
-    if (!reachable.some((end) => end.toMillis() === wanted.toMillis())) {
-      const options = reachableTermEnds(start, current.periods, nowZoned).map(toIso).join(', ');
-      throw invalid(
-        'cancellationDate',
-        `cancellationDate must be a contract term end that the cancellation period still allows; the next possible dates are ${options} (or omit cancellationDate for the first of them)`,
-        'not_possible',
-      );
-    }
-    date = toIso(wanted);
-  } else {
-    date = toIso(reachableTermEnds(start, current.periods, nowZoned)[0]!);
-  }
+  assertCancellable(current);
+  const date = await cancellationDateOf(tx, org, current, input.cancellationDate, now);
   const at = now.toISOString();
   const reason: CancellationReason | null = input.reason
     ? { id: newId(), code: input.reason.code, name: input.reason.name ?? input.reason.code, createdAt: at, updatedAt: at }
@@ -421,6 +440,8 @@ export async function cancelSubscription(
   const record: SubscriptionRecord = { ...current, cancellationDate: date, cancellationReason: reason, updatedAt: at };
   await tx.subscriptions.update(org, record);
   await rescheduleItems(tx, org, record, now);
+  const data = { subscription: record.id, cancellationDate: date, reason: reason && { code: reason.code, name: reason.name } };
+  await emitEvent(tx, org, { type: 'subscription.cancellation_scheduled', subjectId: record.id, data }, now);
   return toResource(tx, org, record, now);
 }
 

@@ -23,6 +23,7 @@ import { dunningEmails } from './023_dunning_emails.js';
 import { sepaDirectDebit } from './024_sepa_direct_debit.js';
 import { secrets } from './025_secrets.js';
 import { offerSigning } from './026_offer_signing.js';
+import { portalSessions } from './027_portal_sessions.js';
 
 export interface Migration {
   version: number;
@@ -57,4 +58,5 @@ export const MIGRATIONS: Migration[] = [
   sepaDirectDebit,
   secrets,
   offerSigning,
+  portalSessions,
 ];

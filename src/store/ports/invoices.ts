@@ -5,6 +5,8 @@ export interface InvoiceFilter {
   customer?: string | undefined;
   subscription?: string | undefined;
   status?: InvoiceStatus | undefined;
+  /** true: issued invoices only (no drafts). */
+  issued?: boolean | undefined;
 }
 
 export interface InvoiceRepo {

@@ -84,6 +84,12 @@ export interface SepaRepo {
    * that were never collected: invoices first, then installments in plan and position order.
    */
   collectionCandidates(org: string, dueBy: string, creditorIdentifier: string): Promise<CollectionCandidate[]>;
+  /**
+   * The mandate an invoice is paid by direct debit under: that of its latest collection that was not
+   * returned; else, while it is open, the active mandate of the current creditor on the SEPA method
+   * that pays it (an active plan's method, else the subscription's, else the customer's default).
+   */
+  invoiceMandate(org: string, invoiceId: string): Promise<SepaMandate | undefined>;
   insertStatement(org: string, statement: SepaStatementRecord): Promise<void>;
   getStatement(org: string, id: string): Promise<SepaStatementRecord | undefined>;
   getStatementByMessageId(org: string, messageId: string): Promise<SepaStatementRecord | undefined>;

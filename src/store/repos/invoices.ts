@@ -195,6 +195,7 @@ export class SqliteInvoiceRepo implements InvoiceRepo {
       where.push('i.status = ?');
       params.push(filter.status);
     }
+    if (filter.issued) where.push("i.status <> 'draft'");
     const { rows, total } = this.sql.page<InvoiceRow>(`FROM invoices i WHERE ${where.join(' AND ')}`, params, page, INVOICE_COLUMNS, 'i');
     return { rows: this.assemble(org, rows), total };
   }

@@ -200,6 +200,29 @@ export class SqliteSepaRepo implements SepaRepo {
     return [...invoices, ...installments];
   }
 
+  async invoiceMandate(org: string, invoiceId: string): Promise<SepaMandate | undefined> {
+    const collected = this.sql.get<{ id: string }>(
+      `SELECT mandate_id AS id FROM sepa_xml_payments WHERE organisation_id = ? AND invoice_id = ? AND status = 'collected'
+       ORDER BY created_at DESC, id DESC LIMIT 1`,
+      org,
+      invoiceId,
+    );
+    const creditor = collected ? undefined : await this.getCreditor(org);
+    const paying =
+      collected ??
+      (creditor &&
+        this.sql.get<{ id: string }>(
+          `SELECT m.id FROM invoices i
+           LEFT JOIN subscriptions s ON s.organisation_id = i.organisation_id AND s.id = i.subscription_id
+           LEFT JOIN payment_plans p ON p.organisation_id = i.organisation_id AND p.invoice_id = i.id AND p.status = 'active'
+           ${COLLECTABLE.replace('%METHOD%', `COALESCE(p.payment_method_id, ${INVOICE_METHOD})`)} AND i.id = ?`,
+          org,
+          creditor.creditorIdentifier,
+          invoiceId,
+        ));
+    return paying ? this.getMandate(org, paying.id) : undefined;
+  }
+
   async insertStatement(org: string, s: SepaStatementRecord): Promise<void> {
     this.sql.insert('sepa_xml_statements', {
       id: s.id,

@@ -1,0 +1,164 @@
+/**
+ * The customer portal (issue 18): what one customer sees and may do through a portal session. Every
+ * rule is the API's own: the same reads, payment methods checked as create_payment_method checks
+ * them, cancellations computed and made by cancel_subscription's code.
+ */
+import { AppError, invalidMany, notFound, type Violation } from '../errors.js';
+import { newUlid } from '../ids.js';
+import type { PageRequest } from '../schemas/common.js';
+import type { Customer } from '../schemas/customers.js';
+import type { Invoice } from '../schemas/invoices.js';
+import type { PaymentMethod } from '../schemas/billingDetails.js';
+import type { Organisation } from '../schemas/organisation.js';
+import type { SepaMandate } from '../schemas/sepa.js';
+import type { Subscription } from '../schemas/subscriptions.js';
+import type { Tx } from '../store/store.js';
+import { createPaymentMethod, listPaymentMethods } from './billingDetails.js';
+import { getCustomer } from './customers.js';
+import { listInvoices } from './invoices.js';
+import { getOrganisation } from './organisation.js';
+import { createSepaMandate, listSepaMandates, sepaDay } from './sepa.js';
+import { cancelSubscription, nextCancellationDate } from './subscriptions/lifecycle.js';
+import { getSubscription, listSubscriptions } from './subscriptions/readModel.js';
+
+/** The newest of each: a portal shows a customer's recent history, not an archive. */
+const RECENT: PageRequest = { page: 1, limit: 100, descending: true };
+const RECENT_INVOICES: PageRequest = { page: 1, limit: 50, descending: true };
+
+/** Subscriptions the customer has (or had): not drafts, not offers still waiting to be signed. */
+const SHOWN = new Set<Subscription['status']>(['active', 'paused', 'cancelled', 'terminated']);
+
+/** Whether, and when, a subscription can end. */
+export type Cancellation =
+  /** Cancelling now ends it at `date`: the next term end its cancellation period allows, or its trial's end. */
+  | { kind: 'possible'; date: string; duringTrial: boolean }
+  /** A cancellation is scheduled for `date`. */
+  | { kind: 'scheduled'; date: string }
+  /** It has ended (cancelled or terminated) at `date`. */
+  | { kind: 'ended'; date: string | null };
+
+export interface PortalSubscription {
+  subscription: Subscription;
+  cancellation: Cancellation;
+}
+
+/** The creditor the customer gives a direct debit mandate to, when the organisation collects by direct debit. */
+export interface PortalCreditor {
+  name: string;
+  creditorIdentifier: string;
+}
+
+export interface PortalOverview {
+  seller: Organisation;
+  customer: Customer;
+  subscriptions: PortalSubscription[];
+  /** Issued invoices, newest first (at most 50), and how many there are. */
+  invoices: Invoice[];
+  invoiceCount: number;
+  paymentMethods: Array<{ method: PaymentMethod; mandate: SepaMandate | null }>;
+}
+
+async function cancellationOf(tx: Tx, org: string, s: Subscription, now: Date): Promise<Cancellation> {
+  if (s.status === 'cancelled' || s.status === 'terminated') return { kind: 'ended', date: s.cancelledAt ?? s.terminatedAt };
+  if (s.cancellationDate) return { kind: 'scheduled', date: s.cancellationDate };
+  const duringTrial = s.trialEndsOn !== null && Date.parse(s.trialEndsOn) > now.getTime();
+  return { kind: 'possible', date: await nextCancellationDate(tx, org, s.id, now), duringTrial };
+}
+
+export async function portalOverview(tx: Tx, org: string, customerId: string, now: Date): Promise<PortalOverview> {
+  const customer = await getCustomer(tx, org, customerId);
+  const subscriptions: PortalSubscription[] = [];
+  for (const subscription of (await listSubscriptions(tx, org, { customer: customer.id }, RECENT, now)).rows) {
+    if (SHOWN.has(subscription.status)) subscriptions.push({ subscription, cancellation: await cancellationOf(tx, org, subscription, now) });
+  }
+  const invoices = await listInvoices(tx, org, { customer: customer.id, issued: true }, RECENT_INVOICES);
+  const mandates = new Map((await listSepaMandates(tx, org, customer.id, RECENT)).rows.map((m) => [m.bankAccount.id, m]));
+  const methods = (await listPaymentMethods(tx, org, customer.id, RECENT, now)).rows;
+  return {
+    seller: await getOrganisation(tx, org),
+    customer,
+    subscriptions,
+    invoices: invoices.rows,
+    invoiceCount: invoices.total,
+    paymentMethods: methods.map((method) => ({ method, mandate: mandates.get(method.id) ?? null })),
+  };
+}
+
+/** A subscription of the customer that the portal shows; any other id is a 404. */
+export async function portalSubscription(tx: Tx, org: string, customerId: string, id: string, now: Date): Promise<PortalSubscription> {
+  const subscription = await getSubscription(tx, org, id, now);
+  if (subscription.customer.id !== customerId || !SHOWN.has(subscription.status)) throw notFound('Subscription', id);
+  return { subscription, cancellation: await cancellationOf(tx, org, subscription, now) };
+}
+
+/**
+ * Cancels the customer's subscription at `date`, the date they were shown and confirmed: through
+ * cancel_subscription's code, so a date that is no longer possible (the notice period passed
+ * meanwhile) is refused as it would be there, and `subscription.cancellation_scheduled` is emitted.
+ */
+export async function cancelFromPortal(tx: Tx, org: string, customerId: string, id: string, date: string, now: Date): Promise<Subscription> {
+  await portalSubscription(tx, org, customerId, id, now);
+  return cancelSubscription(tx, org, id, { cancellationDate: date }, now);
+}
+
+export async function portalCreditor(tx: Tx, org: string): Promise<PortalCreditor | null> {
+  const creditor = await tx.sepa.getCreditor(org);
+  return creditor ? { name: creditor.name, creditorIdentifier: creditor.creditorIdentifier } : null;
+}
+
+export interface PortalBankAccount {
+  iban: string;
+  accountHolder: string;
+  /** true: it becomes the customer's default payment method. */
+  makeDefault: boolean;
+  /** The customer confirmed the mandate text (needed when the organisation collects by direct debit). */
+  mandateAccepted: boolean;
+}
+
+/**
+ * Adds the customer's bank account as a SEPA direct debit payment method, checked as
+ * create_payment_method checks it. When the organisation collects by direct debit (its SEPA creditor
+ * is set up), the customer's confirmation of the mandate text is the mandate: it is recorded at once
+ * (core scheme, signed today, a reference of its own), so the account can be debited; without that
+ * confirmation nothing is added (a 422 at `mandate`, with the account's own violations if any).
+ */
+export async function addPortalBankAccount(
+  tx: Tx,
+  org: string,
+  customerId: string,
+  input: PortalBankAccount,
+  now: Date,
+): Promise<{ method: PaymentMethod; mandate: SepaMandate | null }> {
+  const creditor = await tx.sepa.getCreditor(org);
+  const signed = creditor && { mandateReference: `PORTAL-${newUlid()}`, signatureDate: sepaDay(now) };
+  const refusal: Violation | undefined =
+    creditor && !input.mandateAccepted
+      ? { propertyPath: 'mandate', message: 'mandate must be accepted to pay by direct debit', code: 'required' }
+      : undefined;
+  const method = await createPaymentMethod(
+    tx,
+    org,
+    customerId,
+    {
+      type: 'sepa_debit',
+      gatewayName: 'manual',
+      name: null,
+      default: input.makeDefault,
+      enabled: true,
+      sepaDebit: {
+        iban: input.iban,
+        accountHolder: input.accountHolder,
+        bic: null,
+        mandateReference: signed?.mandateReference ?? null,
+        signingDate: signed?.signatureDate ?? null,
+      },
+    },
+    now,
+  ).catch((err: unknown) => {
+    throw refusal && err instanceof AppError && err.kind === 'validation' ? invalidMany([...(err.violations ?? []), refusal]) : err;
+  });
+  if (refusal) throw invalidMany([refusal]);
+  if (!signed) return { method, mandate: null };
+  const mandate = await createSepaMandate(tx, org, customerId, { paymentMethod: method.id, ...signed, sepaType: 'core' }, now);
+  return { method, mandate };
+}
