@@ -139,7 +139,7 @@ describe('get_estimated_invoice', () => {
       ['Base', '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z', 4990],
     ]);
     expect(e.estimate).toContain(`Estimated first invoice for subscription ${draft.number} (First), as if activated now (it is draft)`);
-    expect(await env.http('GET', `/subscriptions/${draft.id}`)).toEqual(before);
+    expect((await env.http('GET', `/subscriptions/${draft.id}`)).body).toEqual(before.body);
     expect(before.body).toMatchObject({ status: 'draft', activatedAt: null });
 
     // A later start date is the first billing date: 1 February 00:00 in Berlin (31 January 23:00 UTC).
