@@ -69,7 +69,7 @@ export async function benchPages() {
       ],
       sections: [section, { ...section, title: 'Terms' }],
       validUntil: new Date(Date.now() + 30 * 86_400_000).toISOString(),
-      subscription: { plan: plan.id },
+      subscription: { plan: plan.id, periods: [{ contractPeriod: '12M', cancellationPeriod: '3M' }] },
     });
     const invoice = await call('create_invoice', {
       customer: customer.id,
