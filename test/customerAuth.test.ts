@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SqliteStore } from '../src/store/sqlite.js';
 import { OPERATIONS } from '../src/tools/index.js';
 import { fails, ok, setup, type TestEnv } from './helpers.js';
 import { buildFixture, type Fixture } from './fixtures.js';
@@ -60,6 +61,18 @@ describe('authenticate_customer', () => {
     }
     const writer = await env.newKey(env.org, ['customer:write']);
     await tokensFor(f.customer.id, writer);
+  });
+
+  it('keeps no token in clear: it takes no idempotency key, so no answer is stored for a replay', async () => {
+    const headers = { 'idempotency-key': 'mint-once' };
+    const first = await env.http('POST', `/customers/${f.customer.id}/authenticate`, { headers });
+    const second = await env.http('POST', `/customers/${f.customer.id}/authenticate`, { headers });
+    expect([first.status, second.status]).toEqual([200, 200]);
+    expect(second.headers.get('idempotent-replayed')).toBeNull();
+    expect(second.body.data.accessToken).not.toBe(first.body.data.accessToken);
+    const stored = JSON.stringify((env.app.store as SqliteStore).db.prepare('SELECT * FROM idempotency_keys').all());
+    expect(stored).not.toContain(first.body.data.accessToken);
+    expect(stored).not.toContain(first.body.data.refreshToken);
   });
 });
 

@@ -143,7 +143,7 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodT
    */
   dryRun?: boolean;
   /**
-   * true: the result carries a secret shown once (a portal session's URL). Nothing may keep it, so
+   * true: the result carries a secret shown once (a portal session's URL, a customer token pair). Nothing may keep it, so
    * the operation takes no idempotency key: a replay would need the result stored.
    */
   secretResult?: boolean;

@@ -29,6 +29,7 @@ export const customerAuthOperations = [
     permission: 'customer:write',
     kind: 'action',
     annotations: { destructiveHint: false, idempotentHint: false },
+    secretResult: true,
     input: z.strictObject({ id: idOrNumber('customer') }),
     output: tokenPair,
     handler: async (ctx, input) => {
