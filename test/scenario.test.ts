@@ -489,7 +489,7 @@ describe('a back-office scenario through every listed tool', () => {
     await a.call('get_email', { id: idOf(email, 'list_emails') });
   });
 
-  it('collects by SEPA direct debit: creditor, mandate, collection run, pain.008 statement, returns, a pain.002 report', async () => {
+  it('collects by SEPA direct debit: creditor, mandate, collection run, pain.008 statement, returns, a pain.002 report, the mandate revoked', async () => {
     const a = admin;
     await a.call('update_sepa_creditor', { creditorIdentifier: 'DE98ZZZ09999999999', name: 'Billing GmbH', iban: 'DE02120300000000202051' });
     await a.call('get_sepa_creditor', {});
@@ -508,6 +508,8 @@ describe('a back-office scenario through every listed tool', () => {
       <OrgnlGrpInfAndSts><OrgnlMsgId>${statement.messageId}</OrgnlMsgId><GrpSts>RJCT</GrpSts></OrgnlGrpInfAndSts>
     </CstmrPmtStsRpt></Document>`;
     await a.call('import_sepa_status_report', { document: report });
+    const [mandate] = (await a.call('list_sepa_mandates', { id: s.customer })).data;
+    await a.call('revoke_sepa_mandate', { id: s.customer, mandate: idOf(mandate, 'list_sepa_mandates') });
   });
 
   it('sells by offer: create, list, get, update, accept by click, submit invoice details, its documents; archives another', async () => {

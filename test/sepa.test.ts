@@ -317,3 +317,60 @@ describe('returns', () => {
     expect(doctype.detail).toContain('DOCTYPE');
   });
 });
+
+describe('mandate lifecycle', () => {
+  /** An organisation of its own (its collections touch no other test's invoices) with a SEPA customer. */
+  async function ownOrg(name: string, signatureDate: string) {
+    const mcp = await env.mcpFor((await env.newOrg(name)).apiKey);
+    await ok(mcp, 'update_sepa_creditor', CREDITOR);
+    const customer = await ok(mcp, 'create_customer', { companyName: name });
+    const method = await ok(mcp, 'create_payment_method', {
+      id: customer.id,
+      type: 'sepa_debit',
+      default: true,
+      sepaDebit: { iban: DEBTOR_IBAN, accountHolder: `${name} Account` },
+    });
+    const mandate = await ok(mcp, 'create_sepa_mandate', { id: customer.id, paymentMethod: method.id, mandateReference: `MND-${name.replace(/ /g, '-')}`, signatureDate });
+    const invoice = (dueAt: string) => ok(mcp, 'create_invoice', { customer: customer.id, dueAt, lines: [{ description: 'Licence', quantity: 1, unitAmount: 1_000 }] });
+    return { mcp, customer, mandate, invoice };
+  }
+
+  it('a revoked mandate is shown revoked and nothing more is collected under it', async () => {
+    env.setNow('2027-06-01T09:00:00Z');
+    const { mcp, customer, mandate, invoice } = await ownOrg('Revoker', '2027-05-03');
+    expect(mandate).toMatchObject({ status: 'active', revokedAt: null });
+    const due = await invoice('2027-06-01T00:00:00Z');
+    const revoked = await ok(mcp, 'revoke_sepa_mandate', { id: customer.id, mandate: mandate.id });
+    expect(revoked).toMatchObject({ id: mandate.id, status: 'revoked', revokedAt: '2027-06-01T09:00:00.000Z' });
+    expect((await fails(mcp, 'revoke_sepa_mandate', { id: customer.id, mandate: mandate.id }, 409)).detail).toMatch(/already revoked at 2027-06-01/);
+    const other = await ok(mcp, 'create_customer', { companyName: 'Someone else' });
+    await fails(mcp, 'revoke_sepa_mandate', { id: other.id, mandate: mandate.id }, 404);
+    expect((await ok(mcp, 'list_sepa_mandates', { id: customer.id })).data.map((m: any) => m.status)).toEqual(['revoked']);
+    expect((await fails(mcp, 'run_sepa_collection', {}, 409)).detail).toMatch(/Nothing to collect/);
+    expect((await ok(mcp, 'get_invoice', { id: due.id })).status).toBe('open');
+    const rest = await env.http('POST', `/customers/${customer.id}/sepa-mandates/${mandate.id}/revoke`, { token: null });
+    expect(rest.status).toBe(401);
+  });
+
+  it('expires when no collection was presented under it for 36 months; a collection starts the 36 months again', async () => {
+    env.setNow('2025-01-06T09:00:00Z');
+    const never = await ownOrg('Never used', '2024-06-03');
+    const used = await ownOrg('Used once', '2024-01-10');
+    await used.invoice('2025-01-06T00:00:00Z');
+    expect((await ok(used.mcp, 'run_sepa_collection', {})).collectionDate).toBe('2025-01-07');
+
+    // The day before the 36 months are up the mandate is still active; on the day it has expired.
+    env.setNow('2027-06-02T09:00:00Z');
+    expect((await ok(never.mcp, 'list_sepa_mandates', { id: never.customer.id })).data[0].status).toBe('active');
+    env.setNow('2027-06-03T09:00:00Z');
+    expect((await ok(never.mcp, 'list_sepa_mandates', { id: never.customer.id })).data[0].status).toBe('expired');
+    const unpaid = await never.invoice('2027-06-03T00:00:00Z');
+    expect((await fails(never.mcp, 'run_sepa_collection', {}, 409)).detail).toMatch(/Nothing to collect/);
+    expect((await ok(never.mcp, 'get_invoice', { id: unpaid.id })).status).toBe('open');
+
+    // Signed on 10 January 2024, last used on 7 January 2025: active until 7 January 2028.
+    expect((await ok(used.mcp, 'list_sepa_mandates', { id: used.customer.id })).data[0]).toMatchObject({ status: 'active', sequenceType: 'RCUR' });
+    await used.invoice('2027-06-03T00:00:00Z');
+    expect((await ok(used.mcp, 'run_sepa_collection', {})).numberOfTransactions).toBe(1);
+  });
+});

@@ -8,6 +8,7 @@ import type { SepaMandate } from '../schemas/sepa.js';
 import type { Tx } from '../store/store.js';
 import { billingAddressOf } from './billingDetails.js';
 import { getCustomer } from './customers.js';
+import { mandateUsedAfter, mandateView, sepaDay } from './sepa.js';
 import { getInvoice } from './invoices.js';
 import { getOrganisation } from './organisation.js';
 
@@ -55,10 +56,10 @@ export async function hostedInvoiceDocument(tx: Tx, org: string, id: string): Pr
 }
 
 /** The hosted page of the issued invoice `id`. */
-export async function hostedInvoice(tx: Tx, org: string, id: string): Promise<HostedInvoice> {
+export async function hostedInvoice(tx: Tx, org: string, id: string, now: Date): Promise<HostedInvoice> {
   const document = await hostedInvoiceDocument(tx, org, id);
   const plans = await tx.paymentPlans.list(org, { invoice: document.invoice.id }, PLAN_PAGE);
   const paymentPlan = plans.rows.find((p) => p.status !== 'canceled') ?? null;
-  const mandate = (await tx.sepa.invoiceMandate(org, document.invoice.id)) ?? null;
-  return { ...document, paymentPlan, mandate };
+  const mandate = await tx.sepa.invoiceMandate(org, document.invoice.id, mandateUsedAfter(sepaDay(now)));
+  return { ...document, paymentPlan, mandate: mandate ? mandateView(mandate, now) : null };
 }

@@ -72,7 +72,7 @@ export async function portalOverview(tx: Tx, org: string, customerId: string, no
     if (SHOWN.has(subscription.status)) subscriptions.push({ subscription, cancellation: await cancellationOf(tx, org, subscription, now) });
   }
   const invoices = await listInvoices(tx, org, { customer: customer.id, issued: true }, RECENT_INVOICES);
-  const mandates = new Map((await listSepaMandates(tx, org, customer.id, RECENT)).rows.map((m) => [m.bankAccount.id, m]));
+  const mandates = new Map((await listSepaMandates(tx, org, customer.id, RECENT, now)).rows.map((m) => [m.bankAccount.id, m]));
   const methods = (await listPaymentMethods(tx, org, customer.id, RECENT, now)).rows;
   return {
     seller: await getOrganisation(tx, org),

@@ -9,7 +9,14 @@ import { AppError, conflict, invalid, invalidMany, notFound, type Violation } fr
 import { newId } from '../ids.js';
 import type { PageRequest } from '../schemas/common.js';
 import type { SepaCreditor, SepaMandate, SepaType, SepaXmlPayment, SepaXmlStatement, SequenceType } from '../schemas/sepa.js';
-import type { CollectionCandidate, SepaCreditorRecord, SepaPaymentFilter, SepaStatementRecord } from '../store/ports/sepa.js';
+import type {
+  CollectionCandidate,
+  SepaCreditorRecord,
+  SepaPaymentFilter,
+  SepaStatementRecord,
+  StoredSepaMandate,
+  StoredSepaXmlPayment,
+} from '../store/ports/sepa.js';
 import type { Tx } from '../store/store.js';
 import { getPaymentMethod } from './billingDetails.js';
 import { getCustomer } from './customers.js';
@@ -91,6 +98,25 @@ export async function updateSepaCreditor(tx: Tx, org: string, input: SepaCredito
  * Mandates
  * ------------------------------------------------------------------------------------------- */
 
+/** SEPA Core rulebook: a mandate under which no collection was presented for 36 months expires. */
+const MANDATE_EXPIRY_MONTHS = 36;
+
+/** A mandate last used (or, never used, signed) on or before this day has expired by `day`. */
+export function mandateUsedAfter(day: string): string {
+  return DateTime.fromISO(day, { zone: 'UTC' }).minus({ months: MANDATE_EXPIRY_MONTHS }).toISODate() as string;
+}
+
+/** A stored mandate as the tools show it on the day of `now`: revoked, expired or active. */
+export function mandateView(m: StoredSepaMandate, now: Date): SepaMandate {
+  const { lastCollectionDate, ...rest } = m;
+  const expired = (lastCollectionDate ?? m.signatureDate) <= mandateUsedAfter(sepaDay(now));
+  return { ...rest, status: m.revokedAt ? 'revoked' : expired ? 'expired' : 'active' };
+}
+
+function paymentView(p: StoredSepaXmlPayment, now: Date): SepaXmlPayment {
+  return { ...p, sepaMandate: mandateView(p.sepaMandate, now) };
+}
+
 export interface SepaMandateInput {
   paymentMethod: string;
   mandateReference: string;
@@ -143,12 +169,27 @@ export async function createSepaMandate(tx: Tx, org: string, customerRef: string
     );
   }
   if (outcome === 'duplicate_method') throw conflict(`Payment method ${input.paymentMethod} already has a SEPA mandate (list_sepa_mandates)`);
-  return (await tx.sepa.getMandate(org, id)) as SepaMandate;
+  return mandateView((await tx.sepa.getMandate(org, id))!, now);
 }
 
-export async function listSepaMandates(tx: Tx, org: string, customerRef: string, page: PageRequest) {
+export async function listSepaMandates(tx: Tx, org: string, customerRef: string, page: PageRequest, now: Date) {
   const customer = await getCustomer(tx, org, customerRef);
-  return tx.sepa.listMandates(org, customer.id, page);
+  const { rows, total } = await tx.sepa.listMandates(org, customer.id, page);
+  return { rows: rows.map((m) => mandateView(m, now)), total };
+}
+
+/**
+ * The debtor withdraws the mandate (SEPA Core rulebook): nothing more is collected under it; what a
+ * statement already presented stands (a return comes back through the bank).
+ */
+export async function revokeSepaMandate(tx: Tx, org: string, customerRef: string, id: string, now: Date): Promise<SepaMandate> {
+  const customer = await getCustomer(tx, org, customerRef);
+  const mandate = await tx.sepa.getMandate(org, id);
+  if (!mandate || mandate.customer !== customer.id) throw notFound('SEPA mandate', id);
+  if (mandate.revokedAt) throw conflict(`SEPA mandate ${mandate.mandateReference} was already revoked at ${mandate.revokedAt}`);
+  const at = now.toISOString();
+  await tx.sepa.revokeMandate(org, id, at);
+  return mandateView({ ...mandate, revokedAt: at }, now);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -156,10 +197,16 @@ export async function listSepaMandates(tx: Tx, org: string, customerRef: string,
  * ------------------------------------------------------------------------------------------- */
 
 /** A statement as the tools show it (its figures, its payments and where its file is), and as stored. */
-async function statementResult(tx: Tx, org: string, id: string, baseUrl: string): Promise<{ result: SepaXmlStatement; stored: SepaStatementRecord }> {
+async function statementResult(
+  tx: Tx,
+  org: string,
+  id: string,
+  baseUrl: string,
+  now: Date,
+): Promise<{ result: SepaXmlStatement; stored: SepaStatementRecord }> {
   const statement = await tx.sepa.getStatement(org, id);
   if (!statement) throw notFound('SEPA XML statement', id);
-  const payments = await tx.sepa.statementPayments(org, id);
+  const payments = (await tx.sepa.statementPayments(org, id)).map((p) => paymentView(p, now));
   const result: SepaXmlStatement = {
     id: statement.id,
     messageId: statement.messageId,
@@ -202,7 +249,7 @@ export async function runSepaCollection(tx: Tx, org: string, input: { collection
       'not_business_day',
     );
   }
-  const candidates = await tx.sepa.collectionCandidates(org, collectionDate, creditor.creditorIdentifier);
+  const candidates = await tx.sepa.collectionCandidates(org, collectionDate, creditor.creditorIdentifier, mandateUsedAfter(collectionDate));
   if (candidates.length === 0) {
     throw conflict(
       `Nothing to collect by ${collectionDate}: no open EUR invoice or installment due by then is paid by a SEPA payment method with an active mandate and not yet collected`,
@@ -238,7 +285,7 @@ async function collect(
   // Each mandate's sequence type as it stood before this run: all its debits in its first run are FRST.
   const sequenceOf = new Map<string, SequenceType>();
   for (const c of candidates) {
-    if (!sequenceOf.has(c.mandateId)) sequenceOf.set(c.mandateId, ((await tx.sepa.getMandate(org, c.mandateId)) as SepaMandate).sequenceType);
+    if (!sequenceOf.has(c.mandateId)) sequenceOf.set(c.mandateId, (await tx.sepa.getMandate(org, c.mandateId))!.sequenceType);
     const id = newId();
     const invoicePaymentId = newId();
     const claimed = await tx.sepa.claimPayment(org, {
@@ -266,7 +313,7 @@ async function collect(
       await applyInvoicePayment(tx, org, invoice, { id: invoicePaymentId, amount: c.amount, paidAt: at, paymentPlanId: null }, now);
     }
   }
-  return (await statementResult(tx, org, statementId, baseUrl)).result;
+  return (await statementResult(tx, org, statementId, baseUrl, now)).result;
 }
 
 /**
@@ -279,18 +326,18 @@ export async function collectDueSepa(tx: Tx, org: string, now: Date, baseUrl: st
   if (!creditor) return null;
   const collectionDate = earliestCollectionDate(sepaDay(now));
   if (await tx.sepa.hasStatementFor(org, collectionDate)) return null;
-  const candidates = await tx.sepa.collectionCandidates(org, collectionDate, creditor.creditorIdentifier);
+  const candidates = await tx.sepa.collectionCandidates(org, collectionDate, creditor.creditorIdentifier, mandateUsedAfter(collectionDate));
   return candidates.length ? collect(tx, org, creditor, collectionDate, candidates, now, baseUrl) : null;
 }
 
 export type SepaStatementDocument = Omit<SepaXmlStatement, 'payments'> & { document: Pain008Source };
 
 /** A statement's figures and what its pain.008 file is rendered from (the debtors' full IBANs included). */
-export async function getSepaXmlStatement(tx: Tx, org: string, id: string, baseUrl: string): Promise<SepaStatementDocument> {
+export async function getSepaXmlStatement(tx: Tx, org: string, id: string, baseUrl: string, now: Date): Promise<SepaStatementDocument> {
   const {
     result: { payments, ...statement },
     stored,
-  } = await statementResult(tx, org, id, baseUrl);
+  } = await statementResult(tx, org, id, baseUrl, now);
   const transactions = [];
   for (const p of payments) {
     const account = p.sepaMandate.bankAccount;
@@ -319,15 +366,20 @@ export async function getSepaXmlStatement(tx: Tx, org: string, id: string, baseU
   };
 }
 
-export async function getSepaXmlPayment(tx: Tx, org: string, id: string): Promise<SepaXmlPayment> {
+async function storedPayment(tx: Tx, org: string, id: string): Promise<StoredSepaXmlPayment> {
   const payment = await tx.sepa.getPayment(org, id);
   if (!payment) throw notFound('SEPA XML payment', id);
   return payment;
 }
 
-export async function listSepaXmlPayments(tx: Tx, org: string, filter: SepaPaymentFilter, page: PageRequest) {
+export async function getSepaXmlPayment(tx: Tx, org: string, id: string, now: Date): Promise<SepaXmlPayment> {
+  return paymentView(await storedPayment(tx, org, id), now);
+}
+
+export async function listSepaXmlPayments(tx: Tx, org: string, filter: SepaPaymentFilter, page: PageRequest, now: Date) {
   const invoice = filter.invoice === undefined ? undefined : await invoiceIdOf(tx, org, filter.invoice);
-  return tx.sepa.listPayments(org, { ...filter, invoice }, page);
+  const { rows, total } = await tx.sepa.listPayments(org, { ...filter, invoice }, page);
+  return { rows: rows.map((p) => paymentView(p, now)), total };
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -340,7 +392,7 @@ export interface SepaReturnInput {
 }
 
 /** When the bank reported the return: not in the future, not before the collection. */
-function returnTime(payment: SepaXmlPayment, returnedAt: string | undefined, now: Date): string {
+function returnTime(payment: StoredSepaXmlPayment, returnedAt: string | undefined, now: Date): string {
   if (returnedAt === undefined) return now.toISOString();
   const at = new Date(returnedAt);
   if (at.getTime() > now.getTime()) throw invalid('returnedAt', `returnedAt ${returnedAt} lies in the future; omit it for now`, 'future');
@@ -355,7 +407,7 @@ function returnTime(payment: SepaXmlPayment, returnedAt: string | undefined, now
  * counts (a paid invoice is open again), and an installment it paid fails, breaking an active plan
  * (or the plan it had completed) with a brokenReason naming the reason code.
  */
-async function returnPayment(tx: Tx, org: string, payment: SepaXmlPayment, reasonCode: string, returnedAt: string, now: Date): Promise<SepaXmlPayment> {
+async function returnPayment(tx: Tx, org: string, payment: StoredSepaXmlPayment, reasonCode: string, returnedAt: string, now: Date): Promise<SepaXmlPayment> {
   if (payment.status === 'returned') {
     throw conflict(`SEPA payment ${payment.endToEndId} was already returned (${payment.returnReasonCode} at ${payment.returnedAt})`);
   }
@@ -366,11 +418,11 @@ async function returnPayment(tx: Tx, org: string, payment: SepaXmlPayment, reaso
     const reason = `SEPA direct debit ${payment.endToEndId} returned: ${reasonCode}${meaning ? ` (${meaning})` : ''}`;
     await returnInstallmentCollection(tx, org, payment.paymentPlan, payment.installment, payment.amount, reason, now);
   }
-  return getSepaXmlPayment(tx, org, payment.id);
+  return getSepaXmlPayment(tx, org, payment.id, now);
 }
 
 export async function returnSepaXmlPayment(tx: Tx, org: string, id: string, input: SepaReturnInput, now: Date): Promise<SepaXmlPayment> {
-  const payment = await getSepaXmlPayment(tx, org, id);
+  const payment = await storedPayment(tx, org, id);
   return returnPayment(tx, org, payment, input.reasonCode, returnTime(payment, input.returnedAt, now), now);
 }
 

@@ -112,7 +112,7 @@ export const INVOICE_PAGES: readonly PageRoute[] = [
     path: '/pages/invoices/:token',
     async handle(ctx) {
       const { org, id } = invoiceOf(ctx);
-      const page = await ctx.read((tx) => hostedInvoice(tx, org, id));
+      const page = await ctx.read((tx) => hostedInvoice(tx, org, id, ctx.now));
       return { html: invoicePage(ctx.path, ctx.params.token as string, page, ctx.now) };
     },
   },

@@ -32,9 +32,14 @@ export const bankAccountSchema = bankAccountValue.extend({
   tenantId: z.string(),
 });
 
+export const SEPA_MANDATE_STATUSES = ['active', 'revoked', 'expired'] as const;
+
 export const sepaMandateSchema = z.object({
   id: z.string(),
-  status: z.literal('active'),
+  status: z
+    .enum(SEPA_MANDATE_STATUSES)
+    .describe('revoked: by the debtor (revoke_sepa_mandate); expired: no collection for 36 months. Only active mandates are collected.'),
+  revokedAt: dateTime.nullable(),
   creditorIdentifier: z.string(),
   mandateReference: z.string(),
   signatureDate: date,

@@ -7,6 +7,7 @@ import {
   getSepaXmlStatement,
   importSepaStatusReport,
   listSepaMandates,
+  revokeSepaMandate,
   listSepaXmlPayments,
   recordSepaReturn,
   returnSepaXmlPayment,
@@ -115,7 +116,21 @@ export const sepaOperations = [
     input: z.strictObject({ id: idOrNumber('customer'), ...pageInput }),
     output: listOf(sepaMandateSchema),
     mcp: listView(sepaMandateRow),
-    handler: (ctx, { id, ...rest }) => paged(rest, (page) => listSepaMandates(ctx.tx, ctx.org, id, page)),
+    handler: (ctx, { id, ...rest }) => paged(rest, (page) => listSepaMandates(ctx.tx, ctx.org, id, page, ctx.now)),
+  }),
+  defineOperation({
+    name: 'revoke_sepa_mandate',
+    title: 'Revoke SEPA mandate',
+    description:
+      'Record that the customer withdrew a SEPA mandate: nothing more is collected under it (collections already in a statement stand). For good; a new mandate needs create_sepa_mandate on a new payment method.',
+    toolset: 'payments',
+    method: 'POST',
+    path: '/customers/{id}/sepa-mandates/{mandate}/revoke',
+    permission: 'payment:write',
+    kind: 'action',
+    input: z.strictObject({ id: idOrNumber('customer'), mandate: pathId('SEPA mandate') }),
+    output: sepaMandateSchema,
+    handler: (ctx, { id, mandate }) => revokeSepaMandate(ctx.tx, ctx.org, id, mandate, ctx.now),
   }),
   defineOperation({
     name: 'run_sepa_collection',
@@ -158,7 +173,7 @@ export const sepaOperations = [
       filename: (result) => `${result.messageId}.xml`,
     },
     resourceLinks: (result) => [{ type: 'resource_link', uri: result.url, name: `${result.messageId}.xml`, mimeType: XML }],
-    handler: async (ctx, input) => ({ ...(await getSepaXmlStatement(ctx.tx, ctx.org, input.id, ctx.baseUrl)), mimeType: XML }),
+    handler: async (ctx, input) => ({ ...(await getSepaXmlStatement(ctx.tx, ctx.org, input.id, ctx.baseUrl, ctx.now)), mimeType: XML }),
   }),
   defineOperation({
     name: 'get_sepa_xml_payment',
@@ -171,7 +186,7 @@ export const sepaOperations = [
     kind: 'read',
     input: z.strictObject({ id: pathId('SEPA payment') }),
     output: sepaXmlPaymentSchema,
-    handler: (ctx, input) => getSepaXmlPayment(ctx.tx, ctx.org, input.id),
+    handler: (ctx, input) => getSepaXmlPayment(ctx.tx, ctx.org, input.id, ctx.now),
   }),
   defineOperation({
     name: 'list_sepa_xml_payments',
@@ -191,7 +206,7 @@ export const sepaOperations = [
     output: listOf(sepaXmlPaymentSchema),
     mcp: listView(sepaPaymentRow),
     handler: (ctx, { statement, invoice, status, ...rest }) =>
-      paged(rest, (page) => listSepaXmlPayments(ctx.tx, ctx.org, { statement, invoice, status }, page)),
+      paged(rest, (page) => listSepaXmlPayments(ctx.tx, ctx.org, { statement, invoice, status }, page, ctx.now)),
   }),
   defineOperation({
     name: 'return_sepa_xml_payment',

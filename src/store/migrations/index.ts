@@ -24,6 +24,7 @@ import { sepaDirectDebit } from './024_sepa_direct_debit.js';
 import { secrets } from './025_secrets.js';
 import { offerSigning } from './026_offer_signing.js';
 import { portalSessions } from './027_portal_sessions.js';
+import { sepaMandateLifecycle } from './028_sepa_mandate_lifecycle.js';
 
 export interface Migration {
   version: number;
@@ -59,4 +60,5 @@ export const MIGRATIONS: Migration[] = [
   secrets,
   offerSigning,
   portalSessions,
+  sepaMandateLifecycle,
 ];

@@ -21,6 +21,19 @@ export interface SepaMandateRecord {
   createdAt: string;
 }
 
+/**
+ * A mandate as stored: what the interface shows but its status, which follows from when it was
+ * revoked and when a collection was last presented under it (src/domain/sepa.ts, `mandateView`).
+ */
+export type StoredSepaMandate = Omit<SepaMandate, 'status' | 'revokedAt'> & {
+  revokedAt: string | null;
+  /** The execution date of the latest collection presented under it. */
+  lastCollectionDate: string | null;
+};
+
+/** A collection as stored, with its mandate as stored. */
+export type StoredSepaXmlPayment = Omit<SepaXmlPayment, 'sepaMandate'> & { sepaMandate: StoredSepaMandate };
+
 /** An invoice or installment due for collection, with the mandate that collects it. */
 export interface CollectionCandidate {
   invoiceId: string;
@@ -75,21 +88,24 @@ export interface SepaRepo {
   putCreditor(org: string, creditor: SepaCreditorRecord): Promise<void>;
   /** Refused when the creditor already has a mandate with this reference, or the payment method has a mandate. */
   insertMandate(org: string, mandate: SepaMandateRecord): Promise<'inserted' | 'duplicate_reference' | 'duplicate_method'>;
-  getMandate(org: string, id: string): Promise<SepaMandate | undefined>;
-  listMandates(org: string, customerId: string, page: PageRequest): Promise<{ rows: SepaMandate[]; total: number }>;
+  getMandate(org: string, id: string): Promise<StoredSepaMandate | undefined>;
+  listMandates(org: string, customerId: string, page: PageRequest): Promise<{ rows: StoredSepaMandate[]; total: number }>;
+  revokeMandate(org: string, id: string, at: string): Promise<void>;
   /**
    * Open EUR invoices (without an active or broken plan) and open installments of active plans, due
    * on or before `dueBy`, whose payment method (the plan's, else the subscription's, else the
-   * customer's default) is an enabled SEPA method with an active mandate of `creditorIdentifier`, and
-   * that were never collected: invoices first, then installments in plan and position order.
+   * customer's default) is an enabled SEPA method with a mandate of `creditorIdentifier` that is not
+   * revoked and was signed or last used after `usedAfter` (not expired), and that were never
+   * collected: invoices first, then installments in plan and position order.
    */
-  collectionCandidates(org: string, dueBy: string, creditorIdentifier: string): Promise<CollectionCandidate[]>;
+  collectionCandidates(org: string, dueBy: string, creditorIdentifier: string, usedAfter: string): Promise<CollectionCandidate[]>;
   /**
    * The mandate an invoice is paid by direct debit under: that of its latest collection that was not
-   * returned; else, while it is open, the active mandate of the current creditor on the SEPA method
-   * that pays it (an active plan's method, else the subscription's, else the customer's default).
+   * returned; else, while it is open, the mandate of the current creditor, neither revoked nor used
+   * last on or before `usedAfter`, on the SEPA method that pays it (an active plan's method, else the
+   * subscription's, else the customer's default).
    */
-  invoiceMandate(org: string, invoiceId: string): Promise<SepaMandate | undefined>;
+  invoiceMandate(org: string, invoiceId: string, usedAfter: string): Promise<StoredSepaMandate | undefined>;
   insertStatement(org: string, statement: SepaStatementRecord): Promise<void>;
   getStatement(org: string, id: string): Promise<SepaStatementRecord | undefined>;
   getStatementByMessageId(org: string, messageId: string): Promise<SepaStatementRecord | undefined>;
@@ -99,10 +115,10 @@ export interface SepaRepo {
   hasStatementFor(org: string, collectionDate: string): Promise<boolean>;
   /** Inserts the payment unless its invoice or installment was already collected; whether it did. */
   claimPayment(org: string, payment: SepaPaymentRecord): Promise<boolean>;
-  getPayment(org: string, id: string): Promise<SepaXmlPayment | undefined>;
-  getPaymentByEndToEndId(org: string, endToEndId: string): Promise<SepaXmlPayment | undefined>;
-  listPayments(org: string, filter: SepaPaymentFilter, page: PageRequest): Promise<{ rows: SepaXmlPayment[]; total: number }>;
+  getPayment(org: string, id: string): Promise<StoredSepaXmlPayment | undefined>;
+  getPaymentByEndToEndId(org: string, endToEndId: string): Promise<StoredSepaXmlPayment | undefined>;
+  listPayments(org: string, filter: SepaPaymentFilter, page: PageRequest): Promise<{ rows: StoredSepaXmlPayment[]; total: number }>;
   /** Every payment of a statement, in the order they were collected. */
-  statementPayments(org: string, statementId: string): Promise<SepaXmlPayment[]>;
+  statementPayments(org: string, statementId: string): Promise<StoredSepaXmlPayment[]>;
   markReturned(org: string, id: string, reasonCode: string, returnedAt: string): Promise<void>;
 }

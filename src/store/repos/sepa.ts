@@ -1,5 +1,5 @@
 import type { PageRequest } from '../../schemas/common.js';
-import type { SepaMandate, SepaType, SepaXmlPayment, SequenceType } from '../../schemas/sepa.js';
+import type { SepaType, SepaXmlPayment, SequenceType } from '../../schemas/sepa.js';
 import type {
   CollectionCandidate,
   SepaCreditorRecord,
@@ -8,6 +8,8 @@ import type {
   SepaPaymentRecord,
   SepaRepo,
   SepaStatementRecord,
+  StoredSepaMandate,
+  StoredSepaXmlPayment,
 } from '../ports/sepa.js';
 import type { Sql } from '../sql.js';
 
@@ -20,13 +22,14 @@ interface MandateRow {
   mandate_reference: string;
   signature_date: string;
   sepa_type: SepaType;
-  status: 'active';
+  revoked_at: string | null;
   created_at: string;
   pm_name: string | null;
   sepa_iban_masked: string;
   sepa_bic: string | null;
   sepa_account_holder: string;
   collected: number;
+  last_collection_date: string | null;
 }
 
 interface StatementRow {
@@ -62,15 +65,21 @@ interface PaymentRow {
   created_at: string;
 }
 
-const MANDATE_SELECT = `SELECT m.*, pm.name AS pm_name, pm.sepa_iban_masked, pm.sepa_bic, pm.sepa_account_holder,
-  EXISTS (SELECT 1 FROM sepa_xml_payments x WHERE x.mandate_id = m.id AND x.status = 'collected') AS collected
-  FROM sepa_mandates m JOIN payment_methods pm ON pm.id = m.payment_method_id`;
+/** When a collection was last presented under the mandate `m`. */
+const LAST_USE = '(SELECT max(u.execution_date) FROM sepa_xml_payments u WHERE u.mandate_id = m.id)';
 
-function toMandate(r: MandateRow): SepaMandate {
+const MANDATE_COLUMNS = `m.*, pm.name AS pm_name, pm.sepa_iban_masked, pm.sepa_bic, pm.sepa_account_holder,
+  EXISTS (SELECT 1 FROM sepa_xml_payments x WHERE x.mandate_id = m.id AND x.status = 'collected') AS collected,
+  ${LAST_USE} AS last_collection_date`;
+
+const MANDATE_SELECT = `SELECT ${MANDATE_COLUMNS} FROM sepa_mandates m JOIN payment_methods pm ON pm.id = m.payment_method_id`;
+
+function toMandate(r: MandateRow): StoredSepaMandate {
   const value = { iban: r.sepa_iban_masked, bic: r.sepa_bic, accountHolder: r.sepa_account_holder, bankName: null };
   return {
     id: r.id,
-    status: r.status,
+    revokedAt: r.revoked_at,
+    lastCollectionDate: r.last_collection_date,
     creditorIdentifier: r.creditor_identifier,
     mandateReference: r.mandate_reference,
     signatureDate: r.signature_date,
@@ -102,7 +111,8 @@ const INVOICE_METHOD = `COALESCE(s.payment_method_id, (SELECT d.id FROM payment_
 const COLLECTABLE = `JOIN payment_methods pm ON pm.organisation_id = i.organisation_id AND pm.customer_id = i.customer_id AND pm.id = %METHOD%
   JOIN sepa_mandates m ON m.payment_method_id = pm.id
   WHERE i.organisation_id = ? AND i.status = 'open' AND i.currency_code = 'EUR'
-    AND pm.type = 'sepa_debit' AND pm.enabled = 1 AND m.status = 'active' AND m.creditor_identifier = ?`;
+    AND pm.type = 'sepa_debit' AND pm.enabled = 1 AND m.creditor_identifier = ?
+    AND m.revoked_at IS NULL AND COALESCE(${LAST_USE}, m.signature_date) > ?`;
 
 export class SqliteSepaRepo implements SepaRepo {
   constructor(private readonly sql: Sql) {}
@@ -133,8 +143,8 @@ export class SqliteSepaRepo implements SepaRepo {
     if (this.sql.get('SELECT 1 FROM sepa_mandates WHERE payment_method_id = ?', m.paymentMethodId)) return 'duplicate_method';
     const changes = this.sql.run(
       `INSERT INTO sepa_mandates (id, organisation_id, customer_id, payment_method_id, creditor_identifier, mandate_reference,
-         signature_date, sepa_type, status, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'active', ?) ON CONFLICT DO NOTHING`,
+         signature_date, sepa_type, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
       m.id,
       org,
       m.customerId,
@@ -148,24 +158,27 @@ export class SqliteSepaRepo implements SepaRepo {
     return changes === 1 ? 'inserted' : 'duplicate_reference';
   }
 
-  async getMandate(org: string, id: string): Promise<SepaMandate | undefined> {
+  async getMandate(org: string, id: string): Promise<StoredSepaMandate | undefined> {
     const r = this.sql.get<MandateRow>(`${MANDATE_SELECT} WHERE m.organisation_id = ? AND m.id = ?`, org, id);
     return r && toMandate(r);
   }
 
-  async listMandates(org: string, customerId: string, page: PageRequest): Promise<{ rows: SepaMandate[]; total: number }> {
+  async listMandates(org: string, customerId: string, page: PageRequest): Promise<{ rows: StoredSepaMandate[]; total: number }> {
     const { rows, total } = this.sql.page<MandateRow>(
       `FROM sepa_mandates m JOIN payment_methods pm ON pm.id = m.payment_method_id WHERE m.organisation_id = ? AND m.customer_id = ?`,
       [org, customerId],
       page,
-      `m.*, pm.name AS pm_name, pm.sepa_iban_masked, pm.sepa_bic, pm.sepa_account_holder,
-       EXISTS (SELECT 1 FROM sepa_xml_payments x WHERE x.mandate_id = m.id AND x.status = 'collected') AS collected`,
+      MANDATE_COLUMNS,
       'm',
     );
     return { rows: rows.map(toMandate), total };
   }
 
-  async collectionCandidates(org: string, dueBy: string, creditorIdentifier: string): Promise<CollectionCandidate[]> {
+  async revokeMandate(org: string, id: string, at: string): Promise<void> {
+    this.sql.run('UPDATE sepa_mandates SET revoked_at = ? WHERE organisation_id = ? AND id = ?', at, org, id);
+  }
+
+  async collectionCandidates(org: string, dueBy: string, creditorIdentifier: string, usedAfter: string): Promise<CollectionCandidate[]> {
     const invoices = this.sql.all<CollectionCandidate>(
       `SELECT i.id AS invoiceId, i.number AS invoiceNumber, NULL AS paymentPlanId, NULL AS installmentId, NULL AS position,
          NULL AS installmentCount, m.id AS mandateId, i.customer_id AS customerId, i.gross_amount - i.amount_settled AS amount,
@@ -179,6 +192,7 @@ export class SqliteSepaRepo implements SepaRepo {
        ORDER BY i.created_at, i.id`,
       org,
       creditorIdentifier,
+      usedAfter,
       dueBy,
     );
     const installments = this.sql.all<CollectionCandidate>(
@@ -195,12 +209,13 @@ export class SqliteSepaRepo implements SepaRepo {
        ORDER BY p.created_at, p.id, n.position`,
       org,
       creditorIdentifier,
+      usedAfter,
       dueBy,
     );
     return [...invoices, ...installments];
   }
 
-  async invoiceMandate(org: string, invoiceId: string): Promise<SepaMandate | undefined> {
+  async invoiceMandate(org: string, invoiceId: string, usedAfter: string): Promise<StoredSepaMandate | undefined> {
     const collected = this.sql.get<{ id: string }>(
       `SELECT mandate_id AS id FROM sepa_xml_payments WHERE organisation_id = ? AND invoice_id = ? AND status = 'collected'
        ORDER BY created_at DESC, id DESC LIMIT 1`,
@@ -218,6 +233,7 @@ export class SqliteSepaRepo implements SepaRepo {
            ${COLLECTABLE.replace('%METHOD%', `COALESCE(p.payment_method_id, ${INVOICE_METHOD})`)} AND i.id = ?`,
           org,
           creditor.creditorIdentifier,
+          usedAfter,
           invoiceId,
         ));
     return paying ? this.getMandate(org, paying.id) : undefined;
@@ -278,16 +294,16 @@ export class SqliteSepaRepo implements SepaRepo {
     return this.sql.insertMany('sepa_xml_payments', [row], 'ON CONFLICT DO NOTHING') === 1;
   }
 
-  async getPayment(org: string, id: string): Promise<SepaXmlPayment | undefined> {
+  async getPayment(org: string, id: string): Promise<StoredSepaXmlPayment | undefined> {
     return this.withMandates(org, this.sql.all<PaymentRow>('SELECT * FROM sepa_xml_payments WHERE organisation_id = ? AND id = ?', org, id))[0];
   }
 
-  async getPaymentByEndToEndId(org: string, endToEndId: string): Promise<SepaXmlPayment | undefined> {
+  async getPaymentByEndToEndId(org: string, endToEndId: string): Promise<StoredSepaXmlPayment | undefined> {
     const rows = this.sql.all<PaymentRow>('SELECT * FROM sepa_xml_payments WHERE organisation_id = ? AND end_to_end_id = ?', org, endToEndId);
     return this.withMandates(org, rows)[0];
   }
 
-  async listPayments(org: string, filter: SepaPaymentFilter, page: PageRequest): Promise<{ rows: SepaXmlPayment[]; total: number }> {
+  async listPayments(org: string, filter: SepaPaymentFilter, page: PageRequest): Promise<{ rows: StoredSepaXmlPayment[]; total: number }> {
     const where = ['organisation_id = ?'];
     const params: unknown[] = [org];
     for (const [column, value] of [
@@ -303,7 +319,7 @@ export class SqliteSepaRepo implements SepaRepo {
     return { rows: this.withMandates(org, rows), total };
   }
 
-  async statementPayments(org: string, statementId: string): Promise<SepaXmlPayment[]> {
+  async statementPayments(org: string, statementId: string): Promise<StoredSepaXmlPayment[]> {
     const rows = this.sql.all<PaymentRow>(
       'SELECT * FROM sepa_xml_payments WHERE organisation_id = ? AND statement_id = ? ORDER BY created_at, id',
       org,
@@ -317,7 +333,7 @@ export class SqliteSepaRepo implements SepaRepo {
   }
 
   /** The payments of the rows, each with its mandate (one query for all mandates). */
-  private withMandates(org: string, rows: PaymentRow[]): SepaXmlPayment[] {
+  private withMandates(org: string, rows: PaymentRow[]): StoredSepaXmlPayment[] {
     if (rows.length === 0) return [];
     const ids = [...new Set(rows.map((r) => r.mandate_id))];
     const mandates = new Map(
@@ -336,7 +352,7 @@ export class SqliteSepaRepo implements SepaRepo {
       amount: r.amount,
       currencyCode: 'EUR',
       sequenceType: r.sequence_type,
-      sepaMandate: mandates.get(r.mandate_id) as SepaMandate,
+      sepaMandate: mandates.get(r.mandate_id)!,
       sepaXmlStatement: r.statement_id,
       invoice: r.invoice_id,
       paymentPlan: r.payment_plan_id,
