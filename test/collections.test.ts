@@ -31,7 +31,9 @@ afterAll(async () => {
 
 const jobs = (at: string) => runDueJobs(env.app, new Date(at));
 const steps = async (invoice: string) => (await ok(env.mcp, 'list_invoice_dunning', { id: invoice })).data.map((s: any) => [s.level, s.appliedAt, s.newDueAt]);
-const reminders = () => smtp.received.filter((m) => m.to.includes('ap@debtor.example')).map((m) => m.mail.subject);
+const toDebtor = () => smtp.received.filter((m) => m.to.includes('ap@debtor.example')).map((m) => m.mail);
+const reminders = () => toDebtor().filter((m) => !m.subject?.startsWith('Direct debit')).map((m) => m.subject);
+const preNotifications = () => toDebtor().filter((m) => m.subject?.startsWith('Direct debit'));
 
 it('invoice → overdue → two dunning levels by e-mail → a payment plan pauses dunning → SEPA collection → a return breaks the plan → dunning resumes', async () => {
   env.setNow('2027-02-01T09:00:00Z');
@@ -92,6 +94,16 @@ it('invoice → overdue → two dunning levels by e-mail → a payment plan paus
   const validation = await validateXML({ xml: [{ fileName: 'statement.xml', contents: file.body }], schema: [{ fileName: 'pain.008.001.02.xsd', contents: XSD }] });
   expect(validation.errors.map((e) => e.message)).toEqual([]);
   expect(file.body).toContain('<MndtId>DEBTOR-1</MndtId>');
+  // Each debit was announced to the debtor with its amount, date, mandate and creditor; the
+  // collection names that e-mail as its notification and is captured on its execution date.
+  expect(statement).toMatchObject({ autoCaptureAt: '2027-03-03T23:00:00.000Z', notifications: [expect.any(String)] });
+  const notice = await ok(env.mcp, 'get_email', { id: statement.notifications[0] });
+  expect(notice).toMatchObject({ kind: 'sepa_pre_notification', invoice: invoice.id, to: ['ap@debtor.example'] });
+  expect(notice.subject).toBe(`Direct debit of €50.00 on 2027-03-04 for installment 1 of 2 of invoice ${invoice.number}`);
+  expect(notice.body).toContain('Mandate reference: DEBTOR-1');
+  expect(notice.body).toContain('Creditor identifier: DE98ZZZ09999999999 (Seller GmbH)');
+  expect(notice.body).toMatch(/from your account DE02\*{14}2051 \(Debtor GmbH\) on 2027-03-04\./);
+  expect(preNotifications()).toHaveLength(2);
   await jobs('2027-03-09T09:00:00Z');
   expect(await steps(invoice.id)).toHaveLength(2);
 

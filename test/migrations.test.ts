@@ -140,3 +140,28 @@ describe('migration 026: the signing audit of offers', () => {
     store.close();
   });
 });
+
+describe('migration 029: SEPA pre-notification e-mails', () => {
+  it('rebuilds emails with every row and index kept, and widens the kind CHECK to sepa_pre_notification', () => {
+    const db = databaseAt(28);
+    // Only the e-mail table is under test: its references need not exist here.
+    db.pragma('foreign_keys = OFF');
+    const columns = `(id, organisation_id, kind, customer_id, invoice_id, recipients, subject, body_text, body_html, attachments, status,
+      attempts, last_error, next_attempt_at, sent_at, created_at, updated_at)`;
+    db.exec(`INSERT INTO emails ${columns} VALUES
+      ('e1', 'o', 'invoice', 'c', 'i', '["a@example.com"]', 'Invoice', 'Text', NULL, '[]', 'sent', 1, NULL, NULL, '${at}', '${at}', '${at}'),
+      ('e2', 'o', 'dunning', 'c', 'i', '[]', 'Reminder', 'Text', '<p>x</p>', '[]', 'queued', 0, NULL, '${at}', NULL, '${at}', '${at}')`);
+    const before = db.prepare('SELECT * FROM emails ORDER BY id').all();
+    migrate(db);
+    expect(db.prepare('SELECT * FROM emails ORDER BY id').all()).toEqual(before);
+    const insert = (id: string, kind: string) =>
+      db
+        .prepare(`INSERT INTO emails ${columns} VALUES (?, 'o', ?, 'c', 'i', '[]', 'S', 'T', NULL, '[]', 'not_sent', 0, 'x', NULL, NULL, '${at}', '${at}')`)
+        .run(id, kind);
+    expect(() => insert('e3', 'sepa_pre_notification')).not.toThrow();
+    expect(() => insert('e4', 'letter')).toThrow(/CHECK/);
+    const indexes = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'emails' ORDER BY name").all();
+    expect(indexes.map((r: any) => r.name)).toEqual(['emails_due', 'emails_list', 'sqlite_autoindex_emails_1']);
+    expect(db.prepare("SELECT count(*) AS n FROM pragma_table_info('sepa_xml_payments') WHERE name = 'notification_email_id'").get()).toEqual({ n: 1 });
+  });
+});

@@ -16,9 +16,12 @@ import { zoned } from './dates.js';
 import { invoiceIdOf } from './invoices.js';
 import { formatMoney } from '../values/money.js';
 
-/** Who receives e-mails of a kind: the addresses flagged for it (isInvoiceEmail, isDunningEmail), else the default address. */
+/**
+ * Who receives e-mails of a kind: the addresses flagged for it (isDunningEmail for dunning,
+ * isInvoiceEmail for invoices and what is paid on them), else the default address.
+ */
 export function recipientsOf(addresses: readonly CustomerEmail[], kind: EmailKind): string[] {
-  const flagged = addresses.filter((a) => (kind === 'invoice' ? a.isInvoiceEmail : a.isDunningEmail));
+  const flagged = addresses.filter((a) => (kind === 'dunning' ? a.isDunningEmail : a.isInvoiceEmail));
   return (flagged.length > 0 ? flagged : addresses.filter((a) => a.default)).map((a) => a.email);
 }
 
@@ -46,7 +49,7 @@ export async function queueEmail(
 ): Promise<string> {
   const to = recipientsOf(await tx.emails.addressesOf(org, input.customer.id), input.kind);
   const id = newId();
-  const flag = input.kind === 'invoice' ? 'isInvoiceEmail' : 'isDunningEmail';
+  const flag = input.kind === 'dunning' ? 'isDunningEmail' : 'isInvoiceEmail';
   await tx.emails.insert(org, {
     id,
     kind: input.kind,

@@ -20,6 +20,8 @@ import type {
 import type { Tx } from '../store/store.js';
 import { getPaymentMethod } from './billingDetails.js';
 import { getCustomer } from './customers.js';
+import { customerName, queueEmail } from './emails.js';
+import { formatMoney } from '../values/money.js';
 import { creditorIdentifierProblem, ibanProblem, maskIban, normaliseIban } from './iban.js';
 import { applyInvoicePayment, getInvoice, invoiceIdOf, reopenInvoicePayment } from './invoices.js';
 import { recordPaymentPlanPayment, returnInstallmentCollection } from './paymentPlans.js';
@@ -113,8 +115,10 @@ export function mandateView(m: StoredSepaMandate, now: Date): SepaMandate {
   return { ...rest, status: m.revokedAt ? 'revoked' : expired ? 'expired' : 'active' };
 }
 
+/** A stored collection as the tools show it; it is captured when the bank debits it, at the start of its execution date. */
 function paymentView(p: StoredSepaXmlPayment, now: Date): SepaXmlPayment {
-  return { ...p, sepaMandate: mandateView(p.sepaMandate, now) };
+  const autoCaptureAt = DateTime.fromISO(p.executionDate, { zone: TARGET2_ZONE }).toUTC().toISO() as string;
+  return { ...p, autoCaptureAt, sepaMandate: mandateView(p.sepaMandate, now) };
 }
 
 export interface SepaMandateInput {
@@ -306,6 +310,7 @@ async function collect(
       createdAt: at,
     });
     if (!claimed) continue;
+    await tx.sepa.setPaymentNotification(org, id, await preNotify(tx, org, creditor, c, collectionDate, now));
     if (c.paymentPlanId) {
       await recordPaymentPlanPayment(tx, org, c.paymentPlanId, { amount: c.amount, paidAt: at }, now, invoicePaymentId);
     } else {
@@ -314,6 +319,29 @@ async function collect(
     }
   }
   return (await statementResult(tx, org, statementId, baseUrl, now)).result;
+}
+
+/**
+ * The debtor's pre-notification (SEPA Core rulebook): amount, execution date, mandate reference and
+ * creditor identifier, by e-mail to the customer's invoice addresses, in the unit that collects.
+ */
+async function preNotify(tx: Tx, org: string, creditor: SepaCreditorRecord, c: CollectionCandidate, executionDate: string, now: Date): Promise<string> {
+  const customer = await getCustomer(tx, org, c.customerId);
+  const mandate = (await tx.sepa.getMandate(org, c.mandateId))!;
+  const amount = formatMoney(c.amount, 'EUR');
+  const what = c.installmentId ? `installment ${c.position} of ${c.installmentCount} of invoice ${c.invoiceNumber}` : `invoice ${c.invoiceNumber}`;
+  const text = [
+    `Dear ${customerName(customer)},`,
+    '',
+    `we will collect ${amount} for ${what} by SEPA direct debit from your account ${mandate.bankAccount.iban} (${mandate.bankAccount.accountHolder}) on ${executionDate}.`,
+    `Mandate reference: ${mandate.mandateReference}`,
+    `Creditor identifier: ${creditor.creditorIdentifier} (${creditor.name})`,
+    '',
+    'Please make sure the account is covered on that day.',
+    '',
+  ].join('\n');
+  const subject = `Direct debit of ${amount} on ${executionDate} for ${what}`;
+  return queueEmail(tx, org, { kind: 'sepa_pre_notification', customer, invoice: c.invoiceId, subject, text, html: null, attachments: [] }, now);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { dateTime, timestamps } from './common.js';
 
-export const EMAIL_KINDS = ['invoice', 'dunning'] as const;
+export const EMAIL_KINDS = ['invoice', 'dunning', 'sepa_pre_notification'] as const;
 export type EmailKind = (typeof EMAIL_KINDS)[number];
 export const EMAIL_STATUSES = ['queued', 'sent', 'failed', 'not_sent'] as const;
 export type EmailStatus = (typeof EMAIL_STATUSES)[number];

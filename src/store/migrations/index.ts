@@ -25,6 +25,7 @@ import { secrets } from './025_secrets.js';
 import { offerSigning } from './026_offer_signing.js';
 import { portalSessions } from './027_portal_sessions.js';
 import { sepaMandateLifecycle } from './028_sepa_mandate_lifecycle.js';
+import { sepaPreNotifications } from './029_sepa_pre_notifications.js';
 
 export interface Migration {
   version: number;
@@ -61,4 +62,5 @@ export const MIGRATIONS: Migration[] = [
   offerSigning,
   portalSessions,
   sepaMandateLifecycle,
+  sepaPreNotifications,
 ];

@@ -113,6 +113,8 @@ export interface SepaRepo {
   creditorOrganisations(): Promise<string[]>;
   /** Whether the organisation has a statement for this collection date. */
   hasStatementFor(org: string, collectionDate: string): Promise<boolean>;
+  /** The pre-notification e-mail of a collection (its `notifications`). */
+  setPaymentNotification(org: string, id: string, emailId: string): Promise<void>;
   /** Inserts the payment unless its invoice or installment was already collected; whether it did. */
   claimPayment(org: string, payment: SepaPaymentRecord): Promise<boolean>;
   getPayment(org: string, id: string): Promise<StoredSepaXmlPayment | undefined>;

@@ -62,6 +62,7 @@ interface PaymentRow {
   status: SepaXmlPayment['status'];
   return_reason_code: string | null;
   returned_at: string | null;
+  notification_email_id: string | null;
   created_at: string;
 }
 
@@ -328,6 +329,10 @@ export class SqliteSepaRepo implements SepaRepo {
     return this.withMandates(org, rows);
   }
 
+  async setPaymentNotification(org: string, id: string, emailId: string): Promise<void> {
+    this.sql.update('sepa_xml_payments', org, id, { notification_email_id: emailId });
+  }
+
   async markReturned(org: string, id: string, reasonCode: string, returnedAt: string): Promise<void> {
     this.sql.update('sepa_xml_payments', org, id, { status: 'returned', return_reason_code: reasonCode, returned_at: returnedAt });
   }
@@ -359,7 +364,7 @@ export class SqliteSepaRepo implements SepaRepo {
       installment: r.installment_id,
       transaction: r.invoice_payment_id,
       autoCaptureAt: null,
-      notifications: [],
+      notifications: r.notification_email_id ? [r.notification_email_id] : [],
       customer: r.customer_id,
       executionDate: r.execution_date,
       returnReasonCode: r.return_reason_code,
