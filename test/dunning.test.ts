@@ -6,7 +6,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDueJobs } from '../src/jobs/runner.js';
 import { SqliteStore } from '../src/store/sqlite.js';
@@ -43,6 +45,17 @@ const invoiceOf = (mcp: Client, customer: string, amount = 10_000) =>
   ok(mcp, 'create_invoice', { customer, lines: [{ description: 'Consulting', quantity: 1, unitAmount: amount, taxRate: 0 }] });
 
 const mailTo = (address: string) => smtp.received.filter((m) => m.to.includes(address));
+
+/** pdfjs draws the standard fonts (which the PDF names, not embeds) from the files it ships. */
+const STANDARD_FONTS = `${path.join(path.dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), 'standard_fonts')}/`;
+
+/** The text of a one-page PDF, its items joined by spaces. */
+async function pdfText(bytes: Uint8Array): Promise<string> {
+  const pdf = await getDocument({ data: bytes, standardFontDataUrl: STANDARD_FONTS, isEvalSupported: false, verbosity: 0 }).promise;
+  const content = await (await pdf.getPage(1)).getTextContent();
+  await pdf.destroy();
+  return content.items.map((item) => ('str' in item ? item.str : '')).join(' ');
+}
 
 describe('overdue rules', () => {
   it('create, list (the interface envelope), get, update, delete; fields validated, level unique per organisation', async () => {
@@ -90,6 +103,14 @@ describe('overdue rules', () => {
     expect(paths(await fails(mcp, 'update_overdue_rule', { id: second.id, level: 1 }, 422))).toEqual(['level']);
     const updated = await ok(mcp, 'update_overdue_rule', { id: second.id, isEnabled: false, emailTemplate: null });
     expect(updated).toMatchObject({ level: 2, amountInCents: 500, isEnabled: false, emailTemplate: null, documentTemplate: { title: 'Second reminder' } });
+    const letterProblem = await fails(
+      env.mcp,
+      'create_overdue_rule',
+      { level: 9, daysOverdue: 90, dueInDays: 7, sendLetter: true, documentTemplate: { title: 'Hi {{customer.nam}}', footer: 'x' } },
+      422,
+    );
+    expect(paths(letterProblem).sort()).toEqual(['documentTemplate.footer', 'documentTemplate.title']);
+    expect(letterProblem.detail).toContain('use title, introduction, closing');
 
     const listed = await env.http('GET', '/dunning/overdue-rules?itemsPerPage=1&page=2', { token: org.apiKey });
     expect(listed.status).toBe(200);
@@ -126,6 +147,8 @@ describe('the dunning run', () => {
         contentPlain: 'Hello {{customer.name}}, pay {{invoice.amountDue}} by {{invoice.dueAt}} (fee {{dunning.fee}}).',
         contentHtml: '<p>Hello {{customer.name}}</p>',
       },
+      sendLetter: true,
+      documentTemplate: { title: 'Second reminder for {{invoice.number}}', closing: 'Yours, the accounts team' },
     });
     await ok(env.mcp, 'create_overdue_rule', { level: 3, daysOverdue: 8, dueInDays: 1, isEnabled: false });
     const customer = await customerWith(env.mcp, 'Acme & Sons', [
@@ -144,7 +167,17 @@ describe('the dunning run', () => {
     await jobs('2026-03-23T10:00:00Z');
     const [first] = (await ok(env.mcp, 'list_invoice_dunning', { id: invoice.number })).data;
     // Due 7 days after the step, on the wall clock: 30 March 11:00 CEST is 09:00 UTC.
-    expect(first).toEqual({ level: 1, appliedAt: '2026-03-23T10:00:00.000Z', feeInvoice: expect.any(String), feeAmount: 500, emailId: expect.any(String), newDueAt: '2026-03-30T09:00:00.000Z' });
+    expect(first).toEqual({
+      level: 1,
+      appliedAt: '2026-03-23T10:00:00.000Z',
+      feeInvoice: expect.any(String),
+      feeAmount: 500,
+      emailId: expect.any(String),
+      newDueAt: '2026-03-30T09:00:00.000Z',
+      letter: false,
+    });
+    expect((await fails(env.mcp, 'get_dunning_letter', { id: invoice.id, level: 1 }, 409)).detail).toMatch(/sendLetter false/);
+    await fails(env.mcp, 'get_dunning_letter', { id: invoice.id, level: 2 }, 404);
     expect(await ok(env.mcp, 'get_invoice', { id: invoice.id })).toMatchObject({
       status: 'open',
       amountDue: 10_000,
@@ -203,7 +236,33 @@ describe('the dunning run', () => {
     expect((await ok(env.mcp, 'list_invoice_dunning', { id: invoice.id })).data).toHaveLength(1);
     await jobs('2026-04-06T08:00:00Z');
     const steps = (await ok(env.mcp, 'list_invoice_dunning', { id: invoice.id })).data;
-    expect(steps[1]).toEqual({ level: 2, appliedAt: '2026-04-06T08:00:00.000Z', feeInvoice: expect.any(String), feeAmount: 1500, emailId: expect.any(String), newDueAt: '2026-04-16T08:00:00.000Z' });
+    expect(steps[1]).toEqual({
+      level: 2,
+      appliedAt: '2026-04-06T08:00:00.000Z',
+      feeInvoice: expect.any(String),
+      feeAmount: 1500,
+      emailId: expect.any(String),
+      newDueAt: '2026-04-16T08:00:00.000Z',
+      letter: true,
+    });
+    // Level 2 sends a letter: the rule's title and closing, the system introduction, the figures.
+    const link = await ok(env.mcp, 'get_dunning_letter', { id: invoice.number, level: 2 });
+    expect(link).toEqual({ invoice: invoice.id, level: 2, url: `${env.url}/invoices/${invoice.id}/dunning/2/letter`, mimeType: 'application/pdf' });
+    const letter = await fetch(link.url, { headers: { authorization: `Bearer ${env.org.apiKey}` } });
+    expect([letter.status, letter.headers.get('content-type')]).toEqual([200, 'application/pdf']);
+    const text = (await pdfText(new Uint8Array(await letter.arrayBuffer()))).replace(/\s+/g, ' ');
+    for (const expected of [
+      `Second reminder for ${invoice.number}`,
+      `Dear Acme & Sons,`,
+      `invoice ${invoice.number} has not been paid in full: €100.00 is still open. Please pay it by 2026-04-16.`,
+      'Dunning fee (separate invoice) €15.00',
+      'Please pay by 2026-04-16',
+      'Yours, the accounts team',
+      'Date: 2026-04-06',
+    ]) {
+      expect(text).toContain(expected);
+    }
+    expect((await fetch(link.url)).status).toBe(401);
     expect(await ok(env.mcp, 'get_invoice', { id: invoice.id })).toMatchObject({ dueAt: '2026-04-16T08:00:00.000Z', originalDueAt: '2026-03-16T09:00:00.000Z' });
     const fee2 = await ok(env.mcp, 'get_invoice', { id: steps[1].feeInvoice });
     expect(fee2).toMatchObject({ dunningOf: invoice.id, grossAmount: 1500, dueAt: '2026-04-16T08:00:00.000Z', lines: [{ description: `Dunning fee, level 2, invoice ${invoice.number}` }] });
@@ -301,7 +360,7 @@ describe('the dunning run', () => {
     const summary = await jobs('2026-08-29T00:00:00Z');
     expect(summary.jobs.overdueInstallments!.plansBroken).toBeGreaterThanOrEqual(1);
     const steps = (await ok(mcp, 'list_invoice_dunning', { id: invoice.id })).data;
-    expect(steps).toEqual([{ level: 1, appliedAt: '2026-08-29T00:00:00.000Z', feeInvoice: null, feeAmount: 0, emailId: expect.any(String), newDueAt: '2026-09-05T00:00:00.000Z' }]);
+    expect(steps).toEqual([{ level: 1, appliedAt: '2026-08-29T00:00:00.000Z', feeInvoice: null, feeAmount: 0, emailId: expect.any(String), newDueAt: '2026-09-05T00:00:00.000Z', letter: false }]);
   });
 });
 

@@ -472,7 +472,7 @@ describe('a back-office scenario through every listed tool', () => {
 
   it('dunns an overdue invoice: overdue rules, a jobs run, its dunning steps and the e-mail outbox', async () => {
     const a = admin;
-    const rule = idOf(await a.call('create_overdue_rule', { level: 1, daysOverdue: 3, dueInDays: 7, amountInCents: 500 }), 'create_overdue_rule');
+    const rule = idOf(await a.call('create_overdue_rule', { level: 1, daysOverdue: 3, dueInDays: 7, amountInCents: 500, sendLetter: true }), 'create_overdue_rule');
     await a.call('list_overdue_rules', {});
     await a.call('get_overdue_rule', { id: rule });
     await a.call('update_overdue_rule', { id: rule, attachOriginalInvoice: true });
@@ -485,6 +485,7 @@ describe('a back-office scenario through every listed tool', () => {
     // Due on 16 March; level 1 is reached three days later.
     await runDueJobs(env.app, new Date('2026-03-20T09:00:00Z'));
     expect((await a.call('list_invoice_dunning', { id: overdue })).data).toHaveLength(1);
+    await a.call('get_dunning_letter', { id: overdue, level: 1 });
     const [email] = (await a.call('list_emails', { invoice: overdue })).data;
     await a.call('get_email', { id: idOf(email, 'list_emails') });
   });

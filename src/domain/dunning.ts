@@ -3,16 +3,17 @@
  * applies a level to an overdue invoice: a fee invoice, a new due date, a reminder e-mail and the
  * event `invoice.dunning_level_reached`, all in one unit of work, keyed by (invoice, level).
  */
-import { invalidMany, notFound, type Violation } from '../errors.js';
+import { conflict, invalidMany, notFound, type Violation } from '../errors.js';
 import { newId } from '../ids.js';
 import type { PageRequest } from '../schemas/common.js';
 import type { Customer } from '../schemas/customers.js';
-import type { DocumentTemplate, DunningStep, EmailTemplate, OverdueRule } from '../schemas/dunning.js';
+import { LETTER_PARTS, type DocumentTemplate, type DunningLetterTexts, type DunningStep, type EmailTemplate, type OverdueRule } from '../schemas/dunning.js';
 import type { Invoice } from '../schemas/invoices.js';
 import type { Tx } from '../store/store.js';
 import { addInterval, toIso, zoned } from './dates.js';
 import { customerDate, customerName, invoiceAttachment, queueEmail } from './emails.js';
 import { emitEvent } from './events.js';
+import { invoiceDocument, type InvoiceDocumentSource } from './invoiceDocument.js';
 import { getInvoice, issueFeeInvoice } from './invoices.js';
 import { formatMoney } from '../values/money.js';
 
@@ -50,6 +51,44 @@ function render(text: string, values: Values, html = false): string {
     const value = values[name];
     return html ? value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] as string) : value;
   });
+}
+
+/** Keys and placeholders of a rule's documentTemplate (the parts of its letters). */
+function documentTemplateViolations(template: DocumentTemplate | null): Violation[] {
+  if (!template) return [];
+  const out: Violation[] = [];
+  for (const [key, text] of Object.entries(template)) {
+    if (!(LETTER_PARTS as readonly string[]).includes(key)) {
+      out.push({
+        propertyPath: `documentTemplate.${key}`,
+        message: `documentTemplate.${key} is not a part of a letter; use ${LETTER_PARTS.join(', ')}`,
+        code: 'unknown_key',
+      });
+      continue;
+    }
+    for (const [placeholder, name = ''] of text.matchAll(PLACEHOLDER)) {
+      if ((PLACEHOLDERS as readonly string[]).includes(name)) continue;
+      out.push({
+        propertyPath: `documentTemplate.${key}`,
+        message: `documentTemplate.${key} uses ${placeholder}, which is not a placeholder; use one of ${PLACEHOLDERS.map((p) => `{{${p}}}`).join(', ')}`,
+        code: 'unknown_placeholder',
+      });
+    }
+  }
+  return out;
+}
+
+/** The system texts of a letter, for the parts a rule's documentTemplate leaves out. */
+const SYSTEM_LETTER: DunningLetterTexts = {
+  title: 'Payment reminder {{dunning.level}}',
+  introduction:
+    'Dear {{customer.name}},\n\naccording to our records, invoice {{invoice.number}} has not been paid in full: {{invoice.amountDue}} is still open. Please pay it by {{invoice.dueAt}}.',
+  closing: 'If you have paid in the meantime, please disregard this letter.\n\nKind regards',
+};
+
+function letterTexts(template: DocumentTemplate | null, values: Values): DunningLetterTexts {
+  const part = (name: keyof DunningLetterTexts) => render(template?.[name] ?? SYSTEM_LETTER[name], values);
+  return { title: part('title'), introduction: part('introduction'), closing: part('closing') };
 }
 
 /** The system template, used when a rule has none. */
@@ -95,7 +134,7 @@ async function ruleViolations(tx: Tx, org: string, rule: OverdueRule): Promise<V
       code: 'unique',
     });
   }
-  out.push(...templateViolations(rule.emailTemplate));
+  out.push(...templateViolations(rule.emailTemplate), ...documentTemplateViolations(rule.documentTemplate));
   return out;
 }
 
@@ -200,10 +239,36 @@ export async function applyDunning(tx: Tx, org: string, invoiceId: string, now: 
   const attachments = [...(rule.attachOriginalInvoice ? [invoiceAttachment(invoice)] : []), ...(fee ? [invoiceAttachment(fee)] : [])];
   const emailId = await queueEmail(tx, org, { kind: 'dunning', customer, invoice: invoice.id, ...content, attachments }, now);
 
-  const step: DunningStep = { level: rule.level, appliedAt, feeInvoice: fee?.id ?? null, feeAmount: fee ? rule.amountInCents : 0, emailId, newDueAt };
-  await tx.dunning.insertStep(org, invoice.id, newId(), step);
+  const letter = rule.sendLetter ? letterTexts(rule.documentTemplate, values) : null;
+  const step: DunningStep = {
+    level: rule.level,
+    appliedAt,
+    feeInvoice: fee?.id ?? null,
+    feeAmount: fee ? rule.amountInCents : 0,
+    emailId,
+    newDueAt,
+    letter: letter !== null,
+  };
+  await tx.dunning.insertStep(org, invoice.id, newId(), step, letter);
   await emitEvent(tx, org, { type: 'invoice.dunning_level_reached', subjectId: invoice.id, data: { invoice: dunned, dunning: step } }, now);
   return true;
+}
+
+/** What a dunning letter shows: its texts, the step and the dunned invoice with its addresses. */
+export interface DunningLetterSource extends InvoiceDocumentSource {
+  step: DunningStep;
+  texts: DunningLetterTexts;
+}
+
+/** The letter of the invoice's dunning level; a 404 when the level was not applied, a 409 when its rule sent no letter. */
+export async function dunningLetter(tx: Tx, org: string, ref: string, level: number): Promise<DunningLetterSource> {
+  const document = await invoiceDocument(tx, org, ref);
+  const found = await tx.dunning.getStep(org, document.invoice.id, level);
+  if (!found) throw notFound(`Dunning level ${level} of invoice`, ref);
+  if (!found.letter) {
+    throw conflict(`Dunning level ${level} of invoice ${document.invoice.number} has no letter: its overdue rule had sendLetter false when it was applied`);
+  }
+  return { ...document, step: found.step, texts: found.letter };
 }
 
 /** An invoice's dunning steps (id or number), oldest first by default. */

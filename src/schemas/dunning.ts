@@ -36,5 +36,10 @@ export const dunningStepSchema = z.object({
   feeAmount: z.number().int().describe(MINOR),
   emailId: z.string(),
   newDueAt: dateTime,
+  letter: z.boolean().describe('true: a letter was made for this level (its rule sends letters); get_dunning_letter fetches it.'),
 });
 export type DunningStep = z.infer<typeof dunningStepSchema>;
+
+/** The parts of a dunning letter that a rule's documentTemplate sets (the rest is the invoice's figures). */
+export const LETTER_PARTS = ['title', 'introduction', 'closing'] as const;
+export type DunningLetterTexts = Record<(typeof LETTER_PARTS)[number], string>;

@@ -41,7 +41,7 @@ const fields = {
     .max(MAX_AMOUNT_CENTS, { message: `must be at most ${MAX_AMOUNT_CENTS} minor units (cents)` })
     .describe(`Fee, billed on a fee invoice; ${MINOR}.`),
   attachOriginalInvoice: z.boolean().describe("Attach the invoice's PDF to the reminder."),
-  sendLetter: z.boolean().describe('Stored; no letter is sent.'),
+  sendLetter: z.boolean().describe('Also make a printable letter for the level (get_dunning_letter); posting it is up to you.'),
   isEnabled: z.boolean().describe('false: never applied.'),
   emailTemplate: z
     .strictObject({
@@ -54,7 +54,7 @@ const fields = {
   documentTemplate: z
     .record(z.string().max(64, { message: 'keys must be at most 64 characters' }), text255)
     .nullable()
-    .describe('Letter texts (title, introduction, closing, …), stored.'),
+    .describe('Texts of the letter: title, introduction, closing (placeholders as emailTemplate); a part left out: the system text.'),
 };
 
 export const dunningOperations = [

@@ -12,6 +12,7 @@ import { emailOperations } from './emails.js';
 import { featureOperations } from './features.js';
 import { invoiceOperations } from './invoices.js';
 import { invoicePdfOperations } from './invoicePdf.js';
+import { dunningLetterOperations } from './dunningLetter.js';
 import { measurementOperations } from './measurements.js';
 import { offerDocumentOperations } from './offerDocuments.js';
 import { offerOperations } from './offers.js';
@@ -51,6 +52,7 @@ export const OPERATIONS: Operation[] = [
   ...billingOperations,
   ...organisationOperations,
   ...invoicePdfOperations,
+  ...dunningLetterOperations,
   ...creditNoteOperations,
   ...paymentPlanOperations,
   ...dunningOperations,

@@ -26,6 +26,7 @@ import { offerSigning } from './026_offer_signing.js';
 import { portalSessions } from './027_portal_sessions.js';
 import { sepaMandateLifecycle } from './028_sepa_mandate_lifecycle.js';
 import { sepaPreNotifications } from './029_sepa_pre_notifications.js';
+import { dunningLetters } from './030_dunning_letters.js';
 
 export interface Migration {
   version: number;
@@ -63,4 +64,5 @@ export const MIGRATIONS: Migration[] = [
   portalSessions,
   sepaMandateLifecycle,
   sepaPreNotifications,
+  dunningLetters,
 ];

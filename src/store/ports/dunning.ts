@@ -1,5 +1,5 @@
 import type { PageRequest } from '../../schemas/common.js';
-import type { DunningStep, OverdueRule } from '../../schemas/dunning.js';
+import type { DunningLetterTexts, DunningStep, OverdueRule } from '../../schemas/dunning.js';
 
 export interface DunningRepo {
   insertRule(org: string, rule: OverdueRule): Promise<void>;
@@ -12,7 +12,10 @@ export interface DunningRepo {
   /** The enabled rules, by level. */
   enabledRules(org: string): Promise<OverdueRule[]>;
   /** Inserts a step; its (invoice, level) is unique, so a level already applied throws a unique violation. */
-  insertStep(org: string, invoiceId: string, id: string, step: DunningStep): Promise<void>;
+  /** `letter`: the texts of the step's letter, or null when its rule sends none (then `step.letter` is false). */
+  insertStep(org: string, invoiceId: string, id: string, step: DunningStep, letter: DunningLetterTexts | null): Promise<void>;
+  /** The step of this level on the invoice with its letter's texts (null without a letter). */
+  getStep(org: string, invoiceId: string, level: number): Promise<{ step: DunningStep; letter: DunningLetterTexts | null } | undefined>;
   listSteps(org: string, invoiceId: string, page: PageRequest): Promise<{ rows: DunningStep[]; total: number }>;
   /** The highest level applied to the invoice; 0 when none. */
   highestLevel(org: string, invoiceId: string): Promise<number>;

@@ -1,5 +1,5 @@
 import type { PageRequest } from '../../schemas/common.js';
-import type { DocumentTemplate, DunningStep, EmailTemplate, OverdueRule } from '../../schemas/dunning.js';
+import type { DocumentTemplate, DunningLetterTexts, DunningStep, EmailTemplate, OverdueRule } from '../../schemas/dunning.js';
 import type { DunningRepo } from '../ports/dunning.js';
 import { bool, int, type Sql } from '../sql.js';
 
@@ -26,6 +26,7 @@ interface StepRow {
   fee_amount: number;
   email_id: string;
   new_due_at: string;
+  letter: string | null;
 }
 
 const toRule = (r: RuleRow): OverdueRule => ({
@@ -51,6 +52,7 @@ const toStep = (r: StepRow): DunningStep => ({
   feeAmount: r.fee_amount,
   emailId: r.email_id,
   newDueAt: r.new_due_at,
+  letter: r.letter !== null,
 });
 
 const json = (value: object | null): string | null => (value === null ? null : JSON.stringify(value));
@@ -89,7 +91,7 @@ export class SqliteDunningRepo implements DunningRepo {
     return this.sql.all<RuleRow>('SELECT * FROM overdue_rules WHERE organisation_id = ? AND is_enabled = 1 ORDER BY level', org).map(toRule);
   }
 
-  async insertStep(org: string, invoiceId: string, id: string, s: DunningStep): Promise<void> {
+  async insertStep(org: string, invoiceId: string, id: string, s: DunningStep, letter: DunningLetterTexts | null): Promise<void> {
     this.sql.insert('dunning_steps', {
       id,
       organisation_id: org,
@@ -100,8 +102,14 @@ export class SqliteDunningRepo implements DunningRepo {
       fee_amount: s.feeAmount,
       email_id: s.emailId,
       new_due_at: s.newDueAt,
+      letter: json(letter),
       created_at: s.appliedAt,
     });
+  }
+
+  async getStep(org: string, invoiceId: string, level: number) {
+    const row = this.sql.get<StepRow>('SELECT * FROM dunning_steps WHERE organisation_id = ? AND invoice_id = ? AND level = ?', org, invoiceId, level);
+    return row && { step: toStep(row), letter: row.letter === null ? null : (JSON.parse(row.letter) as DunningLetterTexts) };
   }
 
   async listSteps(org: string, invoiceId: string, page: PageRequest) {
