@@ -114,9 +114,12 @@ describe('billing dates', () => {
     ]);
   });
 
-  it('bills a fee in arrears at its period end, and usage always in arrears', async () => {
+  it('bills a fee in arrears at its period end, and usage always in arrears, summarised by the measurement description', async () => {
     env.setNow('2026-01-15T10:00:00Z');
-    const s = await subscribe([{ price: { price: { amount: 10 }, payInAdvance: false } }, { measurement: { aggregationType: 'sum', type: 'metered' }, price: { type: 'per_unit', price: { amount: 0.01 }, freeUnits: 100 } }]);
+    const s = await subscribe([
+      { price: { price: { amount: 10 }, payInAdvance: false } },
+      { measurement: { aggregationType: 'sum', type: 'metered', description: 'API calls' }, price: { type: 'per_unit', price: { amount: 0.01 }, freeUnits: 100 } },
+    ]);
     expect((await ok(env.mcp, 'run_billing', { subscription: s.id })).invoicesCreated).toBe(0);
     const usage = s.items[1].id;
     env.setNow('2026-01-20T00:00:00Z');
@@ -128,7 +131,7 @@ describe('billing dates', () => {
     expect(invoice.issuedAt).toBe('2026-02-15T10:00:00.000Z');
     expect(lines(invoice)).toEqual([
       [`Product ${n - 1}`, '1', 1000, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z'],
-      [`Product ${n} (m${n}: 1234, 100 free)`, '1134', 1134, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z'],
+      [`Product ${n} (API calls: 1234, 100 free)`, '1134', 1134, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z'],
     ]);
     expect(invoice).toMatchObject({ netAmount: 2134, taxAmount: 405, grossAmount: 2539 });
     env.setNow('2026-03-15T10:00:00Z');

@@ -276,7 +276,9 @@ function chargeDescription(state: ItemState, quantityMicros: bigint, share: Retu
   const name = state.item.name ?? state.product.name;
   const parts: string[] = [];
   if (state.kind === 'usage') {
-    const label = state.product.usageMetric?.eventName ?? state.product.measurement!.code;
+    // The interface: a measurement's description is what the usage summary on the invoice shows.
+    const m = state.product.measurement;
+    const label = state.product.usageMetric?.eventName ?? (m!.description || m!.code);
     parts.push(`${label}: ${formatQuantity(quantityMicros)}`);
   }
   if (state.plan.freeUnits > 0) parts.push(`${state.plan.freeUnits} free`);
