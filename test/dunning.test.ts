@@ -6,13 +6,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDueJobs } from '../src/jobs/runner.js';
 import { SqliteStore } from '../src/store/sqlite.js';
 import { fails, ok, paths, setup, type TestEnv } from './helpers.js';
+import { pdfText } from './pdf.js';
 import { TestSmtp } from './smtpServer.js';
 import { expectSigned, Receiver } from './webhookReceiver.js';
 
@@ -45,17 +44,6 @@ const invoiceOf = (mcp: Client, customer: string, amount = 10_000) =>
   ok(mcp, 'create_invoice', { customer, lines: [{ description: 'Consulting', quantity: 1, unitAmount: amount, taxRate: 0 }] });
 
 const mailTo = (address: string) => smtp.received.filter((m) => m.to.includes(address));
-
-/** pdfjs draws the standard fonts (which the PDF names, not embeds) from the files it ships. */
-const STANDARD_FONTS = `${path.join(path.dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), 'standard_fonts')}/`;
-
-/** The text of a one-page PDF, its items joined by spaces. */
-async function pdfText(bytes: Uint8Array): Promise<string> {
-  const pdf = await getDocument({ data: bytes, standardFontDataUrl: STANDARD_FONTS, isEvalSupported: false, verbosity: 0 }).promise;
-  const content = await (await pdf.getPage(1)).getTextContent();
-  await pdf.destroy();
-  return content.items.map((item) => ('str' in item ? item.str : '')).join(' ');
-}
 
 describe('overdue rules', () => {
   it('create, list (the interface envelope), get, update, delete; fields validated, level unique per organisation', async () => {

@@ -4,14 +4,13 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { renderMarkdown } from '../src/pages/markdown.js';
 import { CHROMIUM, launchBrowser, seriousViolations, trackWeight } from './browser.js';
 import { fails, ok, setup, type TestEnv } from './helpers.js';
+import { pdfText } from './pdf.js';
 import { eventually, Receiver } from './webhookReceiver.js';
 
 const NOW = '2026-01-15T10:00:00.000Z';
@@ -20,7 +19,6 @@ const periods = [{ contractPeriod: '12M', cancellationPeriod: '3M' }];
 const address = { street: 'Friedrichstraße', houseNumber: '12', zip: '10117', city: 'Berlin', countryCode: 'DE' };
 const jane = { email: 'jane@acme.example', firstName: 'Jane', lastName: 'Doe' };
 const john = { email: 'john@acme.example', firstName: 'John', lastName: 'Roe' };
-const STANDARD_FONTS = `${join(dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), 'standard_fonts')}/`;
 
 let env: TestEnv;
 let receiver: Receiver;
@@ -115,17 +113,6 @@ async function submit(link: string, action: string, fields: Record<string, strin
 }
 
 const getOffer = (o: any) => ok(env.mcp, 'get_offer', { id: o.id });
-
-async function pdfText(bytes: Uint8Array): Promise<string> {
-  const pdf = await getDocument({ data: new Uint8Array(bytes), standardFontDataUrl: STANDARD_FONTS, isEvalSupported: false, verbosity: 0 }).promise;
-  const pages: string[] = [];
-  for (let n = 1; n <= pdf.numPages; n++) {
-    const content = await (await pdf.getPage(n)).getTextContent();
-    pages.push(content.items.map((item) => ('str' in item ? item.str : '')).join(' '));
-  }
-  await pdf.destroy();
-  return pages.join('\n');
-}
 
 async function fetchBytes(url: string, token: string | null = env.org.apiKey) {
   const res = await fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {} });

@@ -1,11 +1,11 @@
-import PDFDocument from 'pdfkit';
 import { zoned } from '../domain/dates.js';
 import type { Customer } from '../schemas/customers.js';
 import type { InvoiceAddress } from '../schemas/billingDetails.js';
 import type { DunningLetterTexts, DunningStep } from '../schemas/dunning.js';
 import type { Invoice } from '../schemas/invoices.js';
-import { moneyFormatter, pdfText } from './invoicePdf.js';
+import { moneyFormatter } from './invoicePdf.js';
 import { addressLines, sellerLines, type Seller } from './parties.js';
+import { pdfText, startPdf } from './pdf.js';
 
 export interface DunningLetterDocument {
   invoice: Invoice;
@@ -32,20 +32,16 @@ export async function renderDunningLetter(doc: DunningLetterDocument): Promise<B
   const money = moneyFormatter(invoice.currencyCode).minor;
   const date = (instant: string) => zoned(instant, customer.timeZone).toISODate() ?? '';
   const stamp = new Date(step.appliedAt);
-  const pdf = new PDFDocument({
-    size: 'A4',
-    margins: { top: MARGIN, bottom: MARGIN, left: MARGIN, right: MARGIN },
-    info: { Title: pdfText(texts.title), Author: pdfText(seller.legalName ?? seller.name), Creator: 'billing-mcp', Producer: 'billing-mcp', CreationDate: stamp, ModDate: stamp },
-  });
-  const chunks: Buffer[] = [];
-  pdf.on('data', (chunk: Buffer) => chunks.push(chunk));
-  const ended = new Promise<Buffer>((resolve, reject) => {
-    pdf.on('end', () => resolve(Buffer.concat(chunks)));
-    pdf.on('error', reject);
-  });
+  const { pdf, bytes: ended } = startPdf({ title: texts.title, author: seller.legalName ?? seller.name, stamp, margin: MARGIN });
   const left = MARGIN;
   const width = pdf.page.width - 2 * MARGIN;
   const write = (text: string, options: PDFKit.Mixins.TextOptions = {}) => pdf.text(pdfText(text), { width, ...options });
+  /** A template text: its blank lines separate paragraphs, its other line breaks stay breaks. */
+  const paragraphs = (text: string) =>
+    text.split(/\n\s*\n/).forEach((paragraph, i) => {
+      if (i > 0) pdf.moveDown();
+      for (const line of paragraph.split('\n')) write(line);
+    });
 
   pdf.font('Helvetica-Bold').fontSize(14).fillColor(seller.brandColor ?? 'black');
   write(seller.legalName ?? seller.name);
@@ -61,7 +57,7 @@ export async function renderDunningLetter(doc: DunningLetterDocument): Promise<B
   pdf.moveDown(2).font('Helvetica-Bold').fontSize(13);
   write(texts.title);
   pdf.moveDown().font('Helvetica').fontSize(BODY);
-  write(texts.introduction);
+  paragraphs(texts.introduction);
 
   pdf.moveDown();
   const rows: Array<[string, string]> = [
@@ -78,7 +74,7 @@ export async function renderDunningLetter(doc: DunningLetterDocument): Promise<B
     pdf.x = left;
   }
   pdf.moveDown();
-  write(texts.closing);
+  paragraphs(texts.closing);
   pdf.moveDown(2).font('Helvetica').fontSize(SMALL).fillColor(GREY);
   write(`Reminder level ${step.level}`);
   if (seller.invoiceFooter) write(seller.invoiceFooter);

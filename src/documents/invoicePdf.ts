@@ -1,4 +1,3 @@
-import PDFDocument from 'pdfkit';
 import { zoned } from '../domain/dates.js';
 import { formatFixed, parseDecimal, type Decimal } from '../values/decimal.js';
 import { formatMoney, minorDigits } from '../values/money.js';
@@ -6,6 +5,7 @@ import type { InvoiceAddress } from '../schemas/billingDetails.js';
 import type { Customer } from '../schemas/customers.js';
 import type { Invoice } from '../schemas/invoices.js';
 import { addressLines, sellerLines, type Seller } from './parties.js';
+import { encodable, pdfText, startPdf } from './pdf.js';
 
 /**
  * A line as the renderer reads it: `quantity` a number or a decimal string, the unit price as
@@ -47,24 +47,6 @@ const COLUMNS = [
   { key: 'net', title: 'Net', x: 430, width: 65, align: 'right' },
 ] as const;
 type Column = (typeof COLUMNS)[number]['key'];
-
-/** WinAnsi, the encoding of the PDF standard fonts: Latin-1's printable characters and these. */
-const WIN_ANSI_EXTRA = new Set('€‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ');
-
-function encodable(ch: string): boolean {
-  const c = ch.codePointAt(0)!;
-  return (c >= 0x20 && c <= 0x7e) || (c >= 0xa0 && c <= 0xff) || WIN_ANSI_EXTRA.has(ch);
-}
-
-/**
- * Text the standard fonts can show: line breaks and tabs become spaces, a character outside WinAnsi
- * becomes "?" (the standard fonts have no glyph for it; embedding a font would be the way to show it).
- */
-export function pdfText(text: string): string {
-  let out = '';
-  for (const ch of text.replace(/[\t\r\n]+/g, ' ')) out += encodable(ch) ? ch : '?';
-  return out;
-}
 
 /** Money as formatMoney writes it, with the ISO code instead of a symbol the standard fonts lack ("₹" → "INR "). */
 export function moneyFormatter(currency: string) {
@@ -129,18 +111,7 @@ export async function renderInvoicePdf(doc: InvoiceDocument): Promise<Buffer> {
   const title = invoice.number ? `Invoice ${invoice.number}` : 'Draft invoice';
   const stamp = new Date(invoice.issuedAt ?? invoice.createdAt);
 
-  const pdf = new PDFDocument({
-    size: 'A4',
-    margins: { top: MARGIN, bottom: MARGIN, left: MARGIN, right: MARGIN },
-    bufferPages: true,
-    info: { Title: pdfText(title), Author: pdfText(seller.legalName ?? seller.name), Creator: 'billing-mcp', Producer: 'billing-mcp', CreationDate: stamp, ModDate: stamp },
-  });
-  const chunks: Buffer[] = [];
-  pdf.on('data', (chunk: Buffer) => chunks.push(chunk));
-  const ended = new Promise<Buffer>((resolve, reject) => {
-    pdf.on('end', () => resolve(Buffer.concat(chunks)));
-    pdf.on('error', reject);
-  });
+  const { pdf, bytes: ended } = startPdf({ title, author: seller.legalName ?? seller.name, stamp, margin: MARGIN, bufferPages: true });
 
   const left = MARGIN;
   const width = pdf.page.width - 2 * MARGIN;

@@ -1,8 +1,8 @@
 import MarkdownIt from 'markdown-it';
-import PDFDocument from 'pdfkit';
 import { zoned } from '../domain/dates.js';
 import type { OfferPresentation } from '../domain/offerPresentation.js';
-import { moneyFormatter, pdfText, quantityText } from './invoicePdf.js';
+import { moneyFormatter, quantityText } from './invoicePdf.js';
+import { pdfText, startPdf } from './pdf.js';
 import { sellerLines } from './parties.js';
 
 /** A recipient's signature: the name given (typed on the page, else the recipient's), when and how. */
@@ -125,18 +125,7 @@ interface Writer {
 }
 
 function writer(title: string, author: string, stamp: Date): Writer {
-  const pdf = new PDFDocument({
-    size: 'A4',
-    margins: { top: MARGIN, bottom: MARGIN, left: MARGIN, right: MARGIN },
-    bufferPages: true,
-    info: { Title: pdfText(title), Author: pdfText(author), Creator: 'billing-mcp', Producer: 'billing-mcp', CreationDate: stamp, ModDate: stamp },
-  });
-  const chunks: Buffer[] = [];
-  pdf.on('data', (chunk: Buffer) => chunks.push(chunk));
-  const ended = new Promise<Buffer>((resolve, reject) => {
-    pdf.on('end', () => resolve(Buffer.concat(chunks)));
-    pdf.on('error', reject);
-  });
+  const { pdf, bytes: ended } = startPdf({ title, author, stamp, margin: MARGIN, bufferPages: true });
   const left = MARGIN;
   const width = pdf.page.width - 2 * MARGIN;
   const bottom = () => pdf.page.height - MARGIN - FOOTER;
