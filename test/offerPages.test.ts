@@ -12,6 +12,7 @@ import { CHROMIUM, launchBrowser, seriousViolations, trackWeight } from './brows
 import { fails, ok, setup, type TestEnv } from './helpers.js';
 import { pdfText } from './pdf.js';
 import { eventually, Receiver } from './webhookReceiver.js';
+import { postForm } from './forms.js';
 
 const NOW = '2026-01-15T10:00:00.000Z';
 const VALID_UNTIL = '2026-02-15T00:00:00.000Z';
@@ -94,20 +95,11 @@ async function open(url: string, headers: Record<string, string> = {}): Promise<
 
 const csrfOf = (page: Page) => /name="csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
 
-async function post(url: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
-  const res = await fetch(url, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-    body: new URLSearchParams(fields).toString(),
-  });
-  return { status: res.status, location: res.headers.get('location'), text: await res.text() };
-}
 
 /** Opens the recipient's page and posts its form to `action` with the page's CSRF token. */
 async function submit(link: string, action: string, fields: Record<string, string>) {
   const page = await open(link);
-  const response = await post(`${link}/${action}`, { csrf: csrfOf(page), ...fields });
+  const response = await postForm(`${link}/${action}`, { csrf: csrfOf(page), ...fields });
   if (response.location) expect(new URL(response.location, `${link}/${action}`).href).toBe(link);
   return response;
 }
@@ -260,7 +252,7 @@ describe('the offer page over HTTP', () => {
       expect(page.text).toBe(notFound);
       expect((await open(`${env.url}/pages/offers/${forged}/signed.pdf`)).status).toBe(404);
       const csrf = tokens.derive('csrf', forged);
-      expect((await post(`${env.url}/pages/offers/${forged}/accept`, { csrf, fullName: 'Jane Doe', agree: 'yes' })).status).toBe(404);
+      expect((await postForm(`${env.url}/pages/offers/${forged}/accept`, { csrf, fullName: 'Jane Doe', agree: 'yes' })).status).toBe(404);
     }
     expect(notFound).not.toContain(payload);
     expect((await getOffer(o)).status).toBe('open');
@@ -272,11 +264,11 @@ describe('the offer page over HTTP', () => {
     const csrf = csrfOf(await open(link));
     const fields = { fullName: 'Jane Doe', agree: 'yes' };
     const refused = [
-      await post(`${link}/accept`, fields),
-      await post(`${link}/accept`, { ...fields, csrf: `${csrf.slice(0, -2)}xx` }),
-      await post(`${link}/accept`, { ...fields, csrf: csrfOf(await open((await offer()).recipients[0].link)) }),
-      await post(`${link}/accept`, { ...fields, csrf }, { 'sec-fetch-site': 'cross-site' }),
-      await post(`${link}/accept`, { ...fields, csrf }, { origin: 'https://evil.example' }),
+      await postForm(`${link}/accept`, fields),
+      await postForm(`${link}/accept`, { ...fields, csrf: `${csrf.slice(0, -2)}xx` }),
+      await postForm(`${link}/accept`, { ...fields, csrf: csrfOf(await open((await offer()).recipients[0].link)) }),
+      await postForm(`${link}/accept`, { ...fields, csrf }, { 'sec-fetch-site': 'cross-site' }),
+      await postForm(`${link}/accept`, { ...fields, csrf }, { origin: 'https://evil.example' }),
     ];
     expect(refused.map((r) => r.status)).toEqual([403, 403, 403, 403, 403]);
     expect(refused[0]!.text).toContain('This form has expired or was not sent from this page');
@@ -346,7 +338,7 @@ describe('the offer page over HTTP', () => {
     expect(waiting.text).toContain('You signed this offer on 16 January 2026 at 10:00 (Europe/Berlin). It is signed once Jane Doe has signed too.');
     expect(waiting.text).not.toContain('<form');
     // The form sent again (a second click, a stale tab) changes nothing: back to the page.
-    expect((await post(`${johnLink}/sign`, { csrf: johnCsrf, fullName: 'John Roe', agree: 'yes' })).status).toBe(303);
+    expect((await postForm(`${johnLink}/sign`, { csrf: johnCsrf, fullName: 'John Roe', agree: 'yes' })).status).toBe(303);
 
     env.setNow('2026-01-17T09:00:00.000Z');
     expect((await submit(janeLink, 'sign', { fullName: 'Jane Doe', agree: 'yes' })).status).toBe(303);
@@ -427,7 +419,7 @@ describe('the offer page over HTTP', () => {
       expect(page.text).not.toMatch(/<form|<table/);
     }
     expect((await open(expired.recipients[0].link)).text).toContain('could be accepted until 15 February 2026 at 01:00 (Europe/Berlin). Ask Seller GmbH for a new offer.');
-    const late = await post(`${expired.recipients[0].link}/accept`, { csrf, fullName: 'Jane Doe', agree: 'yes' });
+    const late = await postForm(`${expired.recipients[0].link}/accept`, { csrf, fullName: 'Jane Doe', agree: 'yes' });
     expect(late.status).toBe(303);
     expect((await getOffer(expired)).status).toBe('open');
     expect((await getOffer(expired)).recipients[0].signingLog).toEqual([`${NOW} viewed the offer page`]);

@@ -7,6 +7,7 @@ import { CHROMIUM, launchBrowser, seriousViolations, trackWeight } from './brows
 import { buildFixture, type Fixture } from './fixtures.js';
 import { call, fails, ok, setup, type TestEnv } from './helpers.js';
 import { Receiver } from './webhookReceiver.js';
+import { postForm } from './forms.js';
 
 const NOW = '2027-03-01T09:00:00Z';
 const CREDITOR = { creditorIdentifier: 'DE98ZZZ09999999999', name: 'Billing & Co. GmbH', iban: 'DE89 3704 0044 0532 0130 00', bic: 'COBADEFFXXX' };
@@ -49,15 +50,6 @@ async function get(url: string) {
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
 
-async function post(url: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
-  const res = await fetch(url, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-    body: new URLSearchParams(fields).toString(),
-  });
-  return { status: res.status, headers: res.headers, text: await res.text() };
-}
 
 /** The hidden field of the form on a page. */
 const hidden = (page: string, name: string) => page.match(new RegExp(`name="${name}" value="([^"]*)"`))?.[1] ?? '';
@@ -154,7 +146,7 @@ describe('the portal over HTTP', () => {
     expect(expired.status).toBe(404);
     expect(expired.text).toBe(unknown.text);
     expect((await get(`${url}/bank-account`)).status).toBe(404);
-    expect((await post(`${url}/bank-account`, { iban: IBAN, accountHolder: 'X' })).status).toBe(404);
+    expect((await postForm(`${url}/bank-account`, { iban: IBAN, accountHolder: 'X' })).status).toBe(404);
 
     env.setNow(NOW);
     const key = await env.newKey(env.org, ['customer:write']);
@@ -185,7 +177,7 @@ describe('the portal over HTTP', () => {
       [{ ...account, csrf }, { origin: 'https://evil.example' }],
       [{ ...account, csrf }, { 'sec-fetch-site': 'cross-site' }],
     ] as const) {
-      const res = await post(`${url}/bank-account`, fields, headers);
+      const res = await postForm(`${url}/bank-account`, fields, headers);
       expect(res.status).toBe(403);
       expect(res.text).toContain('This form has expired or was not sent from this page');
     }
@@ -194,8 +186,8 @@ describe('the portal over HTTP', () => {
     const cancelCsrf = hidden((await get(`${url}/subscriptions/${s.id}/cancel`)).text, 'csrf');
     expect(cancelCsrf).toBe(csrf);
     const date = hidden((await get(`${url}/subscriptions/${s.id}/cancel`)).text, 'cancellationDate');
-    expect((await post(`${url}/subscriptions/${s.id}/cancel`, { cancellationDate: date })).status).toBe(403);
-    expect((await post(`${url}/subscriptions/${s.id}/cancel`, { cancellationDate: date, csrf: otherSession })).status).toBe(403);
+    expect((await postForm(`${url}/subscriptions/${s.id}/cancel`, { cancellationDate: date })).status).toBe(403);
+    expect((await postForm(`${url}/subscriptions/${s.id}/cancel`, { cancellationDate: date, csrf: otherSession })).status).toBe(403);
     expect((await ok(env.mcp, 'get_subscription', { id: s.id })).cancellationDate).toBeNull();
   });
 
@@ -204,7 +196,7 @@ describe('the portal over HTTP', () => {
     const url = await openPortal(c.id);
     const csrf = hidden((await get(`${url}/bank-account`)).text, 'csrf');
     const wrong = 'DE02 1203 0000 0000 2020 52';
-    const res = await post(`${url}/bank-account`, { csrf, iban: wrong, accountHolder: 'Ada <Lovelace>', mandate: 'yes' });
+    const res = await postForm(`${url}/bank-account`, { csrf, iban: wrong, accountHolder: 'Ada <Lovelace>', mandate: 'yes' });
     expect(res.status).toBe(422);
     const api = await fails(env.mcp, 'create_payment_method', { id: c.id, type: 'sepa_debit', sepaDebit: { iban: wrong, accountHolder: 'Ada' } }, 422);
     const problem = api.violations[0].message.replace('sepaDebit.iban ', '');
@@ -214,11 +206,11 @@ describe('the portal over HTTP', () => {
     expect(res.text).toContain('value="Ada &lt;Lovelace&gt;"');
     expect(res.text).toMatch(/name="mandate" value="yes" required checked/);
 
-    const blank = await post(`${url}/bank-account`, { csrf, iban: IBAN, accountHolder: ' ', mandate: 'yes' });
+    const blank = await postForm(`${url}/bank-account`, { csrf, iban: IBAN, accountHolder: ' ', mandate: 'yes' });
     expect(blank.status).toBe(422);
     expect(blank.text).toContain('id="accountHolder-error">Account holder must be 1 to 255 characters and not blank.</p>');
 
-    const unconfirmed = await post(`${url}/bank-account`, { csrf, iban: IBAN, accountHolder: 'Ada' });
+    const unconfirmed = await postForm(`${url}/bank-account`, { csrf, iban: IBAN, accountHolder: 'Ada' });
     expect(unconfirmed.status).toBe(422);
     expect(unconfirmed.text).toContain('id="mandate-error">Please confirm the mandate to pay by direct debit.</p>');
     expect((await ok(env.mcp, 'list_payment_methods', { id: c.id })).data).toEqual([]);
@@ -230,7 +222,7 @@ describe('the portal over HTTP', () => {
     const form = (await get(`${url}/bank-account`)).text;
     expect(form).toContain('<label for="iban">IBAN</label>');
     expect(form).toContain(`Billing &amp; Co. GmbH (creditor identifier ${CREDITOR.creditorIdentifier})`);
-    const res = await post(`${url}/bank-account`, { csrf: hidden(form, 'csrf'), iban: IBAN, accountHolder: 'Sam Saver', mandate: 'yes', default: 'yes' });
+    const res = await postForm(`${url}/bank-account`, { csrf: hidden(form, 'csrf'), iban: IBAN, accountHolder: 'Sam Saver', mandate: 'yes', default: 'yes' });
     expect(res.status).toBe(303);
     const token = url.slice(url.lastIndexOf('/') + 1);
     expect(res.headers.get('location')).toBe(`../../portal/${token}?notice=bank-account-added`);
@@ -261,7 +253,7 @@ describe('the portal over HTTP', () => {
     expect(shown).toBe('2027-12-31T23:00:00.000Z');
     expect(confirm.text).toContain('your subscription ends on <strong><time datetime="2028-01-01">1 Jan 2028</time></strong>');
 
-    const res = await post(`${url}/subscriptions/${s.id}/cancel`, { csrf: hidden(confirm.text, 'csrf'), cancellationDate: shown });
+    const res = await postForm(`${url}/subscriptions/${s.id}/cancel`, { csrf: hidden(confirm.text, 'csrf'), cancellationDate: shown });
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toMatch(/\?notice=cancellation-scheduled$/);
     const cancelled = await ok(env.mcp, 'get_subscription', { id: s.id });
@@ -286,7 +278,7 @@ describe('the portal over HTTP', () => {
     const confirm = (await get(`${url}/subscriptions/${s.id}/cancel`)).text;
     const csrf = hidden(confirm, 'csrf');
     for (const stale of ['2027-06-30T22:00:00.000Z', 'tomorrow']) {
-      const res = await post(`${url}/subscriptions/${s.id}/cancel`, { csrf, cancellationDate: stale });
+      const res = await postForm(`${url}/subscriptions/${s.id}/cancel`, { csrf, cancellationDate: stale });
       expect(res.status).toBe(409);
       expect(res.text).toContain('Your subscription was not cancelled');
       expect(hidden(res.text, 'cancellationDate')).toBe(hidden(confirm, 'cancellationDate'));
@@ -295,7 +287,7 @@ describe('the portal over HTTP', () => {
 
     const strangers = await subscribe(f.customer.id);
     expect((await get(`${url}/subscriptions/${strangers.id}/cancel`)).status).toBe(404);
-    expect((await post(`${url}/subscriptions/${strangers.id}/cancel`, { csrf, cancellationDate: hidden(confirm, 'cancellationDate') })).status).toBe(404);
+    expect((await postForm(`${url}/subscriptions/${strangers.id}/cancel`, { csrf, cancellationDate: hidden(confirm, 'cancellationDate') })).status).toBe(404);
     expect((await ok(env.mcp, 'get_subscription', { id: strangers.id })).cancellationDate).toBeNull();
     const draft = await ok(env.mcp, 'create_subscription', { customer: c.id, plan: f.plan.id, periods: [{ contractPeriod: '1M', cancellationPeriod: '0D' }] });
     expect((await get(`${url}/subscriptions/${draft.id}/cancel`)).status).toBe(404);
