@@ -504,7 +504,7 @@ describe('a back-office scenario through every listed tool', () => {
     const [first, second] = (await a.call('list_sepa_xml_payments', { statement: statement.id })).data;
     await a.call('get_sepa_xml_payment', { id: first.id });
     await a.call('return_sepa_xml_payment', { id: first.id, reasonCode: 'AM04' });
-    await a.call('record_sepa_return', { endToEndId: second.endToEndId, reasonCode: 'MD01' });
+    await a.call('record_sepa_return', { endToEndId: second.endToEndId, reasonCode: 'MS02' });
     const report = `<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.002.001.03"><CstmrPmtStsRpt>
       <OrgnlGrpInfAndSts><OrgnlMsgId>${statement.messageId}</OrgnlMsgId><GrpSts>RJCT</GrpSts></OrgnlGrpInfAndSts>
     </CstmrPmtStsRpt></Document>`;

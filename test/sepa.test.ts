@@ -253,6 +253,8 @@ describe('returns', () => {
     const two = await env.http('POST', '/sepa-returns', { body: { endToEndId: paymentOf(b.plan).endToEndId, reasonCode: 'MD01', returnedAt: '2027-05-09T12:00:00Z' } });
     expect(two.status).toBe(200);
     expect(two.body).toMatchObject({ status: 'returned', returnReasonCode: 'MD01' });
+    // No valid mandate (MD01), like a closed account (AC04) or a deceased debtor (MD07), ends the mandate.
+    expect(two.body.sepaMandate).toMatchObject({ status: 'revoked', revokedAt: '2027-05-09T12:00:00.000Z' });
     expect(paths(await fails(env.mcp, 'record_sepa_return', { endToEndId: 'nope', reasonCode: 'MD01' }, 422))).toEqual(['endToEndId']);
 
     const report = `<?xml version="1.0" encoding="UTF-8"?>
@@ -284,6 +286,8 @@ describe('returns', () => {
       expect(plan.brokenReason).toContain(code);
       expect(plan.installments.map((i: any) => [i.status, i.amountPaid])).toEqual([['failed', 0], ['open', 0]]);
       expect(await brokenEvent(x.plan.id)).toMatchObject({ status: 'broken', brokenReason: plan.brokenReason });
+      const { sepaMandate } = await ok(env.mcp, 'get_sepa_xml_payment', { id: paymentOf(x.plan).id });
+      expect(sepaMandate.status, code).toBe(code === 'AM04' ? 'active' : 'revoked');
     }
   });
 

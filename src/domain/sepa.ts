@@ -56,6 +56,13 @@ const RETURN_REASONS: Record<string, string> = {
   SL01: 'specific service of the debtor bank',
 };
 
+/**
+ * Returns that say the mandate itself is gone: the debtor bank knows no valid mandate (MD01), or the
+ * account is closed (AC04) or its holder deceased (MD07). Collecting under it again would only come
+ * back the same way, so the return revokes the mandate.
+ */
+const MANDATE_ENDING_RETURNS = new Set(['MD01', 'AC04', 'MD07']);
+
 /* ---------------------------------------------------------------------------------------------
  * Creditor
  * ------------------------------------------------------------------------------------------- */
@@ -440,6 +447,7 @@ async function returnPayment(tx: Tx, org: string, payment: StoredSepaXmlPayment,
     throw conflict(`SEPA payment ${payment.endToEndId} was already returned (${payment.returnReasonCode} at ${payment.returnedAt})`);
   }
   await tx.sepa.markReturned(org, payment.id, reasonCode, returnedAt);
+  if (MANDATE_ENDING_RETURNS.has(reasonCode) && !payment.sepaMandate.revokedAt) await tx.sepa.revokeMandate(org, payment.sepaMandate.id, returnedAt);
   await reopenInvoicePayment(tx, org, payment.invoice, payment.transaction, returnedAt, now);
   if (payment.paymentPlan && payment.installment) {
     const meaning = RETURN_REASONS[reasonCode];
