@@ -588,16 +588,19 @@ describe('what an invoice shows and in which currency', () => {
   });
 });
 
-describe('item furtherInformation (issue 17)', () => {
-  it('is set when ordering and by update_subscription_item, shown on the item, and printed after each line that bills the item', async () => {
+describe('item description and furtherInformation (issue 17)', () => {
+  it('are set when ordering and by update_subscription_item, shown on the item, and printed after each line that bills the item', async () => {
     env.setNow('2026-01-15T10:00:00Z');
     const s = await subscribe([{}]);
     const { product, pricePlan } = await charge({ price: { price: { amount: 20 } } });
-    const ordered = await ok(env.mcp, 'order_subscription_products', { id: s.id, products: [{ product, pricePlan, furtherInformation: 'Licence LIC-42' }] });
+    const ordered = await ok(env.mcp, 'order_subscription_products', {
+      id: s.id,
+      products: [{ product, pricePlan, furtherInformation: 'Licence LIC-42', customDescription: 'Berlin office' }],
+    });
     const addon = ordered.items[1];
     expect((await ok(env.mcp, 'get_subscription_item', { id: addon.id })).furtherInformation).toBe('Licence LIC-42');
     const [first] = await bill(s.id);
-    expect(first.lines.map((l: any) => l.description)).toEqual([`Product ${n - 1}`, `Product ${n} – Licence LIC-42`]);
+    expect(first.lines.map((l: any) => l.description)).toEqual([`Product ${n - 1}`, `Product ${n} – Berlin office – Licence LIC-42`]);
     const patched = await env.http('PATCH', `/subscription-items/${s.items[0].id}`, {
       body: { furtherInformation: 'Site Berlin' },
       contentType: 'application/merge-patch+json',
@@ -607,8 +610,8 @@ describe('item furtherInformation (issue 17)', () => {
     expect(paths(await fails(env.mcp, 'update_subscription_item', { id: addon.id, furtherInformation: 'x'.repeat(256) }, 422))).toEqual(['furtherInformation']);
     env.setNow('2026-02-15T10:00:00Z');
     const estimate = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
-    expect(estimate.lines.map((l: any) => l.description)).toEqual([`Product ${n - 1} – Site Berlin`, `Product ${n}`]);
+    expect(estimate.lines.map((l: any) => l.description)).toEqual([`Product ${n - 1} – Site Berlin`, `Product ${n} – Berlin office`]);
     const [second] = await bill(s.id);
-    expect(second.lines.map((l: any) => l.description)).toEqual([`Product ${n - 1} – Site Berlin`, `Product ${n}`]);
+    expect(second.lines.map((l: any) => l.description)).toEqual([`Product ${n - 1} – Site Berlin`, `Product ${n} – Berlin office`]);
   });
 });

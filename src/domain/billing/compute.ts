@@ -267,24 +267,27 @@ async function usageMicros(tx: Tx, org: string, state: ItemState, p: BillingPeri
   return intervalValue(tx, org, interval, m);
 }
 
-/** A line's description followed by the item's furtherInformation, as every line billing the item prints it. */
-export function withFurtherInformation(item: Pick<ItemRecord, 'furtherInformation'>, description: string): string {
-  return item.furtherInformation ? `${description} – ${item.furtherInformation}` : description;
+/** A line's description followed by the item's own description and its furtherInformation, as every line billing the item prints them. */
+export function itemLineText(item: Pick<ItemRecord, 'description' | 'furtherInformation'>, description: string): string {
+  return [description, item.description, item.furtherInformation].filter(Boolean).join(' – ');
+}
+
+/** What a usage line summarises (the interface: a measurement's description is shown in the usage summary on the invoice). */
+export function usageLabel(product: Product): string {
+  const m = product.measurement;
+  return product.usageMetric?.eventName ?? (m?.description || m?.code || product.name);
 }
 
 function chargeDescription(state: ItemState, quantityMicros: bigint, share: ReturnType<typeof proRataShare>, label: string | null): string {
   const name = state.item.name ?? state.product.name;
   const parts: string[] = [];
   if (state.kind === 'usage') {
-    // The interface: a measurement's description is what the usage summary on the invoice shows.
-    const m = state.product.measurement;
-    const label = state.product.usageMetric?.eventName ?? (m!.description || m!.code);
-    parts.push(`${label}: ${formatQuantity(quantityMicros)}`);
+    parts.push(`${usageLabel(state.product)}: ${formatQuantity(quantityMicros)}`);
   }
   if (state.plan.freeUnits > 0) parts.push(`${state.plan.freeUnits} free`);
   if (share) parts.push(`pro rata ${share.days}/${share.of} days`);
   if (label) parts.push(label);
-  return withFurtherInformation(state.item, parts.length ? `${name} (${parts.join(', ')})` : name);
+  return itemLineText(state.item, parts.length ? `${name} (${parts.join(', ')})` : name);
 }
 
 /** The discount lines of one item on one invoice, before tax: percentage of its net, or a fixed amount capped at what is left of it. */
@@ -353,7 +356,7 @@ function quantityAdjustments(
     out.push({
       change,
       line: {
-        description: withFurtherInformation(state.item, `${name} (quantity ${change.oldQuantity} → ${change.newQuantity} from ${at.toISODate()}${days})`),
+        description: itemLineText(state.item, `${name} (quantity ${change.oldQuantity} → ${change.newQuantity} from ${at.toISODate()}${days})`),
         quantity: '1',
         unitAmountDecimal: String(diff),
         netAmount: diff,

@@ -13,7 +13,7 @@ import { getOrganisation } from '../organisation.js';
 import { priceCharge } from '../pricing.js';
 import { getPricePlan, getProduct } from '../products.js';
 import { formatQuantity } from '../quantity.js';
-import { discountLines, taxRateE4, withFurtherInformation } from './compute.js';
+import { discountLines, itemLineText, taxRateE4, usageLabel } from './compute.js';
 import type { BillingSettings } from './run.js';
 
 /** How instant invoices are issued: the payment terms, and what to do once one is (kick the webhook delivery after the commit). */
@@ -34,7 +34,7 @@ export async function billInstantValues(tx: Tx, org: string, values: readonly Me
     const rate = taxRateE4(product, address, seller.address?.countryCode ?? null, zoned(value.measuredAt, customer.timeZone).toISODate() as string);
     const name = item.name ?? product.name;
     const lines: BilledLineInput[] = priceCharge(plan, value.quantityMicros).map((p) => ({
-      description: withFurtherInformation(item, `${name} (${product.measurement?.code}: ${formatQuantity(value.quantityMicros)}${p.label ? `, ${p.label}` : ''})`),
+      description: itemLineText(item, `${name} (${usageLabel(product)}: ${formatQuantity(value.quantityMicros)}${p.label ? `, ${p.label}` : ''})`),
       quantity: p.quantity,
       unitAmountDecimal: p.unitAmountDecimal,
       netAmount: p.netAmount,
