@@ -269,8 +269,9 @@ describe('the offer page over HTTP', () => {
       await postForm(`${link}/accept`, { ...fields, csrf: csrfOf(await open((await offer()).recipients[0].link)) }),
       await postForm(`${link}/accept`, { ...fields, csrf }, { 'sec-fetch-site': 'cross-site' }),
       await postForm(`${link}/accept`, { ...fields, csrf }, { origin: 'https://evil.example' }),
+      await postForm(`${link}/accept`, { ...fields, csrf }, { origin: 'not a url' }),
     ];
-    expect(refused.map((r) => r.status)).toEqual([403, 403, 403, 403, 403]);
+    expect(refused.map((r) => r.status)).toEqual([403, 403, 403, 403, 403, 403]);
     expect(refused[0]!.text).toContain('This form has expired or was not sent from this page');
     const got = await getOffer(o);
     expect(got.status).toBe('open');

@@ -36,6 +36,15 @@ export async function readForm(req: IncomingMessage, rate: BodyRate): Promise<UR
   return new URLSearchParams(body.toString('utf8'));
 }
 
+/** The host (and port) of an Origin header; undefined when it is no URL. */
+function hostOf(origin: string): string | undefined {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The hidden `csrf` field of the forms of the page opened by `token`. */
 export function csrfToken(tokens: PageTokens, token: string): string {
   return tokens.derive('csrf', token);
@@ -50,7 +59,7 @@ export function checkCsrf(req: IncomingMessage, form: URLSearchParams, tokens: P
   const site = req.headers['sec-fetch-site'];
   if (site !== undefined && site !== 'same-origin' && site !== 'none') return false;
   const origin = req.headers.origin;
-  if (origin !== undefined && origin !== 'null' && new URL(origin).host !== req.headers.host) return false;
+  if (origin !== undefined && origin !== 'null' && hostOf(origin) !== req.headers.host) return false;
   const given = Buffer.from(form.get('csrf') ?? '');
   const expected = Buffer.from(csrfToken(tokens, token));
   return given.length === expected.length && timingSafeEqual(given, expected);
