@@ -1,8 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PageTokens } from '../src/auth/pageTokens.js';
+import { PAGE_ROUTES } from '../src/pages/routes.js';
+import { csrfToken } from '../src/pages/security.js';
 import { CHROMIUM, launchBrowser, seriousViolations } from './browser.js';
-import { setup, type TestEnv } from './helpers.js';
+import { buildFixture } from './fixtures.js';
+import { ok, setup, type TestEnv } from './helpers.js';
 
 describe('page tokens', () => {
   const tokens = new PageTokens(randomBytes(32));
@@ -98,5 +102,69 @@ describe.skipIf(!CHROMIUM)('pages in Chromium', () => {
     } finally {
       await browser.close();
     }
+  });
+});
+
+describe('pages under random input', () => {
+  let env: TestEnv;
+  beforeAll(async () => {
+    env = await setup({ pagesRateLimitPerMinute: 1_000_000 });
+  });
+  afterAll(() => env.close());
+
+  it('answer every route, genuine token or not, form or garbage, without a server error (seeded)', async () => {
+    const f = await buildFixture(env.mcp);
+    await ok(env.mcp, 'create_invoice_address', { id: f.customer.id, street: 'Hauptstraße', houseNumber: '1', zip: '10115', city: 'Berlin', countryCode: 'DE' });
+    const offer = await ok(env.mcp, 'create_offer', {
+      customer: f.customer.id,
+      acceptanceMode: 'click',
+      name: 'Fuzz',
+      recipients: [{ email: 'fuzz@example.com', firstName: 'Fuzz', lastName: 'Er' }],
+      validUntil: new Date(Date.now() + 86_400_000).toISOString(),
+      subscription: { plan: f.plan.id, periods: [{ contractPeriod: '1M', cancellationPeriod: '0D' }] },
+    });
+    const subscription = await ok(env.mcp, 'create_subscription', {
+      customer: f.customer.id,
+      plan: f.plan.id,
+      periods: [{ contractPeriod: '1M', cancellationPeriod: '0D' }],
+      activate: true,
+    });
+    const invoice = await ok(env.mcp, 'create_invoice', { customer: f.customer.id, lines: [{ description: 'Fuzz', quantity: 1, unitAmount: 100 }] });
+    const portal = await ok(env.mcp, 'create_portal_session', { id: f.customer.id });
+    const tokenOf = (url: string) => new URL(url).pathname.split('/')[3]!;
+    const genuine: Record<string, string> = {
+      offers: tokenOf(offer.recipients[0].link),
+      invoices: tokenOf(invoice.hostedUrl),
+      portal: tokenOf(portal.url),
+    };
+    const tokens = await env.app.pageTokens();
+    const routes = PAGE_ROUTES.map((r) => ({ method: r.method, path: r.path }));
+    const text = fc.string({ maxLength: 40 });
+    const field = fc.constantFrom('csrf', 'fullName', 'agree', 'iban', 'accountHolder', 'street', 'houseNumber', 'zip', 'city', 'countryCode', 'vatId', 'confirm', 'cancellationDate', 'mandate');
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...routes),
+        fc.boolean(),
+        text,
+        fc.boolean(),
+        fc.dictionary(field, text, { maxKeys: 8 }),
+        fc.constantFrom('application/x-www-form-urlencoded', 'application/json', 'text/plain', ''),
+        async (route, useGenuine, randomToken, withCsrf, fields, contentType) => {
+          const family = route.path.split('/')[2]!;
+          const token = useGenuine ? genuine[family]! : randomToken;
+          const path = route.path.replace(':token', encodeURIComponent(token)).replace(':id', encodeURIComponent(useGenuine ? subscription.id : randomToken));
+          const init: RequestInit = { method: route.method, redirect: 'manual' };
+          if (route.method === 'POST') {
+            const body = { ...fields, ...(withCsrf ? { csrf: csrfToken(tokens, token) } : {}) };
+            init.body = new URLSearchParams(body).toString();
+            init.headers = contentType ? { 'content-type': contentType } : {};
+          }
+          const res = await fetch(`${env.url}${path}`, init);
+          await res.arrayBuffer();
+          expect(res.status, `${route.method} ${path} ${JSON.stringify(fields)}`).toBeLessThan(500);
+        },
+      ),
+      { seed: 18, numRuns: 300 },
+    );
   });
 });
