@@ -8,7 +8,9 @@ import { createHttpApp } from './http/app.js';
 import { newId } from './ids.js';
 import { nonOverlapping, runDueJobs } from './jobs/runner.js';
 import { createPages } from './pages/app.js';
+import { currentLinks } from './pages/links.js';
 import { PAGE_ROUTES } from './pages/routes.js';
+import type { Links } from './domain/links.js';
 import { createLogger, type Logger } from './logger.js';
 import { Catalog } from './registry/catalog.js';
 import { Executor } from './registry/executor.js';
@@ -32,6 +34,8 @@ export interface App {
   publicUrl: PublicUrl;
   /** Signs and checks the tokens of page links; its secret is read (or created) on first use. */
   pageTokens: () => Promise<PageTokens>;
+  /** The links of results and pages under the current base URL. */
+  links: () => Promise<Links>;
 }
 
 /** `http://host:port`, with an IPv6 host in brackets and an unspecified one (0.0.0.0, ::) as localhost. */
@@ -80,8 +84,10 @@ export function createApp(
       tokens = undefined;
       throw err;
     }));
-  const executor = new Executor({ store, config, logger, clock, deliveries, baseUrl: () => publicUrl.value, pageTokens });
-  return { config, store, catalog, executor, logger, clock, deliveries, emails, publicUrl, pageTokens };
+  const baseUrl = () => publicUrl.value;
+  const links = currentLinks(pageTokens, baseUrl);
+  const executor = new Executor({ store, config, logger, clock, deliveries, baseUrl, links });
+  return { config, store, catalog, executor, logger, clock, deliveries, emails, publicUrl, pageTokens, links };
 }
 
 /** How often Node looks for requests past their headers or request timeout: a tenth of the shorter, 10 ms to 1 s. */
@@ -123,7 +129,7 @@ export async function startHttp(app: App, host = app.config.host, port = app.con
         logger: app.logger,
         clock: app.clock,
         pageTokens: app.pageTokens,
-        baseUrl: () => app.publicUrl.value,
+        links: app.links,
         deliveries: app.deliveries,
         bodyRate,
       }),

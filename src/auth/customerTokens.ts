@@ -49,9 +49,10 @@ export async function issueCustomerTokens(
   return pair;
 }
 
-function mintingKeyProblem(t: { apiKeyRevokedAt: string | null; apiKeyExpiresAt: string | null }, now: Date): string | undefined {
-  if (t.apiKeyRevokedAt) return 'the API key that issued this customer token has been revoked';
-  if (t.apiKeyExpiresAt && Date.parse(t.apiKeyExpiresAt) <= now.getTime()) return 'the API key that issued this customer token has expired';
+/** Why something an API key issued (a customer token, a portal session) no longer works because of that key; undefined while the key is valid. */
+export function mintingKeyProblem(t: { apiKeyRevokedAt: string | null; apiKeyExpiresAt: string | null }, now: Date): string | undefined {
+  if (t.apiKeyRevokedAt) return 'the API key that issued it has been revoked';
+  if (t.apiKeyExpiresAt && Date.parse(t.apiKeyExpiresAt) <= now.getTime()) return 'the API key that issued it has expired';
   return undefined;
 }
 

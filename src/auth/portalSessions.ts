@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { newId } from '../ids.js';
 import type { Tx } from '../store/store.js';
+import { mintingKeyProblem } from './customerTokens.js';
 import { hashToken } from './keys.js';
 
 /** How long a portal session works after it was opened (Stripe's billing-portal sessions: the same). */
@@ -45,8 +46,6 @@ export async function findPortalSession(tx: Tx, token: string, now: Date): Promi
   if (!TOKEN_PATTERN.test(token)) return undefined;
   const session = await tx.portalSessions.findByHash(hashToken(token));
   if (!session) return undefined;
-  const at = now.getTime();
-  if (Date.parse(session.expiresAt) <= at || session.apiKeyRevokedAt) return undefined;
-  if (session.apiKeyExpiresAt && Date.parse(session.apiKeyExpiresAt) <= at) return undefined;
+  if (Date.parse(session.expiresAt) <= now.getTime() || mintingKeyProblem(session, now)) return undefined;
   return { org: session.organisationId, customerId: session.customerId, expiresAt: session.expiresAt };
 }

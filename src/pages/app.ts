@@ -10,7 +10,6 @@ import type { Logger } from '../logger.js';
 import type { DeliveryKicker } from '../registry/operation.js';
 import type { Store, Tx } from '../store/store.js';
 import { messagePage } from './html.js';
-import { pageLinks } from './links.js';
 import { checkCsrf, csrfToken, PAGE_HEADERS, PageRateLimit, readForm } from './security.js';
 import { STYLESHEET } from './style.js';
 
@@ -20,7 +19,7 @@ export interface PageDeps {
   logger: Logger;
   clock: () => Date;
   pageTokens: () => Promise<PageTokens>;
-  baseUrl: () => string;
+  links: () => Promise<Links>;
   deliveries: DeliveryKicker;
   bodyRate: BodyRate;
 }
@@ -90,7 +89,7 @@ export function createPages(routes: readonly PageRoute[], deps: PageDeps) {
       query,
       now: deps.clock(),
       tokens,
-      links: pageLinks(tokens, deps.baseUrl()),
+      links: await deps.links(),
       config: deps.config,
       client: { ip: req.socket.remoteAddress ?? 'unknown', userAgent: String(req.headers['user-agent'] ?? '').slice(0, 512) },
       read: (fn) => deps.store.read(fn),

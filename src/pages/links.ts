@@ -19,3 +19,16 @@ export function pageLinks(tokens: PageTokens, baseUrl: string): Links {
     portal: (token) => `${baseUrl}${PAGE_PATHS.portal}${token}`,
   };
 }
+
+/**
+ * The links under the current base URL, made once per base URL (it changes at most once, when the
+ * HTTP server starts listening) rather than once per request.
+ */
+export function currentLinks(tokens: () => Promise<PageTokens>, baseUrl: () => string): () => Promise<Links> {
+  let made: { base: string; links: Links } | undefined;
+  return async () => {
+    const base = baseUrl();
+    if (made?.base !== base) made = { base, links: pageLinks(await tokens(), base) };
+    return made.links;
+  };
+}

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import { can, type Principal } from '../auth/keys.js';
-import type { PageTokens } from '../auth/pageTokens.js';
 import type { Config } from '../config.js';
 import { AppError, invalid } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { pageLinks } from '../pages/links.js';
+import type { Links } from '../domain/links.js';
 import type { Store, Tx } from '../store/store.js';
 import {
   acceptsIdempotencyKey,
@@ -97,8 +96,8 @@ export class Executor {
       deliveries: DeliveryKicker;
       /** Base of the URLs results link to (`OperationContext.baseUrl`). */
       baseUrl: () => string;
-      /** The page-token signer (`OperationContext.links`). */
-      pageTokens: () => Promise<PageTokens>;
+      /** The links results carry (`OperationContext.links`), under `baseUrl`. */
+      links: () => Promise<Links>;
     },
   ) {}
 
@@ -133,7 +132,7 @@ export class Executor {
     const effects: Array<() => void> = [];
     const now = this.deps.clock();
     const baseUrl = this.deps.baseUrl();
-    const links = pageLinks(await this.deps.pageTokens(), baseUrl);
+    const links = await this.deps.links();
     const body = async (tx: Tx): Promise<Outcome> => {
       const ctx: OperationContext = {
         tx,
