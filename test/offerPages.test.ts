@@ -488,6 +488,8 @@ describe('signed documents', () => {
       'Everything in Team for ACME.',
       '• two seats',
       '€99.80 per month',
+      // The period as the page shows it: its first and its last day.
+      '2026-01-17 – 2026-02-17',
       '€118.76',
       'Jane Doe',
       'jane@acme.example - 2026-01-17 09:30:00 UTC',

@@ -1,5 +1,5 @@
 import MarkdownIt from 'markdown-it';
-import { zoned } from '../domain/dates.js';
+import { servicePeriodText, zoned } from '../domain/dates.js';
 import type { OfferPresentation } from '../domain/offerPresentation.js';
 import { moneyFormatter, quantityText } from './invoicePdf.js';
 import { pdfText, startPdf } from './pdf.js';
@@ -309,7 +309,8 @@ export async function renderSignedOfferPdf(doc: SignedOfferDocument): Promise<Bu
       ],
       e.lines.map((l) => [
         l.description,
-        l.periodStart ? `${date(l.periodStart)} - ${date(l.periodEnd)}` : '',
+        // As the offer page shows it: the first and the last day of the period.
+        l.periodStart && l.periodEnd ? servicePeriodText(l.periodStart, l.periodEnd, p.timeZone) : '',
         quantityText(l.quantity),
         money.unit(l),
         `${l.taxRate}%`,

@@ -80,6 +80,20 @@ export function zoned(instant: string | Date, timeZone: string | Zone): DateTime
   return dt;
 }
 
+/**
+ * A service period as people read it: the local dates (YYYY-MM-DD) of its first and last day in the
+ * time zone; its end instant is exclusive, so the last day is the one before it.
+ */
+export function servicePeriodDays(start: string, end: string, timeZone: string): { first: string; last: string } {
+  return { first: zoned(start, timeZone).toISODate() as string, last: zoned(new Date(Date.parse(end) - 1), timeZone).toISODate() as string };
+}
+
+/** The same as text: "2026-01-15 – 2026-02-14". */
+export function servicePeriodText(start: string, end: string, timeZone: string): string {
+  const { first, last } = servicePeriodDays(start, end, timeZone);
+  return `${first} – ${last}`;
+}
+
 /** The instant in UTC with milliseconds (2026-01-15T10:00:00.000Z), as every stored instant is written. */
 export function toIso(dt: DateTime): string {
   return new Date(dt.toMillis()).toISOString();

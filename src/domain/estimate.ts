@@ -2,17 +2,12 @@ import { conflict } from '../errors.js';
 import type { Estimate } from '../schemas/estimate.js';
 import type { Tx } from '../store/store.js';
 import { CatalogueCache, computeDue } from './billing/compute.js';
-import { zoned } from './dates.js';
+import { servicePeriodText, zoned } from './dates.js';
 import { invoiceTotals } from './invoices.js';
 import { formatMoney, formatUnitAmount, rateOfE4 } from '../values/money.js';
 import { activatedState } from './subscriptions/lifecycle.js';
 import { loadSubscription } from './subscriptions/records.js';
 
-/** A service period as people read it: the local dates of its first and last day in the customer's time zone (the end is exclusive). */
-function localPeriod(start: string, end: string, timeZone: string): string {
-  const last = zoned(new Date(Date.parse(end) - 1), timeZone);
-  return `${zoned(start, timeZone).toISODate()} – ${last.toISODate()}`;
-}
 
 function render(e: Omit<Estimate, 'estimate'>, header: string[], timeZone: string): string {
   const width = 72;
@@ -20,7 +15,7 @@ function render(e: Omit<Estimate, 'estimate'>, header: string[], timeZone: strin
   const row = (left: string, right: string) => `${left}${' '.repeat(Math.max(1, width - left.length - right.length))}${right}`;
   const lines = [...header, ''];
   for (const l of e.lines) {
-    const period = l.periodStart && l.periodEnd ? ` ${localPeriod(l.periodStart, l.periodEnd, timeZone)}` : '';
+    const period = l.periodStart && l.periodEnd ? ` ${servicePeriodText(l.periodStart, l.periodEnd, timeZone)}` : '';
     const qty = l.netAmount < 0 ? '' : ` ${l.quantity} × ${formatUnitAmount(l.unitAmountDecimal, e.currencyCode)}`;
     lines.push(row(`${l.description}${period}${qty}`, money(l.netAmount)));
   }
