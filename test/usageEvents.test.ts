@@ -178,6 +178,23 @@ describe('ingestion', () => {
     expect(await ingest([good])).toMatchObject({ accepted: 0, duplicates: 1 });
   });
 
+  it('refuses a date that does not exist instead of moving it on, and counts a repeated id as a duplicate before looking at its reference', async () => {
+    env.setNow('2026-03-05T10:00:00Z');
+    const r = await ingest([
+      { id: 'march-4', eventName: 'api', subscription: s.id, timestamp: '2026-03-04T09:00:00Z' },
+      { id: 'hour-25', eventName: 'api', subscription: s.id, timestamp: '2026-03-04T25:00:00Z' },
+      { id: 'twice', eventName: 'api', subscription: s.id },
+      { id: 'twice', eventName: 'api', subscription: 'SUB-999999' },
+    ]);
+    expect(r).toMatchObject({ accepted: 2, duplicates: 1 });
+    expect(r.errors.map((e: any) => [e.index, e.propertyPath])).toEqual([[1, 'events[1].timestamp']]);
+    // JavaScript would read 30 February as 2 March, within the accepted window.
+    const impossible = await ingest([{ id: 'no-such-day', eventName: 'api', subscription: s.id, timestamp: '2026-02-30T09:00:00Z' }]);
+    expect(impossible).toMatchObject({ accepted: 0 });
+    expect(impossible.errors.map((e: any) => e.propertyPath)).toEqual(['events[0].timestamp']);
+    env.setNow('2026-01-15T10:00:00Z');
+  });
+
   it('keeps events no product meters as unmatched and lists them', async () => {
     const r = await ingest([
       { id: 'typo-1', eventName: 'apii', subscription: s.id, properties: { n: 2 } },

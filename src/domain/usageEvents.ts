@@ -3,6 +3,7 @@
  * subscription, customer or CloudEvents subject, late and unmatched events, and the event list.
  */
 import { AppError, invalidMany, type Violation } from '../errors.js';
+import { dateTimeInput } from '../schemas/common.js';
 import type { Customer } from '../schemas/customers.js';
 import type { IngestResult, UsageEvent } from '../schemas/usageEvents.js';
 import type { SubscriptionRecord } from '../store/ports/subscriptions.js';
@@ -19,7 +20,6 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const MAX_AGE_MS = 35 * DAY_MS;
 const MAX_AHEAD_MS = 5 * 60 * 1000;
 const MAX_PROPERTIES = 50;
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
 const OUR_FIELDS = new Set(['id', 'eventName', 'timestamp', 'subscription', 'customer', 'properties']);
 /** CloudEvents 1.0 context attributes; other lower-case names are extensions, accepted and not stored. */
 const CLOUD_FIELDS = new Set(['specversion', 'id', 'source', 'type', 'subject', 'time', 'data', 'datacontenttype', 'dataschema']);
@@ -29,7 +29,6 @@ type Ref = { kind: 'subscription' | 'customer' | 'subject'; value: string; field
 
 /** An event that passed the checks of its fields. */
 interface Checked {
-  index: number;
   id: string;
   eventName: string;
   ts: number;
@@ -89,7 +88,8 @@ function check(raw: unknown, index: number, now: number, errors: IngestError[]):
   let ts = now;
   const time = e[timeField];
   if (time !== undefined) {
-    const parsed = typeof time === 'string' && RFC3339.test(time) ? Date.parse(time) : Number.NaN;
+    // The project's own date-time check: a calendar date that exists (not 30 February) with an offset.
+    const parsed = typeof time === 'string' && dateTimeInput.safeParse(time).success ? Date.parse(time) : Number.NaN;
     if (Number.isNaN(parsed)) fail(timeField, 'must be an RFC 3339 date-time with an offset, e.g. 2026-01-31T12:00:00Z');
     else if (parsed < now - MAX_AGE_MS) fail(timeField, `is more than 35 days old (${time}); older usage is no longer accepted`);
     else if (parsed > now + MAX_AHEAD_MS) fail(timeField, `lies more than 5 minutes in the future (${time}, now ${new Date(now).toISOString()})`);
@@ -129,7 +129,7 @@ function check(raw: unknown, index: number, now: number, errors: IngestError[]):
     }
   }
   if (errors.length > before) return undefined;
-  return { index, id: e.id as string, eventName: eventName as string, ts, ref: ref!, properties };
+  return { id: e.id as string, eventName: eventName as string, ts, ref: ref!, properties };
 }
 
 /** The latest end of an already invoiced interval per metered event name (-Infinity: nothing billed yet). */
@@ -213,22 +213,22 @@ export async function ingestUsageEvents(tx: Tx, org: string, events: readonly un
   const clock = now.getTime();
   const errors: IngestError[] = [];
   const lookups = new Lookups(tx, org);
-  const firstIndex = new Map<string, number>();
+  const seen = new Set<string>();
   let duplicates = 0;
   const placed: Array<{ event: Checked; placement: Placement }> = [];
   for (let i = 0; i < events.length; i++) {
     const c = check(events[i], i, clock, errors);
     if (!c) continue;
+    if (seen.has(c.id)) {
+      duplicates += 1;
+      continue;
+    }
     const placement = await place(lookups, c);
     if (typeof placement === 'string') {
       errors.push({ index: i, id: c.id, propertyPath: `events[${i}].${c.ref.field}`, message: `events[${i}].${c.ref.field} ${placement}` });
       continue;
     }
-    if (firstIndex.has(c.id)) {
-      duplicates += 1;
-      continue;
-    }
-    firstIndex.set(c.id, i);
+    seen.add(c.id);
     placed.push({ event: c, placement });
   }
   if (atomic && errors.length) {
@@ -325,6 +325,6 @@ export async function listUsageEvents(tx: Tx, org: string, q: UsageEventQuery): 
   }
   const rows = await tx.usageEvents.list(org, filter, q.limit + 1);
   const page = rows.slice(0, q.limit);
-  const more = rows.length > q.limit && page.length > 0;
+  const more = rows.length > q.limit;
   return { data: page.map(renderUsageEvent), meta: { nextCursor: more ? String(page[page.length - 1]!.seq) : null } };
 }
