@@ -9,6 +9,7 @@ import type { Offer } from '../schemas/offers.js';
 import type { Organisation } from '../schemas/organisation.js';
 import type { PricePlan } from '../schemas/catalogue.js';
 import type { Tx } from '../store/store.js';
+import { customerName } from './emails.js';
 import { formatMoney, formatUnitAmount } from '../values/money.js';
 import { chargeKindOf } from './billing/schedule.js';
 import { billingAddressOf } from './billingDetails.js';
@@ -36,7 +37,6 @@ export interface OfferPresentation {
   customerName: string;
   /** The customer's time zone: dates are shown on their calendar. */
   timeZone: string;
-  currencyCode: string;
   items: PresentedItem[];
   /** The first invoice (the estimate); null when the subscription bills nothing on its own schedule. */
   estimate: Estimate | null;
@@ -96,13 +96,11 @@ async function firstInvoice(tx: Tx, org: string, subscriptionId: string, now: Da
 export async function presentOffer(tx: Tx, org: string, offer: Offer, now: Date): Promise<OfferPresentation> {
   const customer = offer.customer;
   const subscription = (await tx.subscriptions.get(org, offer.subscription.id))!;
-  const person = [customer.firstName, customer.lastName].filter(Boolean).join(' ');
   return {
     offer,
     seller: await getOrganisation(tx, org),
-    customerName: customer.companyName ?? (person || customer.customerNumber),
+    customerName: customerName(customer),
     timeZone: customer.timeZone,
-    currencyCode: customer.currencyCode,
     items: await presentItems(tx, org, subscription.id, now),
     estimate: await firstInvoice(tx, org, subscription.id, now),
     hasInvoiceAddress: (await billingAddressOf(tx, org, subscription)) !== undefined,

@@ -102,7 +102,6 @@ export async function keepSignedDocuments(tx: Tx, org: string, offer: OfferRecor
 export interface StoredOfferDocument {
   offer: string;
   number: string;
-  kind: OfferDocumentKind;
   sha256: string;
   createdAt: string;
   pdf: Uint8Array;
@@ -118,5 +117,5 @@ export async function getOfferDocument(tx: Tx, org: string, offerId: string, kin
   }
   const doc = await tx.offers.document(org, offer.id, kind);
   if (!doc) throw new AppError('not_found', `Offer ${offer.number} was signed before signed documents were kept: it has no ${what}`);
-  return { offer: offer.id, number: offer.number, kind, sha256: doc.sha256, createdAt: doc.createdAt, pdf: doc.pdf };
+  return { offer: offer.id, number: offer.number, sha256: doc.sha256, createdAt: doc.createdAt, pdf: doc.pdf };
 }

@@ -9,11 +9,6 @@ export class Html {
   }
 }
 
-/** Trusted markup (never user input). */
-export function raw(value: string): Html {
-  return new Html(value);
-}
-
 function render(value: unknown): string {
   if (value instanceof Html) return value.value;
   if (Array.isArray(value)) return value.map(render).join('');

@@ -9,12 +9,12 @@ import {
   type PortalOverview,
   type PortalSubscription,
 } from '../domain/portal.js';
+import { customerName } from '../domain/emails.js';
 import { getOrganisation } from '../domain/organisation.js';
 import { AppError, type ErrorKind, type Violation } from '../errors.js';
 import { inputError } from '../registry/validation.js';
 import type { PaymentMethod } from '../schemas/billingDetails.js';
 import { dateTimeInput } from '../schemas/common.js';
-import type { Customer } from '../schemas/customers.js';
 import type { SepaMandate } from '../schemas/sepa.js';
 import type { Tx } from '../store/store.js';
 import { sepaDebitFields } from '../tools/billingDetails.js';
@@ -47,11 +47,6 @@ function asCustomer<T>(ctx: PageContext, unit: 'read' | 'write', fn: (tx: Tx, se
     if (!session) throw new AppError('not_found', 'Unknown portal session');
     return fn(tx, session);
   });
-}
-
-function customerName(c: Customer): string {
-  const person = [c.firstName, c.lastName].filter(Boolean).join(' ');
-  return c.companyName ?? (person || c.customerNumber);
 }
 
 /** What the overview says after a form was sent (Post/Redirect/Get): fixed texts, nothing from the URL is shown. */

@@ -9,7 +9,7 @@ h2{font-size:1.2rem;margin:2rem 0 .75rem}
 h3{font-size:1.05rem;margin:1.25rem 0 .5rem}
 p,ul,ol{margin:.5rem 0}
 a{color:var(--accent)}
-.card{background:#fff;border:1px solid var(--line);border-radius:.5rem;padding:1rem;margin:1rem 0}.card h2{margin-top:0}
+.card{background:#fff;border:1px solid var(--line);border-radius:.5rem;padding:1rem;margin:1rem 0}.card h2,.card h3{margin-top:0}
 .muted{color:var(--muted)}
 .status{display:inline-block;border-radius:1rem;padding:.1rem .6rem;font-size:.85rem;background:#e8ecf3}
 .status.ok{background:#dcf2e3;color:var(--ok)}
@@ -29,12 +29,11 @@ input:focus,select:focus,button:focus,a:focus{outline:3px solid #8db4f0;outline-
 button{margin-top:1rem;padding:.65rem 1.2rem;font:inherit;font-weight:600;color:#fff;background:var(--accent);border:0;border-radius:.35rem;cursor:pointer}
 button.secondary{background:#fff;color:var(--accent);border:1px solid var(--accent)}
 .errors{border:1px solid var(--warn);background:#fff6f0;border-radius:.35rem;padding:.5rem 1rem;color:var(--warn)}
-.field-error{color:var(--warn);margin:.25rem 0 0;font-size:.95rem}
+.field-error{color:var(--warn);font-weight:600;margin:.25rem 0 0;font-size:.95rem}
 [aria-invalid=true]{border-color:var(--warn)}
 ul.plain{list-style:none;padding:0}ul.plain li{margin:.35rem 0}
 .section-content img{max-width:100%}
-@media (max-width:30rem){main{padding:1rem .75rem 2rem}table{font-size:.9rem}dl{grid-template-columns:1fr}}
-.parties{display:grid;grid-template-columns:1fr 1fr;gap:1rem}.parties .card{margin:0}.card h2,.card h3{margin-top:0}
-@media (max-width:30rem){.parties{grid-template-columns:1fr}th.num{white-space:normal}th,td{padding:.4rem .25rem}}
-.field-error{color:var(--warn);font-weight:600;margin:.25rem 0 0}.notice{border-color:var(--ok);color:var(--ok)}
+.parties{display:grid;grid-template-columns:1fr 1fr;gap:1rem}.parties .card{margin:0}
+@media (max-width:30rem){main{padding:1rem .75rem 2rem}table{font-size:.9rem}dl,.parties{grid-template-columns:1fr}th.num{white-space:normal}th,td{padding:.4rem .25rem}}
+.notice{border-color:var(--ok);color:var(--ok)}
 `.trim();
