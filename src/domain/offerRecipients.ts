@@ -13,7 +13,7 @@ import type { InvoiceAddressInput } from './billingDetails.js';
 import type { Links } from './links.js';
 import { presentOffer, type OfferPresentation } from './offerPresentation.js';
 import { acceptOffer, isExpired, loadByRecipient, submitOfferInvoiceDetails, toOffer } from './offers.js';
-import { getOfferDocument, signingEvent, VIEW_LOG_INTERVAL_MS, withEvent } from './offerSigning.js';
+import { signingEvent, VIEW_LOG_INTERVAL_MS, withEvent } from './offerSigning.js';
 import { getOrganisation } from './organisation.js';
 
 /** The browser a recipient uses: its address and user agent, for the audit log. */
@@ -71,12 +71,13 @@ export async function recipientPage(tx: Tx, org: string, recipientId: string, no
   const state = stateOf(record, recipient, now);
   const offer = await toOffer(tx, org, record, now, links);
   const shown = showsOffer(state);
+  const presentation = shown ? await presentOffer(tx, org, offer, now) : null;
   return {
     state,
     offer,
     recipient: offer.recipients.find((r) => r.id === recipientId)!,
-    seller: await getOrganisation(tx, org),
-    presentation: shown ? await presentOffer(tx, org, offer, now) : null,
+    seller: presentation?.seller ?? (await getOrganisation(tx, org)),
+    presentation,
     logView: shown && !(await viewedSince(tx, org, record, recipientId, client, now)),
   };
 }
@@ -150,7 +151,7 @@ export async function submitInvoiceDetailsAsRecipient(
 /** The signed offer's PDF for its recipient (the token opens it without a key); 404 before it is signed. */
 export async function recipientSignedDocument(tx: Tx, org: string, recipientId: string): Promise<{ pdf: Uint8Array; filename: string }> {
   const { record } = await loadRecipient(tx, org, recipientId);
-  if (record.status !== 'signed') throw new AppError('not_found', `Offer ${record.number} is not signed`);
-  const document = await getOfferDocument(tx, org, record.id, 'signed');
-  return { pdf: document.pdf, filename: `${document.number}-signed.pdf` };
+  const document = record.status === 'signed' ? await tx.offers.document(org, record.id, 'signed') : undefined;
+  if (!document) throw new AppError('not_found', `Offer ${record.number} has no signed document`);
+  return { pdf: document.pdf, filename: `${record.number}-signed.pdf` };
 }

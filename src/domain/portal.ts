@@ -85,9 +85,15 @@ export async function portalOverview(tx: Tx, org: string, customerId: string, no
 }
 
 /** A subscription of the customer that the portal shows; any other id is a 404. */
-export async function portalSubscription(tx: Tx, org: string, customerId: string, id: string, now: Date): Promise<PortalSubscription> {
+export async function ownedSubscription(tx: Tx, org: string, customerId: string, id: string, now: Date): Promise<Subscription> {
   const subscription = await getSubscription(tx, org, id, now);
   if (subscription.customer.id !== customerId || !SHOWN.has(subscription.status)) throw notFound('Subscription', id);
+  return subscription;
+}
+
+/** That subscription with whether, and when, it can end. */
+export async function portalSubscription(tx: Tx, org: string, customerId: string, id: string, now: Date): Promise<PortalSubscription> {
+  const subscription = await ownedSubscription(tx, org, customerId, id, now);
   return { subscription, cancellation: await cancellationOf(tx, org, subscription, now) };
 }
 
@@ -97,7 +103,7 @@ export async function portalSubscription(tx: Tx, org: string, customerId: string
  * meanwhile) is refused as it would be there, and `subscription.cancellation_scheduled` is emitted.
  */
 export async function cancelFromPortal(tx: Tx, org: string, customerId: string, id: string, date: string, now: Date): Promise<Subscription> {
-  await portalSubscription(tx, org, customerId, id, now);
+  await ownedSubscription(tx, org, customerId, id, now);
   return cancelSubscription(tx, org, id, { cancellationDate: date }, now);
 }
 

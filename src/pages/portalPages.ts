@@ -2,6 +2,7 @@ import { findPortalSession, type PortalSubject } from '../auth/portalSessions.js
 import {
   addPortalBankAccount,
   cancelFromPortal,
+  ownedSubscription,
   portalCreditor,
   portalOverview,
   portalSubscription,
@@ -293,7 +294,7 @@ export const PORTAL_PAGES: readonly PageRoute[] = [
     method: 'POST',
     path: '/pages/portal/:token/subscriptions/:id/cancel',
     async handle(ctx) {
-      await asCustomer(ctx, 'read', (tx, s) => portalSubscription(tx, s.org, s.customerId, ctx.params.id as string, ctx.now));
+      await asCustomer(ctx, 'read', (tx, s) => ownedSubscription(tx, s.org, s.customerId, ctx.params.id as string, ctx.now));
       const posted = await ctx.form(ctx.params.token as string);
       const date = dateTimeInput.safeParse(posted.get('cancellationDate') ?? '');
       // A date that is no longer possible, or a subscription changed meanwhile: the page shows it as it is now.
