@@ -393,7 +393,8 @@ export async function getSubscriptionUsage(tx: Tx, org: string, id: string, page
         usageMetric: metric,
         periodStart: interval.from,
         periodEnd: interval.to,
-        value: formatQuantity(await aggregateEvents(tx, org, scope, metric)),
+        // A count is the number of events the scope holds, counted just above.
+        value: formatQuantity(metric.aggregation === 'count' ? BigInt(counts.events) * MICROS : await aggregateEvents(tx, org, scope, metric)),
         timeWeightedValue: null,
         eventCount: counts.events,
         lateEvents: counts.late,
