@@ -8,12 +8,13 @@ import { AppError } from './errors.js';
 import { runDueJobs } from './jobs/runner.js';
 import { createMcpServer, stdioToolsets } from './mcp/server.js';
 import { dateTimeInput } from './schemas/common.js';
-import { createApp, createOrganisation, ensureDemo, startHttp } from './server.js';
+import { createApp, createOrganisation, ensureDemo, migrateDatabase, openStore, startHttp } from './server.js';
 import { ALL_PERMISSIONS } from './tools/index.js';
 
 const USAGE = `billing-mcp <command>
 
   init --org <name>                         create or migrate the database, an organisation and an admin key
+  migrate                                   apply the migrations the database lacks and print the versions
   keys create --org <id> --name <n> [--expires <date-time>] [--permissions a:read,b:write]
   keys list --org <id>
   keys revoke <keyId>
@@ -21,10 +22,12 @@ const USAGE = `billing-mcp <command>
   stdio [--read-only] [--toolsets a,b]      MCP on stdin/stdout (key in BILLING_API_KEY)
   jobs run [--now <date-time>]              run every due job once and print a summary
 
-Every command takes --db <file> (default BILLING_DB or ./data/billing.sqlite).`;
+Every command takes --db <file> (default BILLING_DB or ./data/billing.sqlite), or
+--database-url postgres://… (default BILLING_DATABASE_URL) to run on PostgreSQL instead.`;
 
 const OPTIONS = {
   db: { type: 'string' },
+  'database-url': { type: 'string' },
   org: { type: 'string' },
   name: { type: 'string' },
   expires: { type: 'string' },
@@ -63,12 +66,17 @@ async function main(argv: string[]): Promise<void> {
   }
   const overrides: Record<string, string> = {};
   if (values.db) overrides.BILLING_DB = values.db;
+  if (values['database-url']) overrides.BILLING_DATABASE_URL = values['database-url'];
   if (values.host) overrides.BILLING_HOST = values.host;
   if (values.port) overrides.BILLING_PORT = values.port;
   if (values['read-only']) overrides.BILLING_READ_ONLY = 'true';
   if (values.toolsets) overrides.BILLING_TOOLSETS = values.toolsets;
   const config = loadConfig(process.env, overrides);
-  const app = createApp(config);
+  if (command === 'migrate') {
+    print(await migrateDatabase(config));
+    return;
+  }
+  const app = createApp(config, { store: await openStore(config) });
 
   switch (`${command}${sub && ['keys', 'jobs'].includes(command) ? ` ${sub}` : ''}`) {
     case 'init': {
@@ -126,10 +134,10 @@ async function main(argv: string[]): Promise<void> {
       app.logger.info({ url: server.url }, 'billing-mcp listening (REST, POST /mcp, GET /openapi.json)');
       process.stderr.write(`billing-mcp listening on ${server.url}  (MCP: ${server.url}/mcp, OpenAPI: ${server.url}/openapi.json)\n`);
       const stop = () => {
-        void server.close().then(() => {
-          app.store.close();
-          process.exit(0);
-        });
+        void server
+          .close()
+          .then(() => app.store.close())
+          .then(() => process.exit(0));
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);

@@ -83,6 +83,21 @@ const publicUrl = z.string().transform((value, ctx) => {
   return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
 });
 
+/** `postgres://user:password@host:5432/billing?sslmode=verify-full` (or `postgresql://`): anything else → an issue. */
+const databaseUrl = z.string().transform((value, ctx) => {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')) {
+    ctx.addIssue({ code: 'custom', message: 'must be a postgres:// or postgresql:// URL, such as postgres://billing:secret@db.example.com:5432/billing?sslmode=verify-full' });
+    return z.NEVER;
+  }
+  return value;
+});
+
 /** `smtp://user:pass@host:port` or `smtps://…` (TLS from the start): anything else → an issue. */
 const smtpUrl = z.string().transform((value, ctx) => {
   let url: URL | undefined;
@@ -109,6 +124,8 @@ const envSchema = z.object({
   BILLING_DB: z.string().min(1).default('./data/billing.sqlite'),
   BILLING_DB_SYNCHRONOUS: z.enum(['full', 'normal'], { message: 'must be full or normal' }).default('full'),
   BILLING_DB_LOCK_TIMEOUT_MS: int(0, 600_000).default(5000),
+  BILLING_DATABASE_URL: databaseUrl.optional(),
+  BILLING_DATABASE_POOL_SIZE: int(1, 1000).default(10),
   BILLING_API_KEY: z.string().min(1).optional(),
   BILLING_HOST: z.string().min(1).default('127.0.0.1'),
   BILLING_PORT: int(0, 65535).default(8080),
@@ -153,6 +170,13 @@ export interface Config {
   dbSynchronous: 'full' | 'normal';
   /** How long a write waits for another process's write lock on the file before it answers 503. */
   dbLockTimeoutMs: number;
+  /**
+   * PostgreSQL instead of the SQLite file `db`: a postgres:// URL; TLS as its `sslmode`, `sslrootcert`,
+   * `sslcert` and `sslkey` parameters say (node-postgres reads them). Undefined: SQLite.
+   */
+  databaseUrl: string | undefined;
+  /** Connections to PostgreSQL per process: the units of work that run at once. */
+  databasePoolSize: number;
   apiKey: string | undefined;
   host: string;
   port: number;
@@ -236,6 +260,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
     db: e.BILLING_DB,
     dbSynchronous: e.BILLING_DB_SYNCHRONOUS,
     dbLockTimeoutMs: e.BILLING_DB_LOCK_TIMEOUT_MS,
+    databaseUrl: e.BILLING_DATABASE_URL,
+    databasePoolSize: e.BILLING_DATABASE_POOL_SIZE,
     apiKey: e.BILLING_API_KEY,
     host: e.BILLING_HOST,
     port: e.BILLING_PORT,

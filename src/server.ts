@@ -14,7 +14,8 @@ import type { Links } from './domain/links.js';
 import { createLogger, type Logger } from './logger.js';
 import { Catalog } from './registry/catalog.js';
 import { Executor } from './registry/executor.js';
-import { SqliteStore } from './store/sqlite.js';
+import { migrateUrl, PgStore } from './store/pg/store.js';
+import { migrateFile, SqliteStore } from './store/sqlite.js';
 import type { Store } from './store/store.js';
 import { OPERATIONS } from './tools/index.js';
 import { DeliveryWorker, type Resolve } from './webhooks/delivery.js';
@@ -63,6 +64,18 @@ export class PublicUrl {
   get value(): string {
     return this.config.publicUrl ?? this.listening ?? httpUrl(this.config.host, this.config.port);
   }
+}
+
+/** The store the configuration names: PostgreSQL at `databaseUrl`, else the SQLite file `db`; migrated. */
+export async function openStore(config: Config): Promise<Store> {
+  if (config.databaseUrl) return PgStore.open(config.databaseUrl, { poolSize: config.databasePoolSize });
+  return SqliteStore.open(config.db, { synchronous: config.dbSynchronous, lockTimeoutMs: config.dbLockTimeoutMs });
+}
+
+/** Applies the migrations the configured database lacks (`billing-mcp migrate`); the schema versions before and after. */
+export async function migrateDatabase(config: Config): Promise<{ engine: 'postgres' | 'sqlite'; from: number; to: number }> {
+  if (config.databaseUrl) return { engine: 'postgres', ...(await migrateUrl(config.databaseUrl)) };
+  return { engine: 'sqlite', ...migrateFile(config.db, config.dbSynchronous) };
 }
 
 /** Composition root: config → store → registry → surfaces. No rules live here. */

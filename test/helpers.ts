@@ -9,6 +9,7 @@ import { createMcpServer, stdioToolsets } from '../src/mcp/server.js';
 import { createApp, createOrganisation, startHttp, type App, type RunningServer } from '../src/server.js';
 import { SqliteStore } from '../src/store/sqlite.js';
 import type { Resolve } from '../src/webhooks/delivery.js';
+import { newPgStore, onPostgres } from './pgStore.js';
 
 export interface Org {
   organisationId: string;
@@ -52,11 +53,14 @@ export async function setup(overrides: Partial<Config> = {}, options: { resolve?
   const config: Config = { ...loadConfig({ LOG_LEVEL: 'silent', BILLING_JOBS_INTERVAL_MS: '0' }), toolsets: 'all', ...overrides };
   let now: Date | undefined;
   // A database file given in overrides gets the production layout (a reader connection beside the writer).
-  const store = SqliteStore.open(config.db === './data/billing.sqlite' ? ':memory:' : config.db, {
-    synchronous: config.dbSynchronous,
-    lockTimeoutMs: config.dbLockTimeoutMs,
-  });
-  const app = createApp(config, { store, clock: () => now ?? new Date(), logger: createLogger('silent'), resolve: options.resolve });
+  const file = config.db === './data/billing.sqlite' ? undefined : config.db;
+  const store = onPostgres()
+    ? await newPgStore(file)
+    : SqliteStore.open(file ?? ':memory:', {
+        synchronous: config.dbSynchronous,
+        lockTimeoutMs: config.dbLockTimeoutMs,
+      });
+  const app = createApp(config, { store, clock: () => now ?? new Date(), logger: createLogger(process.env.BILLING_TEST_LOG ?? 'silent'), resolve: options.resolve });
   const org = await createOrganisation(store, 'Test organisation');
   const server = await startHttp(app, '127.0.0.1', 0);
   const clients: Client[] = [];
@@ -116,7 +120,7 @@ export async function setup(overrides: Partial<Config> = {}, options: { resolve?
     async close() {
       for (const c of clients) await c.close();
       await server.close();
-      store.close();
+      await store.close();
     },
   };
   return env;

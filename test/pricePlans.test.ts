@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../src/store/migrations/index.js';
-import { SqliteProductRepo } from '../src/store/repos/products.js';
-import { Sql } from '../src/store/sql.js';
+import { SqlProductRepo } from '../src/store/repos/products.js';
+import { SqliteSql } from '../src/store/sqliteSql.js';
 import { migrate } from '../src/store/sqlite.js';
 import { buildFixture, type Fixture } from './fixtures.js';
 import { fails, ok, paths, setup, type TestEnv } from './helpers.js';
@@ -249,7 +249,7 @@ describe('migration 11', () => {
       { id: 'kwd-fils', type: 'per_unit', price: '0.005', tiers: null, packageSize: null, freeUnits: 7 },
       { id: 'clf', type: 'flat_fee', price: '1.2345', tiers: null, packageSize: null, freeUnits: 7 },
     ]);
-    const repo = new SqliteProductRepo(new Sql(db));
+    const repo = new SqlProductRepo(new SqliteSql(db));
     expect((await repo.getPricePlan('o', 'eur'))).toMatchObject({ price: { amount: 49.9 }, tiers: null, packageSize: null, inUse: true });
     expect((await repo.getPricePlan('o', 'jpy'))?.price?.amount).toBe(4900);
     expect(() => db.prepare("UPDATE price_plans SET type = 'tiered' WHERE id = 'eur'").run()).toThrow(/CHECK/);

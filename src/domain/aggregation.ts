@@ -58,9 +58,7 @@ export async function intervalValue(tx: Tx, org: string, interval: ItemInterval,
 export async function timeWeightedValue(tx: Tx, org: string, interval: ItemInterval, measurement: Measurement): Promise<bigint> {
   const scope = { itemId: interval.itemId, measurementId: measurement.id, from: interval.from, to: interval.to };
   const carried = await tx.usage.last(org, { ...scope, from: interval.itemStart, to: interval.from });
-  const changes = (function* () {
-    for (const l of tx.usage.levels(org, scope)) yield { at: Date.parse(l.measuredAt), micros: l.quantityMicros };
-  })();
+  const changes = (await tx.usage.levels(org, scope)).map((l) => ({ at: Date.parse(l.measuredAt), micros: l.quantityMicros }));
   return timeWeightedMicros(
     { from: Date.parse(interval.from), to: Date.parse(interval.to) },
     { from: Date.parse(interval.itemStart), to: interval.end ? Date.parse(interval.end) : Number.POSITIVE_INFINITY },

@@ -1,40 +1,43 @@
-import type Database from 'better-sqlite3';
 import type { PageRequest } from '../schemas/common.js';
 
-type Params = unknown[];
+export type Dialect = 'sqlite' | 'postgres';
 
-/** Rows per multi-row INSERT: few statement variants to cache, far below SQLite's limit of bound values. */
+/** Positional values for `?`, or one object of named values for `@name`. */
+export type Params = unknown[];
+
+export interface RunResult {
+  /** Rows the statement inserted, updated or deleted. */
+  changes: number;
+}
+
+/** Rows per multi-row INSERT: few statement variants to cache, far below either engine's limit of bound values. */
 const ROWS_PER_INSERT = 32;
 
-/** Prepared statements cached by their text; the only door to the connection for repositories. */
-export class Sql {
-  private readonly cache = new Map<string, Database.Statement>();
+/**
+ * The only door to the database for repositories. Statements are written once, in the SQL both
+ * engines speak (SQLite's placeholders `?` and `@name`; PostgreSQL's adapter rewrites them and quotes
+ * camelCase aliases, src/store/pg/sql.ts); where the engines differ, a repository asks `dialect`.
+ * Each engine caches its prepared statements by their text.
+ */
+export abstract class Sql {
+  abstract readonly dialect: Dialect;
 
-  constructor(readonly db: Database.Database) {}
+  abstract get<T>(sql: string, ...params: Params): Promise<T | undefined>;
 
-  stmt(sql: string): Database.Statement {
-    let s = this.cache.get(sql);
-    if (!s) {
-      s = this.db.prepare(sql);
-      this.cache.set(sql, s);
-    }
-    return s;
-  }
+  abstract all<T>(sql: string, ...params: Params): Promise<T[]>;
 
-  get<T>(sql: string, ...params: Params): T | undefined {
-    return this.stmt(sql).get(...params) as T | undefined;
-  }
+  abstract run(sql: string, ...params: Params): Promise<RunResult>;
 
-  all<T>(sql: string, ...params: Params): T[] {
-    return this.stmt(sql).all(...params) as T[];
-  }
+  /** `all` with every integer, aggregates included, read as a bigint: quantities reach 10^18 micro-units. */
+  abstract allExact<T>(sql: string, ...params: Params): Promise<T[]>;
 
-  run(sql: string, ...params: Params): Database.RunResult {
-    return this.stmt(sql).run(...params);
+  /** `get` with integers as bigints, as `allExact`. */
+  async getExact<T>(sql: string, ...params: Params): Promise<T | undefined> {
+    return (await this.allExact<T>(sql, ...params))[0];
   }
 
   /** INSERT of one row given as column → value (the statement is cached per table and column list). */
-  insert(table: string, row: Record<string, unknown>): Database.RunResult {
+  insert(table: string, row: Record<string, unknown>): Promise<RunResult> {
     const columns = Object.keys(row);
     return this.run(
       `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
@@ -47,23 +50,25 @@ export class Sql {
    * ROWS_PER_INSERT rows (cached per table, columns and row count); `suffix` follows the VALUES (e.g.
    * `ON CONFLICT DO NOTHING`). Returns the rows inserted.
    */
-  insertMany(table: string, rows: ReadonlyArray<Record<string, unknown>>, suffix = ''): number {
+  async insertMany(table: string, rows: ReadonlyArray<Record<string, unknown>>, suffix = ''): Promise<number> {
     if (rows.length === 0) return 0;
     const columns = Object.keys(rows[0]!);
     const tuple = `(${columns.map(() => '?').join(', ')})`;
     let changes = 0;
     for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
       const chunk = rows.slice(i, i + ROWS_PER_INSERT);
-      changes += this.run(
-        `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${chunk.map(() => tuple).join(', ')} ${suffix}`,
-        ...chunk.flatMap((r) => columns.map((c) => r[c])),
+      changes += (
+        await this.run(
+          `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${chunk.map(() => tuple).join(', ')} ${suffix}`,
+          ...chunk.flatMap((r) => columns.map((c) => r[c])),
+        )
       ).changes;
     }
     return changes;
   }
 
   /** UPDATE of the given columns of one organisation's row by id. */
-  update(table: string, org: string, id: string, row: Record<string, unknown>): Database.RunResult {
+  update(table: string, org: string, id: string, row: Record<string, unknown>): Promise<RunResult> {
     const columns = Object.keys(row);
     return this.run(
       `UPDATE ${table} SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE organisation_id = ? AND id = ?`,
@@ -77,12 +82,12 @@ export class Sql {
    * One page of `SELECT <columns> <from>` ordered by (created_at, id), with the total count.
    * `from` is the FROM and WHERE part; its table must expose created_at and id (qualify with `alias`).
    */
-  page<R>(from: string, params: Params, req: PageRequest, columns = '*', alias = ''): { rows: R[]; total: number } {
-    const total = (this.get<{ n: number }>(`SELECT count(*) AS n ${from}`, ...params) as { n: number }).n;
+  async page<R>(from: string, params: Params, req: PageRequest, columns = '*', alias = ''): Promise<{ rows: R[]; total: number }> {
+    const total = ((await this.get<{ n: number }>(`SELECT count(*) AS n ${from}`, ...params)) as { n: number }).n;
     if (req.limit === 0) return { rows: [], total };
     const dir = req.descending ? 'DESC' : 'ASC';
     const p = alias ? `${alias}.` : '';
-    const rows = this.all<R>(
+    const rows = await this.all<R>(
       `SELECT ${columns} ${from} ORDER BY ${p}created_at ${dir}, ${p}id ${dir} LIMIT ? OFFSET ?`,
       ...params,
       req.limit,
@@ -97,7 +102,7 @@ export function isUniqueViolation(err: unknown): boolean {
     typeof err === 'object' &&
     err !== null &&
     'code' in err &&
-    (err.code === 'SQLITE_CONSTRAINT_UNIQUE' || err.code === 'SQLITE_CONSTRAINT_PRIMARYKEY')
+    (err.code === 'SQLITE_CONSTRAINT_UNIQUE' || err.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || err.code === '23505')
   );
 }
 

@@ -5,31 +5,8 @@ import { AppError } from '../errors.js';
 import { MIGRATIONS } from './migrations/index.js';
 import type { CustomerTokenLookup } from './ports/customerTokens.js';
 import type { ApiKeyRecord } from './ports/system.js';
-import { SqliteBillingSetupRepo } from './repos/billing.js';
-import { SqliteBillingRunRepo } from './repos/billingRuns.js';
-import { SqliteBillingDetailsRepo } from './repos/billingDetails.js';
-import { SqliteSubscriptionRepo } from './repos/subscriptions.js';
-import { SqliteCatalogueRepo } from './repos/catalogue.js';
-import { SqliteCreditNoteRepo } from './repos/creditNotes.js';
-import { SqliteCustomerRepo } from './repos/customers.js';
-import { SqliteCustomerTokenRepo } from './repos/customerTokens.js';
-import { SqliteDunningRepo } from './repos/dunning.js';
-import { SqliteEmailRepo } from './repos/emails.js';
-import { SqliteEventRepo } from './repos/events.js';
-import { SqliteFeatureRepo } from './repos/features.js';
-import { SqliteSepaRepo } from './repos/sepa.js';
-import { SqliteInvoiceRepo } from './repos/invoices.js';
-import { SqliteOfferRepo } from './repos/offers.js';
-import { SqliteOrganisationRepo } from './repos/organisations.js';
-import { SqlitePaymentPlanRepo } from './repos/paymentPlans.js';
-import { SqlitePlanRepo } from './repos/plans.js';
-import { SqlitePortalSessionRepo } from './repos/portalSessions.js';
-import { SqliteProductRepo } from './repos/products.js';
-import { SqliteSystemRepo } from './repos/system.js';
-import { SqliteUsageRepo } from './repos/usage.js';
-import { SqliteUsageEventRepo } from './repos/usageEvents.js';
-import { SqliteWebhookRepo } from './repos/webhooks.js';
-import { Sql } from './sql.js';
+import { repositories } from './repositories.js';
+import { SqliteSql } from './sqliteSql.js';
 import type { Store, Tx, UnitOptions } from './store.js';
 
 export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
@@ -66,6 +43,22 @@ export function migrate(db: Database.Database): { from: number; to: number } {
 export type Synchronous = 'full' | 'normal';
 
 export function openDatabase(file: string, synchronous: Synchronous = 'full'): Database.Database {
+  const db = connect(file, synchronous);
+  migrate(db);
+  return db;
+}
+
+/** Applies the migrations the file lacks (`billing-mcp migrate`); the schema versions before and after. */
+export function migrateFile(file: string, synchronous: Synchronous = 'full'): { from: number; to: number } {
+  const db = connect(file, synchronous);
+  try {
+    return migrate(db);
+  } finally {
+    db.close();
+  }
+}
+
+function connect(file: string, synchronous: Synchronous): Database.Database {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
@@ -77,7 +70,6 @@ export function openDatabase(file: string, synchronous: Synchronous = 'full'): D
   // the event loop: 256 pages (1 MB) keep that copy short (SQLite's default 1000 took 40-60 ms on this
   // kind of disk during a billing run, beyond the 50 ms the loop may be held).
   db.pragma('wal_autocheckpoint = 256');
-  migrate(db);
   return db;
 }
 
@@ -103,35 +95,6 @@ function isBusy(err: unknown): boolean {
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-function repositories(sql: Sql): Tx {
-  return {
-    system: new SqliteSystemRepo(sql),
-    organisations: new SqliteOrganisationRepo(sql),
-    catalogue: new SqliteCatalogueRepo(sql),
-    products: new SqliteProductRepo(sql),
-    plans: new SqlitePlanRepo(sql),
-    billingSetup: new SqliteBillingSetupRepo(sql),
-    billing: new SqliteBillingRunRepo(sql),
-    customers: new SqliteCustomerRepo(sql),
-    customerTokens: new SqliteCustomerTokenRepo(sql),
-    portalSessions: new SqlitePortalSessionRepo(sql),
-    billingDetails: new SqliteBillingDetailsRepo(sql),
-    subscriptions: new SqliteSubscriptionRepo(sql),
-    usage: new SqliteUsageRepo(sql),
-    usageEvents: new SqliteUsageEventRepo(sql),
-    webhooks: new SqliteWebhookRepo(sql),
-    invoices: new SqliteInvoiceRepo(sql),
-    creditNotes: new SqliteCreditNoteRepo(sql),
-    paymentPlans: new SqlitePaymentPlanRepo(sql),
-    events: new SqliteEventRepo(sql),
-    offers: new SqliteOfferRepo(sql),
-    features: new SqliteFeatureRepo(sql),
-    dunning: new SqliteDunningRepo(sql),
-    emails: new SqliteEmailRepo(sql),
-    sepa: new SqliteSepaRepo(sql),
-  };
-}
 
 /** One connection's turn: whoever holds it runs its statements; the rest wait in arrival order. */
 class Turn {
@@ -182,12 +145,12 @@ export class SqliteStore implements Store {
     readonly db: Database.Database,
     options: StoreOptions = {},
   ) {
-    this.tx = repositories(new Sql(db));
+    this.tx = repositories(new SqliteSql(db));
     this.unit = { open: db.prepare('SAVEPOINT unit'), release: db.prepare('RELEASE unit'), rollback: db.prepare('ROLLBACK TO unit') };
     this.lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
     // A busy write lock answers at once; `enterGroup` waits for it asynchronously instead.
     db.pragma('busy_timeout = 0');
-    if (options.reader) this.reader = { db: options.reader, tx: repositories(new Sql(options.reader)), turn: new Turn() };
+    if (options.reader) this.reader = { db: options.reader, tx: repositories(new SqliteSql(options.reader)), turn: new Turn() };
   }
 
   /**
@@ -383,7 +346,7 @@ export class SqliteStore implements Store {
   }
 
   /** Commits an open group first, so that closing never drops an acknowledged unit. */
-  close(): void {
+  async close(): Promise<void> {
     this.closed = true;
     this.commit();
     this.reader?.db.close();

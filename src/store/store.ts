@@ -83,5 +83,6 @@ export interface Store {
   findCustomerToken(tokenHash: string): Promise<CustomerTokenLookup | undefined>;
   /** Throws when the database cannot be reached. */
   ping(): Promise<void>;
-  close(): void;
+  /** Commits what was acknowledged and lets go of the database; nothing may use the store after it. */
+  close(): Promise<void>;
 }

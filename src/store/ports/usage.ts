@@ -53,8 +53,8 @@ export interface UsageRepo {
   sumAndCount(org: string, scope: UsageScope): Promise<{ sum: bigint; count: number }>;
   /** The last value of the scope by measured_at (ties: the later recorded), or null. */
   last(org: string, scope: UsageScope): Promise<bigint | null>;
-  /** The values of the scope oldest first, streamed. */
-  levels(org: string, scope: UsageScope): Iterable<{ measuredAt: string; quantityMicros: bigint }>;
+  /** The values of the scope oldest first. */
+  levels(org: string, scope: UsageScope): Promise<Array<{ measuredAt: string; quantityMicros: bigint }>>;
   /** A page of the scope's values, newest first. */
   events(org: string, scope: UsageScope, limit: number, offset: number): Promise<MeasurementValueRecord[]>;
   /** The item's latest values of the measurement, newest first. */

@@ -60,11 +60,11 @@ const toCustomField = (r: CustomFieldRow): CustomField => ({
   createdAt: r.created_at,
 });
 
-export class SqliteBillingSetupRepo implements BillingSetupRepo {
+export class SqlBillingSetupRepo implements BillingSetupRepo {
   constructor(private readonly sql: Sql) {}
 
   async insertBillingGroup(org: string, g: BillingGroup): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO billing_groups (id, organisation_id, name, type, custom_day, custom_month, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       g.id,
@@ -79,7 +79,7 @@ export class SqliteBillingSetupRepo implements BillingSetupRepo {
   }
 
   async getBillingGroup(org: string, id: string): Promise<BillingGroup | undefined> {
-    return this.sql.get<BillingGroup>(
+    return await this.sql.get<BillingGroup>(
       `SELECT ${BILLING_GROUP_COLUMNS} FROM billing_groups WHERE organisation_id = ? AND id = ?`,
       org,
       id,
@@ -87,11 +87,11 @@ export class SqliteBillingSetupRepo implements BillingSetupRepo {
   }
 
   async listBillingGroups(org: string, page: PageRequest) {
-    return this.sql.page<BillingGroup>('FROM billing_groups WHERE organisation_id = ?', [org], page, BILLING_GROUP_COLUMNS);
+    return await this.sql.page<BillingGroup>('FROM billing_groups WHERE organisation_id = ?', [org], page, BILLING_GROUP_COLUMNS);
   }
 
   async insertCoupon(org: string, c: CouponRecord): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO coupons (id, organisation_id, code, name, type, frequency, percentage_e2, fixed_amount_cents,
          fixed_amount_currency, frequency_interval, is_enabled, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -112,26 +112,26 @@ export class SqliteBillingSetupRepo implements BillingSetupRepo {
   }
 
   async getCoupon(org: string, id: string): Promise<Coupon | undefined> {
-    const row = this.sql.get<CouponRow>('SELECT * FROM coupons WHERE organisation_id = ? AND id = ?', org, id);
+    const row = await this.sql.get<CouponRow>('SELECT * FROM coupons WHERE organisation_id = ? AND id = ?', org, id);
     return row && toCoupon(row);
   }
 
   async findCouponByCode(org: string, code: string): Promise<Coupon | undefined> {
-    const row = this.sql.get<CouponRow>('SELECT * FROM coupons WHERE organisation_id = ? AND code = ?', org, code);
+    const row = await this.sql.get<CouponRow>('SELECT * FROM coupons WHERE organisation_id = ? AND code = ?', org, code);
     return row && toCoupon(row);
   }
 
   async listCoupons(org: string, page: PageRequest) {
-    const { rows, total } = this.sql.page<CouponRow>('FROM coupons WHERE organisation_id = ?', [org], page);
+    const { rows, total } = await this.sql.page<CouponRow>('FROM coupons WHERE organisation_id = ?', [org], page);
     return { rows: rows.map(toCoupon), total };
   }
 
   async updateCoupon(org: string, id: string, c: Pick<Coupon, 'name' | 'isEnabled' | 'updatedAt'>): Promise<void> {
-    this.sql.update('coupons', org, id, { name: c.name, is_enabled: int(c.isEnabled), updated_at: c.updatedAt });
+    await this.sql.update('coupons', org, id, { name: c.name, is_enabled: int(c.isEnabled), updated_at: c.updatedAt });
   }
 
   async insertCustomField(org: string, f: CustomField): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO custom_fields (id, organisation_id, key, entity, type, options, required, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       f.id,
@@ -146,7 +146,7 @@ export class SqliteBillingSetupRepo implements BillingSetupRepo {
   }
 
   async findCustomField(org: string, entity: CustomFieldEntity, key: string): Promise<CustomField | undefined> {
-    const row = this.sql.get<CustomFieldRow>(
+    const row = await this.sql.get<CustomFieldRow>(
       'SELECT * FROM custom_fields WHERE organisation_id = ? AND entity = ? AND key = ?',
       org,
       entity,
@@ -156,24 +156,24 @@ export class SqliteBillingSetupRepo implements BillingSetupRepo {
   }
 
   async getCustomField(org: string, id: string): Promise<CustomField | undefined> {
-    const row = this.sql.get<CustomFieldRow>('SELECT * FROM custom_fields WHERE organisation_id = ? AND id = ?', org, id);
+    const row = await this.sql.get<CustomFieldRow>('SELECT * FROM custom_fields WHERE organisation_id = ? AND id = ?', org, id);
     return row && toCustomField(row);
   }
 
   async customFieldsOf(org: string, entity: CustomFieldEntity): Promise<CustomField[]> {
-    return this.sql
-      .all<CustomFieldRow>('SELECT * FROM custom_fields WHERE organisation_id = ? AND entity = ? ORDER BY created_at, id', org, entity)
+    return (await this.sql
+      .all<CustomFieldRow>('SELECT * FROM custom_fields WHERE organisation_id = ? AND entity = ? ORDER BY created_at, id', org, entity))
       .map(toCustomField);
   }
 
   async listCustomFields(org: string, filter: { entity?: CustomFieldEntity | undefined }, page: PageRequest) {
     const { rows, total } = filter.entity
-      ? this.sql.page<CustomFieldRow>('FROM custom_fields WHERE organisation_id = ? AND entity = ?', [org, filter.entity], page)
-      : this.sql.page<CustomFieldRow>('FROM custom_fields WHERE organisation_id = ?', [org], page);
+      ? await this.sql.page<CustomFieldRow>('FROM custom_fields WHERE organisation_id = ? AND entity = ?', [org, filter.entity], page)
+      : await this.sql.page<CustomFieldRow>('FROM custom_fields WHERE organisation_id = ?', [org], page);
     return { rows: rows.map(toCustomField), total };
   }
 
   async deleteCustomField(org: string, id: string): Promise<boolean> {
-    return this.sql.run('DELETE FROM custom_fields WHERE organisation_id = ? AND id = ?', org, id).changes > 0;
+    return (await this.sql.run('DELETE FROM custom_fields WHERE organisation_id = ? AND id = ?', org, id)).changes > 0;
   }
 }

@@ -114,11 +114,11 @@ const toMethod = (r: MethodRow): PaymentMethodRecord => ({
   updatedAt: r.updated_at,
 });
 
-export class SqliteBillingDetailsRepo implements BillingDetailsRepo {
+export class SqlBillingDetailsRepo implements BillingDetailsRepo {
   constructor(private readonly sql: Sql) {}
 
   async insertInvoiceAddress(org: string, a: InvoiceAddress): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO invoice_addresses (id, organisation_id, customer_id, type, is_default, status, vat_id, company_name,
          salutation, first_name, last_name, street, house_number, addition, zip, city, country_code, cost_centre,
          created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -146,7 +146,7 @@ export class SqliteBillingDetailsRepo implements BillingDetailsRepo {
   }
 
   async getInvoiceAddress(org: string, customerId: string, id: string): Promise<InvoiceAddress | undefined> {
-    const row = this.sql.get<AddressRow>(
+    const row = await this.sql.get<AddressRow>(
       'SELECT * FROM invoice_addresses WHERE organisation_id = ? AND customer_id = ? AND id = ?',
       org,
       customerId,
@@ -156,7 +156,7 @@ export class SqliteBillingDetailsRepo implements BillingDetailsRepo {
   }
 
   async defaultInvoiceAddress(org: string, customerId: string): Promise<InvoiceAddress | undefined> {
-    const row = this.sql.get<AddressRow>(
+    const row = await this.sql.get<AddressRow>(
       'SELECT * FROM invoice_addresses WHERE organisation_id = ? AND customer_id = ? AND is_default = 1',
       org,
       customerId,
@@ -165,7 +165,7 @@ export class SqliteBillingDetailsRepo implements BillingDetailsRepo {
   }
 
   async listInvoiceAddresses(org: string, customerId: string, page: PageRequest) {
-    const { rows, total } = this.sql.page<AddressRow>(
+    const { rows, total } = await this.sql.page<AddressRow>(
       'FROM invoice_addresses WHERE organisation_id = ? AND customer_id = ?',
       [org, customerId],
       page,
@@ -174,7 +174,7 @@ export class SqliteBillingDetailsRepo implements BillingDetailsRepo {
   }
 
   async clearDefaultInvoiceAddress(org: string, customerId: string, at: string): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       'UPDATE invoice_addresses SET is_default = 0, updated_at = ? WHERE organisation_id = ? AND customer_id = ? AND is_default = 1',
       at,
       org,
@@ -183,7 +183,7 @@ export class SqliteBillingDetailsRepo implements BillingDetailsRepo {
   }
 
   async insertPaymentMethod(org: string, m: PaymentMethodRecord, iban: string | null): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO payment_methods (id, organisation_id, customer_id, gateway_name, type, is_default, enabled, name,
          expiration_date, card_brand, card_last4, card_exp_month, card_exp_year, card_holder, sepa_iban, sepa_iban_masked,
          sepa_bic, sepa_mandate_reference, sepa_signing_date, sepa_account_holder, paypal_email,
@@ -217,7 +217,7 @@ export class SqliteBillingDetailsRepo implements BillingDetailsRepo {
   }
 
   async getPaymentMethod(org: string, customerId: string, id: string): Promise<PaymentMethodRecord | undefined> {
-    const row = this.sql.get<MethodRow>(
+    const row = await this.sql.get<MethodRow>(
       `SELECT ${METHOD_COLUMNS} FROM payment_methods WHERE organisation_id = ? AND customer_id = ? AND id = ?`,
       org,
       customerId,
@@ -227,7 +227,7 @@ export class SqliteBillingDetailsRepo implements BillingDetailsRepo {
   }
 
   async defaultPaymentMethod(org: string, customerId: string): Promise<PaymentMethodRecord | undefined> {
-    const row = this.sql.get<MethodRow>(
+    const row = await this.sql.get<MethodRow>(
       `SELECT ${METHOD_COLUMNS} FROM payment_methods WHERE organisation_id = ? AND customer_id = ? AND is_default = 1`,
       org,
       customerId,
@@ -236,7 +236,7 @@ export class SqliteBillingDetailsRepo implements BillingDetailsRepo {
   }
 
   async listPaymentMethods(org: string, customerId: string, page: PageRequest) {
-    const { rows, total } = this.sql.page<MethodRow>(
+    const { rows, total } = await this.sql.page<MethodRow>(
       'FROM payment_methods WHERE organisation_id = ? AND customer_id = ?',
       [org, customerId],
       page,
@@ -246,7 +246,7 @@ export class SqliteBillingDetailsRepo implements BillingDetailsRepo {
   }
 
   async clearDefaultPaymentMethod(org: string, customerId: string, at: string): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       'UPDATE payment_methods SET is_default = 0, updated_at = ? WHERE organisation_id = ? AND customer_id = ? AND is_default = 1',
       at,
       org,
@@ -255,11 +255,11 @@ export class SqliteBillingDetailsRepo implements BillingDetailsRepo {
   }
 
   async updatePaymentMethod(org: string, m: Pick<PaymentMethodRecord, 'id' | 'name' | 'enabled' | 'default' | 'updatedAt'>): Promise<void> {
-    this.sql.update('payment_methods', org, m.id, { name: m.name, enabled: int(m.enabled), is_default: int(m.default), updated_at: m.updatedAt });
+    await this.sql.update('payment_methods', org, m.id, { name: m.name, enabled: int(m.enabled), is_default: int(m.default), updated_at: m.updatedAt });
   }
 
   async oldestUsablePaymentMethod(org: string, customerId: string, at: string, exceptId: string): Promise<PaymentMethodRecord | undefined> {
-    const row = this.sql.get<MethodRow>(
+    const row = await this.sql.get<MethodRow>(
       `SELECT ${METHOD_COLUMNS} FROM payment_methods WHERE organisation_id = ? AND customer_id = ? AND enabled = 1 AND id <> ?
          AND (expiration_date IS NULL OR expiration_date > ?) ORDER BY created_at, id LIMIT 1`,
       org,
@@ -271,10 +271,10 @@ export class SqliteBillingDetailsRepo implements BillingDetailsRepo {
   }
 
   async sepaIban(org: string, paymentMethodId: string): Promise<string | undefined> {
-    return this.sql.get<{ sepa_iban: string }>(
+    return (await this.sql.get<{ sepa_iban: string }>(
       "SELECT sepa_iban FROM payment_methods WHERE organisation_id = ? AND id = ? AND type = 'sepa_debit'",
       org,
       paymentMethodId,
-    )?.sepa_iban;
+    ))?.sepa_iban;
   }
 }

@@ -37,15 +37,15 @@ const toRun = (r: Row): BillingRun => ({
   failed: JSON.parse(r.failed) as BillingRun['failed'],
 });
 
-export class SqliteBillingRunRepo implements BillingRunRepo {
+export class SqlBillingRunRepo implements BillingRunRepo {
   constructor(private readonly sql: Sql) {}
 
   async dueItems(asOf: string, org: string | undefined, after: DueItem | null, limit: number): Promise<DueItem[]> {
     // Row-value keyset on the covering index subscription_items_due (its entries end with the rowid): no sort, no temp b-tree.
-    return this.sql.all<DueItem>(
+    return await this.sql.all<DueItem>(
       `SELECT next_billing_at AS nextBillingAt, organisation_id AS org, subscription_id AS subscriptionId, rowid
-         FROM subscription_items INDEXED BY subscription_items_due
-        WHERE next_billing_at IS NOT NULL AND next_billing_at <= ? AND (? IS NULL OR organisation_id = ?)
+         FROM subscription_items ${this.sql.dialect === 'sqlite' ? 'INDEXED BY subscription_items_due' : ''}
+        WHERE next_billing_at IS NOT NULL AND next_billing_at <= ? AND (CAST(? AS TEXT) IS NULL OR organisation_id = ?)
           AND (next_billing_at, organisation_id, subscription_id, rowid) > (?, ?, ?, ?)
           AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = subscription_items.subscription_id AND s.status IN ('active', 'cancelled', 'terminated'))
         ORDER BY next_billing_at, organisation_id, subscription_id, rowid LIMIT ?`,
@@ -62,23 +62,23 @@ export class SqliteBillingRunRepo implements BillingRunRepo {
 
   async claim(org: string, keys: readonly BilledChargeKey[], invoiceId: string): Promise<number> {
     const rows = keys.map((k) => ({ organisation_id: org, item_id: k.itemId, period_key: k.periodKey, kind: k.kind, invoice_id: invoiceId }));
-    return this.sql.insertMany('billed_charges', rows, 'ON CONFLICT DO NOTHING');
+    return await this.sql.insertMany('billed_charges', rows, 'ON CONFLICT DO NOTHING');
   }
 
   async invoiceOfCharge(org: string, key: BilledChargeKey): Promise<string | undefined> {
-    return this.sql
+    return (await this.sql
       .get<{ invoice_id: string }>(
         'SELECT invoice_id FROM billed_charges WHERE item_id = ? AND period_key = ? AND kind = ? AND organisation_id = ?',
         key.itemId,
         key.periodKey,
         key.kind,
         org,
-      )?.invoice_id;
+      ))?.invoice_id;
   }
 
 
   async insertRun(org: string, run: BillingRun): Promise<void> {
-    this.sql.insert('billing_runs', {
+    await this.sql.insert('billing_runs', {
       id: run.id,
       organisation_id: org,
       trigger: run.trigger,
@@ -99,14 +99,14 @@ export class SqliteBillingRunRepo implements BillingRunRepo {
   }
 
   async getRun(org: string, id: string): Promise<BillingRun | undefined> {
-    const row = this.sql.get<Row>('SELECT * FROM billing_runs WHERE organisation_id = ? AND id = ?', org, id);
+    const row = await this.sql.get<Row>('SELECT * FROM billing_runs WHERE organisation_id = ? AND id = ?', org, id);
     return row && toRun(row);
   }
 
   async listRuns(org: string, filter: { trigger?: BillingRunTrigger | undefined }, page: PageRequest) {
     const where = filter.trigger ? 'FROM billing_runs WHERE organisation_id = ? AND trigger = ?' : 'FROM billing_runs WHERE organisation_id = ?';
     const params = filter.trigger ? [org, filter.trigger] : [org];
-    const { rows, total } = this.sql.page<Row>(where, params, page);
+    const { rows, total } = await this.sql.page<Row>(where, params, page);
     return { rows: rows.map(toRun), total };
   }
 }

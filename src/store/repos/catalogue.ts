@@ -62,11 +62,11 @@ function storedRate(rate: number): number {
   return e4;
 }
 
-export class SqliteCatalogueRepo implements CatalogueRepo {
+export class SqlCatalogueRepo implements CatalogueRepo {
   constructor(private readonly sql: Sql) {}
 
   async insertUnit(org: string, u: Unit): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       'INSERT INTO units (id, organisation_id, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
       u.id,
       org,
@@ -78,17 +78,17 @@ export class SqliteCatalogueRepo implements CatalogueRepo {
 
   async findUnit(org: string, ref: string): Promise<Unit | undefined> {
     return (
-      this.sql.get<Unit>(`SELECT ${UNIT_COLUMNS} FROM units WHERE organisation_id = ? AND id = ?`, org, ref) ??
-      this.sql.get<Unit>(`SELECT ${UNIT_COLUMNS} FROM units WHERE organisation_id = ? AND name = ?`, org, ref)
+      await this.sql.get<Unit>(`SELECT ${UNIT_COLUMNS} FROM units WHERE organisation_id = ? AND id = ?`, org, ref) ??
+      await this.sql.get<Unit>(`SELECT ${UNIT_COLUMNS} FROM units WHERE organisation_id = ? AND name = ?`, org, ref)
     );
   }
 
   async listUnits(org: string, page: PageRequest) {
-    return this.sql.page<Unit>('FROM units WHERE organisation_id = ?', [org], page, UNIT_COLUMNS);
+    return await this.sql.page<Unit>('FROM units WHERE organisation_id = ?', [org], page, UNIT_COLUMNS);
   }
 
   async insertMeasurement(org: string, m: Measurement): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO measurements (id, organisation_id, unit_id, code, description, aggregation_type, fair_billing, type, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       m.id,
@@ -105,7 +105,7 @@ export class SqliteCatalogueRepo implements CatalogueRepo {
   }
 
   async updateMeasurement(org: string, m: Measurement): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `UPDATE measurements SET unit_id = ?, code = ?, description = ?, fair_billing = ?, updated_at = ?
        WHERE organisation_id = ? AND id = ?`,
       m.unit.id,
@@ -119,17 +119,17 @@ export class SqliteCatalogueRepo implements CatalogueRepo {
   }
 
   async getMeasurement(org: string, id: string): Promise<Measurement | undefined> {
-    const row = this.sql.get<MeasurementRow>(`${MEASUREMENT_SELECT} WHERE m.organisation_id = ? AND m.id = ?`, org, id);
+    const row = await this.sql.get<MeasurementRow>(`${MEASUREMENT_SELECT} WHERE m.organisation_id = ? AND m.id = ?`, org, id);
     return row && toMeasurement(row);
   }
 
   async findMeasurementByCode(org: string, code: string): Promise<Measurement | undefined> {
-    const row = this.sql.get<MeasurementRow>(`${MEASUREMENT_SELECT} WHERE m.organisation_id = ? AND m.code = ?`, org, code);
+    const row = await this.sql.get<MeasurementRow>(`${MEASUREMENT_SELECT} WHERE m.organisation_id = ? AND m.code = ?`, org, code);
     return row && toMeasurement(row);
   }
 
   async listMeasurements(org: string, page: PageRequest) {
-    const { rows, total } = this.sql.page<MeasurementRow>(
+    const { rows, total } = await this.sql.page<MeasurementRow>(
       'FROM measurements m JOIN units u ON u.id = m.unit_id WHERE m.organisation_id = ?',
       [org],
       page,
@@ -140,7 +140,7 @@ export class SqliteCatalogueRepo implements CatalogueRepo {
   }
 
   async insertTaxGroup(org: string, g: TaxGroup): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO tax_groups (id, organisation_id, internal_description, reverse_charge_type, type, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?)`,
       g.id,
@@ -151,11 +151,11 @@ export class SqliteCatalogueRepo implements CatalogueRepo {
       g.createdAt,
       g.updatedAt,
     );
-    this.insertTaxes(org, g.id, g.taxes);
+    await this.insertTaxes(org, g.id, g.taxes);
   }
 
   async updateTaxGroup(org: string, g: TaxGroup): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `UPDATE tax_groups SET internal_description = ?, reverse_charge_type = ?, type = ?, updated_at = ?
        WHERE organisation_id = ? AND id = ?`,
       g.internalDescription,
@@ -165,13 +165,13 @@ export class SqliteCatalogueRepo implements CatalogueRepo {
       org,
       g.id,
     );
-    this.sql.run('DELETE FROM taxes WHERE organisation_id = ? AND tax_group_id = ?', org, g.id);
-    this.insertTaxes(org, g.id, g.taxes);
+    await this.sql.run('DELETE FROM taxes WHERE organisation_id = ? AND tax_group_id = ?', org, g.id);
+    await this.insertTaxes(org, g.id, g.taxes);
   }
 
-  private insertTaxes(org: string, groupId: string, taxes: Tax[]): void {
-    taxes.forEach((t, i) =>
-      this.sql.run(
+  private async insertTaxes(org: string, groupId: string, taxes: Tax[]): Promise<void> {
+    for (const [i, t] of taxes.entries()) {
+      await this.sql.run(
         `INSERT INTO taxes (id, organisation_id, tax_group_id, position, code, rate_e4, country_code, description, valid_from)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         t.id,
@@ -183,23 +183,23 @@ export class SqliteCatalogueRepo implements CatalogueRepo {
         t.countryCode,
         t.description,
         t.validFrom,
-      ),
-    );
+      );
+    }
   }
 
   async getTaxGroup(org: string, id: string): Promise<TaxGroup | undefined> {
-    const row = this.sql.get<TaxGroupRow>('SELECT * FROM tax_groups WHERE organisation_id = ? AND id = ?', org, id);
-    return row && this.withTaxes([row])[0];
+    const row = await this.sql.get<TaxGroupRow>('SELECT * FROM tax_groups WHERE organisation_id = ? AND id = ?', org, id);
+    return row && (await this.withTaxes([row]))[0];
   }
 
   async listTaxGroups(org: string, page: PageRequest) {
-    const { rows, total } = this.sql.page<TaxGroupRow>('FROM tax_groups WHERE organisation_id = ?', [org], page);
-    return { rows: this.withTaxes(rows), total };
+    const { rows, total } = await this.sql.page<TaxGroupRow>('FROM tax_groups WHERE organisation_id = ?', [org], page);
+    return { rows: await this.withTaxes(rows), total };
   }
 
-  private withTaxes(rows: TaxGroupRow[]): TaxGroup[] {
+  private async withTaxes(rows: TaxGroupRow[]): Promise<TaxGroup[]> {
     if (rows.length === 0) return [];
-    const taxes = this.sql.all<TaxRow>(
+    const taxes = await this.sql.all<TaxRow>(
       `SELECT id, tax_group_id, code, rate_e4, country_code, description, valid_from FROM taxes
        WHERE tax_group_id IN (SELECT value FROM json_each(?)) ORDER BY position`,
       JSON.stringify(rows.map((r) => r.id)),

@@ -6,11 +6,11 @@ import type { Sql } from '../sql.js';
 const COLUMNS = `id, number, invoice_id AS invoice, customer_id AS customer, amount, currency_code AS currencyCode, reason,
   created_at AS createdAt`;
 
-export class SqliteCreditNoteRepo implements CreditNoteRepo {
+export class SqlCreditNoteRepo implements CreditNoteRepo {
   constructor(private readonly sql: Sql) {}
 
   async insert(org: string, n: CreditNote): Promise<void> {
-    this.sql.insert('credit_notes', {
+    await this.sql.insert('credit_notes', {
       id: n.id,
       organisation_id: org,
       number: n.number,
@@ -24,11 +24,11 @@ export class SqliteCreditNoteRepo implements CreditNoteRepo {
   }
 
   async get(org: string, id: string): Promise<CreditNote | undefined> {
-    return this.sql.get<CreditNote>(`SELECT ${COLUMNS} FROM credit_notes WHERE organisation_id = ? AND id = ?`, org, id);
+    return await this.sql.get<CreditNote>(`SELECT ${COLUMNS} FROM credit_notes WHERE organisation_id = ? AND id = ?`, org, id);
   }
 
   async getByNumber(org: string, number: string): Promise<CreditNote | undefined> {
-    return this.sql.get<CreditNote>(`SELECT ${COLUMNS} FROM credit_notes WHERE organisation_id = ? AND number = ?`, org, number);
+    return await this.sql.get<CreditNote>(`SELECT ${COLUMNS} FROM credit_notes WHERE organisation_id = ? AND number = ?`, org, number);
   }
 
   async list(org: string, filter: CreditNoteFilter, page: PageRequest) {
@@ -42,11 +42,11 @@ export class SqliteCreditNoteRepo implements CreditNoteRepo {
       where.push('customer_id = ?');
       params.push(filter.customer);
     }
-    return this.sql.page<CreditNote>(`FROM credit_notes WHERE ${where.join(' AND ')}`, params, page, COLUMNS);
+    return await this.sql.page<CreditNote>(`FROM credit_notes WHERE ${where.join(' AND ')}`, params, page, COLUMNS);
   }
 
   async totalForInvoice(org: string, invoiceId: string): Promise<number> {
-    const row = this.sql.get<{ total: number }>(
+    const row = await this.sql.get<{ total: number }>(
       'SELECT coalesce(sum(amount), 0) AS total FROM credit_notes WHERE organisation_id = ? AND invoice_id = ?',
       org,
       invoiceId,

@@ -17,11 +17,11 @@ interface Row {
   customer_number: string;
 }
 
-export class SqliteCustomerTokenRepo implements CustomerTokenRepo {
+export class SqlCustomerTokenRepo implements CustomerTokenRepo {
   constructor(private readonly sql: Sql) {}
 
   async insert(t: CustomerTokenRecord, tokenHash: string): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO customer_tokens (id, organisation_id, customer_id, api_key_id, family_id, kind, token_hash, expires_at,
          used_at, revoked_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       t.id,
@@ -39,7 +39,7 @@ export class SqliteCustomerTokenRepo implements CustomerTokenRepo {
   }
 
   async findByHash(tokenHash: string): Promise<CustomerTokenLookup | undefined> {
-    const r = this.sql.get<Row>(
+    const r = await this.sql.get<Row>(
       `SELECT t.*, k.revoked_at AS key_revoked_at, k.expires_at AS key_expires_at, c.customer_number
        FROM customer_tokens t JOIN api_keys k ON k.id = t.api_key_id JOIN customers c ON c.id = t.customer_id
        WHERE t.token_hash = ?`,
@@ -65,10 +65,10 @@ export class SqliteCustomerTokenRepo implements CustomerTokenRepo {
   }
 
   async markUsed(id: string, at: string): Promise<boolean> {
-    return this.sql.run('UPDATE customer_tokens SET used_at = ? WHERE id = ? AND used_at IS NULL', at, id).changes === 1;
+    return (await this.sql.run('UPDATE customer_tokens SET used_at = ? WHERE id = ? AND used_at IS NULL', at, id)).changes === 1;
   }
 
   async revokeFamily(familyId: string, at: string): Promise<void> {
-    this.sql.run('UPDATE customer_tokens SET revoked_at = coalesce(revoked_at, ?) WHERE family_id = ?', at, familyId);
+    await this.sql.run('UPDATE customer_tokens SET revoked_at = coalesce(revoked_at, ?) WHERE family_id = ?', at, familyId);
   }
 }

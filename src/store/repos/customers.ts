@@ -36,11 +36,11 @@ const toEmail = (r: EmailRow): CustomerEmail => ({
   updatedAt: r.updated_at,
 });
 
-export class SqliteCustomerRepo implements CustomerRepo {
+export class SqlCustomerRepo implements CustomerRepo {
   constructor(private readonly sql: Sql) {}
 
   async insert(org: string, c: Customer): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO customers (id, organisation_id, customer_number, time_zone, first_name, last_name, currency_code,
          company_name, datev_id, status, payment_term_days, credit_balance, custom_fields, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -63,7 +63,7 @@ export class SqliteCustomerRepo implements CustomerRepo {
   }
 
   async update(org: string, c: Customer): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `UPDATE customers SET customer_number = ?, time_zone = ?, first_name = ?, last_name = ?, currency_code = ?,
          company_name = ?, datev_id = ?, status = ?, payment_term_days = ?, custom_fields = ?, updated_at = ?
        WHERE organisation_id = ? AND id = ?`,
@@ -84,12 +84,12 @@ export class SqliteCustomerRepo implements CustomerRepo {
   }
 
   async get(org: string, id: string): Promise<Customer | undefined> {
-    const row = this.sql.get<CustomerRow>(`SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE organisation_id = ? AND id = ?`, org, id);
+    const row = await this.sql.get<CustomerRow>(`SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE organisation_id = ? AND id = ?`, org, id);
     return row && toCustomer(row);
   }
 
   async getByNumber(org: string, customerNumber: string): Promise<Customer | undefined> {
-    const row = this.sql.get<CustomerRow>(
+    const row = await this.sql.get<CustomerRow>(
       `SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE organisation_id = ? AND customer_number = ?`,
       org,
       customerNumber,
@@ -99,7 +99,7 @@ export class SqliteCustomerRepo implements CustomerRepo {
 
   async numberTaken(org: string, customerNumber: string, exceptId = ''): Promise<boolean> {
     return (
-      this.sql.get(
+      await this.sql.get(
         'SELECT 1 FROM customers WHERE organisation_id = ? AND customer_number = ? AND id <> ?',
         org,
         customerNumber,
@@ -110,13 +110,13 @@ export class SqliteCustomerRepo implements CustomerRepo {
 
   async list(org: string, filter: { status?: string | undefined }, page: PageRequest) {
     const { rows, total } = filter.status
-      ? this.sql.page<CustomerRow>('FROM customers WHERE organisation_id = ? AND status = ?', [org, filter.status], page, CUSTOMER_COLUMNS)
-      : this.sql.page<CustomerRow>('FROM customers WHERE organisation_id = ?', [org], page, CUSTOMER_COLUMNS);
+      ? await this.sql.page<CustomerRow>('FROM customers WHERE organisation_id = ? AND status = ?', [org, filter.status], page, CUSTOMER_COLUMNS)
+      : await this.sql.page<CustomerRow>('FROM customers WHERE organisation_id = ?', [org], page, CUSTOMER_COLUMNS);
     return { rows: rows.map(toCustomer), total };
   }
 
   async insertEmail(org: string, e: CustomerEmail): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO customer_emails (id, organisation_id, customer_id, email, receiver_name, is_invoice_email,
          is_dunning_email, is_default, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       e.id,
@@ -133,12 +133,12 @@ export class SqliteCustomerRepo implements CustomerRepo {
   }
 
   async getEmail(org: string, id: string): Promise<CustomerEmail | undefined> {
-    const row = this.sql.get<EmailRow>('SELECT * FROM customer_emails WHERE organisation_id = ? AND id = ?', org, id);
+    const row = await this.sql.get<EmailRow>('SELECT * FROM customer_emails WHERE organisation_id = ? AND id = ?', org, id);
     return row && toEmail(row);
   }
 
   async listEmails(org: string, customerId: string, page: PageRequest) {
-    const { rows, total } = this.sql.page<EmailRow>(
+    const { rows, total } = await this.sql.page<EmailRow>(
       'FROM customer_emails WHERE organisation_id = ? AND customer_id = ?',
       [org, customerId],
       page,
@@ -147,7 +147,7 @@ export class SqliteCustomerRepo implements CustomerRepo {
   }
 
   async clearDefaultEmail(org: string, customerId: string, at: string): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       'UPDATE customer_emails SET is_default = 0, updated_at = ? WHERE organisation_id = ? AND customer_id = ? AND is_default = 1',
       at,
       org,
@@ -156,7 +156,7 @@ export class SqliteCustomerRepo implements CustomerRepo {
   }
 
   async addCreditBalance(org: string, customerId: string, delta: number, at: string): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       'UPDATE customers SET credit_balance = credit_balance + ?, updated_at = ? WHERE organisation_id = ? AND id = ?',
       delta,
       at,

@@ -57,42 +57,42 @@ const toStep = (r: StepRow): DunningStep => ({
 
 const json = (value: object | null): string | null => (value === null ? null : JSON.stringify(value));
 
-export class SqliteDunningRepo implements DunningRepo {
+export class SqlDunningRepo implements DunningRepo {
   constructor(private readonly sql: Sql) {}
 
   async insertRule(org: string, r: OverdueRule): Promise<void> {
-    this.sql.insert('overdue_rules', { id: r.id, organisation_id: org, ...this.columns(r), created_at: r.createdAt });
+    await this.sql.insert('overdue_rules', { id: r.id, organisation_id: org, ...this.columns(r), created_at: r.createdAt });
   }
 
   async updateRule(org: string, r: OverdueRule): Promise<void> {
-    this.sql.update('overdue_rules', org, r.id, this.columns(r));
+    await this.sql.update('overdue_rules', org, r.id, this.columns(r));
   }
 
   async deleteRule(org: string, id: string): Promise<void> {
-    this.sql.run('DELETE FROM overdue_rules WHERE organisation_id = ? AND id = ?', org, id);
+    await this.sql.run('DELETE FROM overdue_rules WHERE organisation_id = ? AND id = ?', org, id);
   }
 
   async getRule(org: string, id: string): Promise<OverdueRule | undefined> {
-    const row = this.sql.get<RuleRow>('SELECT * FROM overdue_rules WHERE organisation_id = ? AND id = ?', org, id);
+    const row = await this.sql.get<RuleRow>('SELECT * FROM overdue_rules WHERE organisation_id = ? AND id = ?', org, id);
     return row && toRule(row);
   }
 
   async listRules(org: string, page: PageRequest) {
-    const { rows, total } = this.sql.page<RuleRow>('FROM overdue_rules WHERE organisation_id = ?', [org], page);
+    const { rows, total } = await this.sql.page<RuleRow>('FROM overdue_rules WHERE organisation_id = ?', [org], page);
     return { rows: rows.map(toRule), total };
   }
 
   async ruleOfLevel(org: string, level: number, exceptId = ''): Promise<OverdueRule | undefined> {
-    const row = this.sql.get<RuleRow>('SELECT * FROM overdue_rules WHERE organisation_id = ? AND level = ? AND id <> ?', org, level, exceptId);
+    const row = await this.sql.get<RuleRow>('SELECT * FROM overdue_rules WHERE organisation_id = ? AND level = ? AND id <> ?', org, level, exceptId);
     return row && toRule(row);
   }
 
   async enabledRules(org: string): Promise<OverdueRule[]> {
-    return this.sql.all<RuleRow>('SELECT * FROM overdue_rules WHERE organisation_id = ? AND is_enabled = 1 ORDER BY level', org).map(toRule);
+    return (await this.sql.all<RuleRow>('SELECT * FROM overdue_rules WHERE organisation_id = ? AND is_enabled = 1 ORDER BY level', org)).map(toRule);
   }
 
   async insertStep(org: string, invoiceId: string, id: string, s: DunningStep, letter: DunningLetterTexts | null): Promise<void> {
-    this.sql.insert('dunning_steps', {
+    await this.sql.insert('dunning_steps', {
       id,
       organisation_id: org,
       invoice_id: invoiceId,
@@ -108,31 +108,35 @@ export class SqliteDunningRepo implements DunningRepo {
   }
 
   async getStep(org: string, invoiceId: string, level: number) {
-    const row = this.sql.get<StepRow>('SELECT * FROM dunning_steps WHERE organisation_id = ? AND invoice_id = ? AND level = ?', org, invoiceId, level);
+    const row = await this.sql.get<StepRow>('SELECT * FROM dunning_steps WHERE organisation_id = ? AND invoice_id = ? AND level = ?', org, invoiceId, level);
     return row && { step: toStep(row), letter: row.letter === null ? null : (JSON.parse(row.letter) as DunningLetterTexts) };
   }
 
   async listSteps(org: string, invoiceId: string, page: PageRequest) {
-    const { rows, total } = this.sql.page<StepRow>('FROM dunning_steps WHERE organisation_id = ? AND invoice_id = ?', [org, invoiceId], page);
+    const { rows, total } = await this.sql.page<StepRow>('FROM dunning_steps WHERE organisation_id = ? AND invoice_id = ?', [org, invoiceId], page);
     return { rows: rows.map(toStep), total };
   }
 
   async highestLevel(org: string, invoiceId: string): Promise<number> {
     return (
-      this.sql.get<{ level: number | null }>('SELECT max(level) AS level FROM dunning_steps WHERE organisation_id = ? AND invoice_id = ?', org, invoiceId)
+      (await this.sql.get<{ level: number | null }>('SELECT max(level) AS level FROM dunning_steps WHERE organisation_id = ? AND invoice_id = ?', org, invoiceId))
         ?.level ?? 0
     );
   }
 
   async candidates(now: string): Promise<Array<{ organisationId: string; id: string }>> {
-    return this.sql.all<{ organisationId: string; id: string }>(
+    const hoursOverdue =
+      this.sql.dialect === 'postgres'
+        ? 'extract(epoch FROM (@now::timestamptz - i.original_due_at::timestamptz)) / 3600'
+        : '(julianday(@now) - julianday(i.original_due_at)) * 24';
+    return await this.sql.all<{ organisationId: string; id: string }>(
       `SELECT i.organisation_id AS organisationId, i.id FROM invoices i
        WHERE i.status = 'open' AND i.dunning_of IS NULL AND i.original_due_at < @now AND i.due_at <= @now
          AND NOT EXISTS (SELECT 1 FROM payment_plans p
            WHERE p.organisation_id = i.organisation_id AND p.invoice_id = i.id AND p.status = 'active')
          AND EXISTS (SELECT 1 FROM overdue_rules r
            WHERE r.organisation_id = i.organisation_id AND r.is_enabled = 1
-             AND (julianday(@now) - julianday(i.original_due_at)) * 24 >= r.days_overdue * 24 - 1
+             AND ${hoursOverdue} >= r.days_overdue * 24 - 1
              AND r.level > coalesce((SELECT max(s.level) FROM dunning_steps s WHERE s.invoice_id = i.id), 0))
        ORDER BY i.original_due_at, i.id`,
       { now },

@@ -61,12 +61,12 @@ const toEmail = (r: EmailRow): Email => ({
   updatedAt: r.updated_at,
 });
 
-export class SqliteEmailRepo implements EmailRepo {
+export class SqlEmailRepo implements EmailRepo {
   constructor(private readonly sql: Sql) {}
 
   async addressesOf(org: string, customerId: string): Promise<CustomerEmail[]> {
-    return this.sql
-      .all<AddressRow>('SELECT * FROM customer_emails WHERE organisation_id = ? AND customer_id = ? ORDER BY created_at, id', org, customerId)
+    return (await this.sql
+      .all<AddressRow>('SELECT * FROM customer_emails WHERE organisation_id = ? AND customer_id = ? ORDER BY created_at, id', org, customerId))
       .map((r) => ({
         id: r.id,
         customer: r.customer_id,
@@ -81,7 +81,7 @@ export class SqliteEmailRepo implements EmailRepo {
   }
 
   async insert(org: string, e: NewEmail): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO emails (id, organisation_id, kind, customer_id, invoice_id, recipients, subject, body_text, body_html, attachments,
          status, attempts, last_error, next_attempt_at, sent_at, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, NULL, ?, ?)`,
@@ -104,7 +104,7 @@ export class SqliteEmailRepo implements EmailRepo {
   }
 
   async get(org: string, id: string): Promise<Email | undefined> {
-    const row = this.sql.get<EmailRow>('SELECT * FROM emails WHERE organisation_id = ? AND id = ?', org, id);
+    const row = await this.sql.get<EmailRow>('SELECT * FROM emails WHERE organisation_id = ? AND id = ?', org, id);
     return row && toEmail(row);
   }
 
@@ -121,19 +121,19 @@ export class SqliteEmailRepo implements EmailRepo {
       where.push(`${column} = ?`);
       params.push(value);
     }
-    const { rows, total } = this.sql.page<EmailRow>(`FROM emails WHERE ${where.join(' AND ')}`, params, page);
+    const { rows, total } = await this.sql.page<EmailRow>(`FROM emails WHERE ${where.join(' AND ')}`, params, page);
     return { rows: rows.map(toEmail), total };
   }
 
   async claimDue(now: string, leaseUntil: string, except: readonly string[], limit: number): Promise<OutgoingEmail[]> {
-    const rows = this.sql.all<EmailRow>(
+    const rows = await this.sql.all<EmailRow>(
       `SELECT * FROM emails WHERE status = 'queued' AND next_attempt_at <= ? AND id NOT IN (SELECT value FROM json_each(?))
        ORDER BY next_attempt_at, id LIMIT ?`,
       now,
       JSON.stringify(except),
       limit,
     );
-    for (const r of rows) this.sql.run('UPDATE emails SET next_attempt_at = ? WHERE id = ?', leaseUntil, r.id);
+    for (const r of rows) await this.sql.run('UPDATE emails SET next_attempt_at = ? WHERE id = ?', leaseUntil, r.id);
     return rows.map((r) => ({
       organisationId: r.organisation_id,
       id: r.id,
@@ -147,7 +147,7 @@ export class SqliteEmailRepo implements EmailRepo {
   }
 
   async recordAttempt(org: string, id: string, o: EmailOutcome, at: string): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `UPDATE emails SET status = ?, attempts = attempts + 1, last_error = ?, next_attempt_at = ?, sent_at = ?, updated_at = ?
        WHERE organisation_id = ? AND id = ?`,
       o.status,
@@ -161,12 +161,12 @@ export class SqliteEmailRepo implements EmailRepo {
   }
 
   async markDueNotSent(now: string, reason: string, at: string): Promise<number> {
-    return this.sql.run(
+    return (await this.sql.run(
       `UPDATE emails SET status = 'not_sent', last_error = ?, next_attempt_at = NULL, updated_at = ?
        WHERE status = 'queued' AND next_attempt_at <= ?`,
       reason,
       at,
       now,
-    ).changes;
+    )).changes;
   }
 }

@@ -51,11 +51,11 @@ interface DueRow {
   next_attempt_at: string;
 }
 
-export class SqliteEventRepo implements EventRepo {
+export class SqlEventRepo implements EventRepo {
   constructor(private readonly sql: Sql) {}
 
   async insertEvent(org: string, e: EventRecord): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       'INSERT INTO events (id, organisation_id, type, subject_id, data, created_at) VALUES (?, ?, ?, ?, ?, ?)',
       e.id,
       org,
@@ -67,7 +67,7 @@ export class SqliteEventRepo implements EventRepo {
   }
 
   async subscribers(org: string, type: EventType): Promise<Subscriber[]> {
-    const rows = this.sql.all<{ id: string; events: string; version: 'v1' }>(
+    const rows = await this.sql.all<{ id: string; events: string; version: 'v1' }>(
       'SELECT id, events, version FROM webhooks WHERE organisation_id = ? AND enabled = 1 ORDER BY created_at, id',
       org,
     );
@@ -75,7 +75,7 @@ export class SqliteEventRepo implements EventRepo {
   }
 
   async insertDelivery(org: string, d: NewDelivery): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO webhook_deliveries (id, organisation_id, webhook_id, event_id, event_type, event_version, body, status,
          attempts, round_attempts, next_attempt_at, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, 0, ?, ?, ?)`,
@@ -93,24 +93,24 @@ export class SqliteEventRepo implements EventRepo {
   }
 
   async getDelivery(org: string, id: string): Promise<WebhookDelivery | undefined> {
-    const row = this.sql.get<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE organisation_id = ? AND id = ?', org, id);
-    return row && this.assemble(org, [row])[0];
+    const row = await this.sql.get<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE organisation_id = ? AND id = ?', org, id);
+    return row && (await this.assemble(org, [row]))[0];
   }
 
   async listDeliveries(org: string, webhookId: string, filter: { status?: DeliveryStatus | undefined }, page: PageRequest) {
     const { rows, total } =
       filter.status === undefined
-        ? this.sql.page<DeliveryRow>('FROM webhook_deliveries WHERE organisation_id = ? AND webhook_id = ?', [org, webhookId], page)
-        : this.sql.page<DeliveryRow>(
+        ? await this.sql.page<DeliveryRow>('FROM webhook_deliveries WHERE organisation_id = ? AND webhook_id = ?', [org, webhookId], page)
+        : await this.sql.page<DeliveryRow>(
             'FROM webhook_deliveries WHERE organisation_id = ? AND webhook_id = ? AND status = ?',
             [org, webhookId, filter.status],
             page,
           );
-    return { rows: this.assemble(org, rows), total };
+    return { rows: await this.assemble(org, rows), total };
   }
 
   async reschedule(org: string, id: string, dueAt: string, at: string): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `UPDATE webhook_deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = ?, delivered_at = NULL,
          updated_at = ? WHERE organisation_id = ? AND id = ?`,
       dueAt,
@@ -122,7 +122,7 @@ export class SqliteEventRepo implements EventRepo {
 
   async dueTargets(now: string): Promise<DueTarget[]> {
     // One index seek per webhook (webhook_deliveries_pending_by_webhook), however many deliveries wait.
-    return this.sql
+    return (await this.sql
       .all<{ id: string; organisation_id: string; url: string; enabled: number; due: string }>(
         `SELECT id, organisation_id, url, enabled, due FROM (
            SELECT w.id, w.organisation_id, w.url, w.enabled,
@@ -130,12 +130,12 @@ export class SqliteEventRepo implements EventRepo {
            FROM webhooks w)
          WHERE due <= ? ORDER BY due, id`,
         now,
-      )
+      ))
       .map((r) => ({ webhookId: r.id, organisationId: r.organisation_id, url: r.url, enabled: r.enabled === 1, due: r.due }));
   }
 
   async dueOf(org: string, webhookId: string, now: string, except: readonly string[], limit: number): Promise<DueDelivery[]> {
-    return this.sql
+    return (await this.sql
       .all<DueRow>(
         `SELECT d.id, d.organisation_id, d.webhook_id, w.url, w.secret, d.event_type, d.event_version, d.body, d.round_attempts,
            d.next_attempt_at
@@ -148,7 +148,7 @@ export class SqliteEventRepo implements EventRepo {
         now,
         JSON.stringify(except),
         limit,
-      )
+      ))
       .map((r) => ({
         id: r.id,
         organisationId: r.organisation_id,
@@ -164,7 +164,7 @@ export class SqliteEventRepo implements EventRepo {
   }
 
   async skipDue(org: string, webhookId: string, now: string, except: readonly string[], reason: string, at: string): Promise<number> {
-    return this.sql.run(
+    return (await this.sql.run(
       `UPDATE webhook_deliveries SET status = 'skipped', next_attempt_at = NULL, last_error = ?, updated_at = ?
        WHERE organisation_id = ? AND webhook_id = ? AND status = 'pending' AND next_attempt_at <= ?
          AND id NOT IN (SELECT value FROM json_each(?))`,
@@ -174,17 +174,17 @@ export class SqliteEventRepo implements EventRepo {
       webhookId,
       now,
       JSON.stringify(except),
-    ).changes;
+    )).changes;
   }
 
   async lease(ids: string[], until: string): Promise<void> {
     for (const id of ids) {
-      this.sql.run("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND status = 'pending'", until, id);
+      await this.sql.run("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND status = 'pending'", until, id);
     }
   }
 
   async recordAttempt(org: string, id: string, a: AttemptResult, o: AttemptOutcome): Promise<boolean> {
-    const changed = this.sql.run(
+    const changed = (await this.sql.run(
       `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, round_attempts = ?, next_attempt_at = ?,
          last_attempt_at = ?, last_status_code = ?, last_error = ?, delivered_at = ?, updated_at = ?
        WHERE organisation_id = ? AND id = ?`,
@@ -198,9 +198,9 @@ export class SqliteEventRepo implements EventRepo {
       a.attemptedAt,
       org,
       id,
-    ).changes;
+    )).changes;
     if (changed === 0) return false;
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO webhook_delivery_attempts (id, organisation_id, delivery_id, attempted_at, status_code, error, duration_ms)
        VALUES (?, ?, ?, ?, ?, ?, ?)`,
       a.id,
@@ -216,17 +216,17 @@ export class SqliteEventRepo implements EventRepo {
 
   async nextAttemptAt(after = ''): Promise<string | undefined> {
     return (
-      this.sql.get<{ at: string | null }>(
+      (await this.sql.get<{ at: string | null }>(
         "SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at > ?",
         after,
-      )?.at ?? undefined
+      ))?.at ?? undefined
     );
   }
 
-  private assemble(org: string, rows: DeliveryRow[]): WebhookDelivery[] {
+  private async assemble(org: string, rows: DeliveryRow[]): Promise<WebhookDelivery[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.id);
-    const attempts = this.sql.all<AttemptRow>(
+    const attempts = await this.sql.all<AttemptRow>(
       `SELECT delivery_id, attempted_at, status_code, error, duration_ms FROM webhook_delivery_attempts
        WHERE organisation_id = ? AND delivery_id IN (${ids.map(() => '?').join(', ')}) ORDER BY delivery_id, attempted_at, id`,
       org,

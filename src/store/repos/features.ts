@@ -58,11 +58,11 @@ const GRANTED_COLUMNS = `e.id AS e_id, e.feature_id AS e_feature_id, e.product_i
   e.price_plan_id AS e_price_plan_id, e.value AS e_value, e.created_at AS e_created_at,
   f.id, f.name, f.description, f.status, f.type, f.config, f.unit, f.created_at, f.updated_at`;
 
-export class SqliteFeatureRepo implements FeatureRepo {
+export class SqlFeatureRepo implements FeatureRepo {
   constructor(private readonly sql: Sql) {}
 
   async insert(org: string, f: Feature): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO features (organisation_id, ${FEATURE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       org,
       f.id,
@@ -78,17 +78,17 @@ export class SqliteFeatureRepo implements FeatureRepo {
   }
 
   async updateStatus(org: string, f: Feature): Promise<void> {
-    this.sql.run('UPDATE features SET status = ?, updated_at = ? WHERE organisation_id = ? AND id = ?', f.status, f.updatedAt, org, f.id);
+    await this.sql.run('UPDATE features SET status = ?, updated_at = ? WHERE organisation_id = ? AND id = ?', f.status, f.updatedAt, org, f.id);
   }
 
   async get(org: string, id: string): Promise<Feature | undefined> {
-    const row = this.sql.get<FeatureRow>(`SELECT ${FEATURE_COLUMNS} FROM features WHERE organisation_id = ? AND id = ?`, org, id);
+    const row = await this.sql.get<FeatureRow>(`SELECT ${FEATURE_COLUMNS} FROM features WHERE organisation_id = ? AND id = ?`, org, id);
     return row && toFeature(row);
   }
 
   async list(org: string, filter: FeatureFilter, page: PageRequest) {
-    const { rows, total } = this.sql.page<FeatureRow>(
-      'FROM features WHERE organisation_id = ? AND (? IS NULL OR status = ?) AND (? IS NULL OR type = ?)',
+    const { rows, total } = await this.sql.page<FeatureRow>(
+      'FROM features WHERE organisation_id = ? AND (CAST(? AS TEXT) IS NULL OR status = ?) AND (CAST(? AS TEXT) IS NULL OR type = ?)',
       [org, filter.status ?? null, filter.status ?? null, filter.type ?? null, filter.type ?? null],
       page,
       FEATURE_COLUMNS,
@@ -97,7 +97,7 @@ export class SqliteFeatureRepo implements FeatureRepo {
   }
 
   async insertEntitlement(org: string, e: Entitlement): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO entitlements (id, organisation_id, feature_id, product_id, price_plan_id, value, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?)`,
       e.id,
@@ -111,7 +111,7 @@ export class SqliteFeatureRepo implements FeatureRepo {
   }
 
   async grantActiveFeatures(org: string, subscriptionId: string, at: string): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO subscription_features (organisation_id, subscription_id, feature_id, granted_at)
        SELECT organisation_id, ?, id, ? FROM features WHERE organisation_id = ? AND status = 'active'
        ON CONFLICT DO NOTHING`,
@@ -122,18 +122,18 @@ export class SqliteFeatureRepo implements FeatureRepo {
   }
 
   async grantToAllSubscriptions(org: string, featureId: string, at: string): Promise<number> {
-    return this.sql.run(
+    return (await this.sql.run(
       `INSERT INTO subscription_features (organisation_id, subscription_id, feature_id, granted_at)
        SELECT organisation_id, id, ?, ? FROM subscriptions WHERE organisation_id = ?
        ON CONFLICT DO NOTHING`,
       featureId,
       at,
       org,
-    ).changes;
+    )).changes;
   }
 
   async subscriptionEntitlements(org: string, subscriptionId: string, now: string, page: PageRequest) {
-    const { rows, total } = this.sql.page<EntitlementRow & FeatureRow>(
+    const { rows, total } = await this.sql.page<EntitlementRow & FeatureRow>(
       `FROM entitlements e
        JOIN subscription_features g
          ON g.organisation_id = e.organisation_id AND g.feature_id = e.feature_id AND g.subscription_id = ?

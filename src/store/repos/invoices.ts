@@ -99,12 +99,12 @@ const toPayment = (r: PaymentRow): InvoicePayment => ({
 const INVOICE_COLUMNS = `i.*, EXISTS (SELECT 1 FROM payment_plans p
   WHERE p.organisation_id = i.organisation_id AND p.invoice_id = i.id AND p.status = 'active') AS dunning_paused`;
 
-export class SqliteInvoiceRepo implements InvoiceRepo {
+export class SqlInvoiceRepo implements InvoiceRepo {
   constructor(private readonly sql: Sql) {}
 
   async insert(org: string, inv: Invoice): Promise<void> {
     const taxes: StoredTax[] = inv.taxes.map((t) => ({ rateE4: toE4(t.rate), netAmount: t.netAmount, taxAmount: t.taxAmount }));
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO invoices (id, organisation_id, number, customer_id, subscription_id, status, currency_code, net_amount,
          tax_amount, gross_amount, amount_settled, amount_credited, credit_applied, taxes, issued_at, due_at, original_due_at,
          dunning_of, paid_at, voided_at, created_at, updated_at)
@@ -132,7 +132,7 @@ export class SqliteInvoiceRepo implements InvoiceRepo {
       inv.createdAt,
       inv.updatedAt,
     );
-    this.sql.insertMany(
+    await this.sql.insertMany(
       'invoice_lines',
       inv.lines.map((l) => ({
         id: l.id,
@@ -151,7 +151,7 @@ export class SqliteInvoiceRepo implements InvoiceRepo {
   }
 
   async update(org: string, inv: Invoice): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `UPDATE invoices SET number = ?, status = ?, amount_settled = ?, amount_credited = ?, credit_applied = ?, issued_at = ?,
          due_at = ?, original_due_at = ?, paid_at = ?, voided_at = ?, updated_at = ? WHERE organisation_id = ? AND id = ?`,
       inv.number,
@@ -171,13 +171,13 @@ export class SqliteInvoiceRepo implements InvoiceRepo {
   }
 
   async get(org: string, id: string): Promise<Invoice | undefined> {
-    const row = this.sql.get<InvoiceRow>(`SELECT ${INVOICE_COLUMNS} FROM invoices i WHERE i.organisation_id = ? AND i.id = ?`, org, id);
-    return row && this.assemble(org, [row])[0];
+    const row = await this.sql.get<InvoiceRow>(`SELECT ${INVOICE_COLUMNS} FROM invoices i WHERE i.organisation_id = ? AND i.id = ?`, org, id);
+    return row && (await this.assemble(org, [row]))[0];
   }
 
   async getByNumber(org: string, number: string): Promise<Invoice | undefined> {
-    const row = this.sql.get<InvoiceRow>(`SELECT ${INVOICE_COLUMNS} FROM invoices i WHERE i.organisation_id = ? AND i.number = ?`, org, number);
-    return row && this.assemble(org, [row])[0];
+    const row = await this.sql.get<InvoiceRow>(`SELECT ${INVOICE_COLUMNS} FROM invoices i WHERE i.organisation_id = ? AND i.number = ?`, org, number);
+    return row && (await this.assemble(org, [row]))[0];
   }
 
   async list(org: string, filter: InvoiceFilter, page: PageRequest) {
@@ -196,12 +196,12 @@ export class SqliteInvoiceRepo implements InvoiceRepo {
       params.push(filter.status);
     }
     if (filter.issued) where.push("i.status <> 'draft'");
-    const { rows, total } = this.sql.page<InvoiceRow>(`FROM invoices i WHERE ${where.join(' AND ')}`, params, page, INVOICE_COLUMNS, 'i');
-    return { rows: this.assemble(org, rows), total };
+    const { rows, total } = await this.sql.page<InvoiceRow>(`FROM invoices i WHERE ${where.join(' AND ')}`, params, page, INVOICE_COLUMNS, 'i');
+    return { rows: await this.assemble(org, rows), total };
   }
 
   async insertPayment(org: string, invoiceId: string, p: InvoicePayment): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO invoice_payments (id, organisation_id, invoice_id, payment_plan_id, amount, paid_at, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?)`,
       p.id,
@@ -215,20 +215,20 @@ export class SqliteInvoiceRepo implements InvoiceRepo {
   }
 
   async markPaymentReturned(org: string, paymentId: string, returnedAt: string): Promise<void> {
-    this.sql.update('invoice_payments', org, paymentId, { returned_at: returnedAt });
+    await this.sql.update('invoice_payments', org, paymentId, { returned_at: returnedAt });
   }
 
   /** Adds lines and payments to a page of invoice rows with one query each. */
-  private assemble(org: string, rows: InvoiceRow[]): Invoice[] {
+  private async assemble(org: string, rows: InvoiceRow[]): Promise<Invoice[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.id);
     const marks = ids.map(() => '?').join(', ');
-    const lines = this.sql.all<LineRow>(
+    const lines = await this.sql.all<LineRow>(
       `SELECT * FROM invoice_lines WHERE organisation_id = ? AND invoice_id IN (${marks}) ORDER BY invoice_id, position`,
       org,
       ...ids,
     );
-    const payments = this.sql.all<PaymentRow>(
+    const payments = await this.sql.all<PaymentRow>(
       `SELECT * FROM invoice_payments WHERE organisation_id = ? AND invoice_id IN (${marks}) ORDER BY invoice_id, created_at, id`,
       org,
       ...ids,

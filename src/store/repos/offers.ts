@@ -145,11 +145,11 @@ const offerColumns = (o: OfferRecord) => ({
   updated_at: o.updatedAt,
 });
 
-export class SqliteOfferRepo implements OfferRepo {
+export class SqlOfferRepo implements OfferRepo {
   constructor(private readonly sql: Sql) {}
 
   async insert(org: string, o: OfferRecord): Promise<void> {
-    this.sql.insert('offers', {
+    await this.sql.insert('offers', {
       id: o.id,
       organisation_id: org,
       number: o.number,
@@ -158,8 +158,8 @@ export class SqliteOfferRepo implements OfferRepo {
       ...offerColumns(o),
       created_at: o.createdAt,
     });
-    o.recipients.forEach((r, position) => {
-      this.sql.run(
+    for (const [position, r] of o.recipients.entries()) {
+      await this.sql.run(
         `INSERT INTO offer_recipients (id, organisation_id, offer_id, position, email, first_name, last_name, signing_status,
            signed_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         r.id,
@@ -173,13 +173,13 @@ export class SqliteOfferRepo implements OfferRepo {
         r.signedAt,
         r.createdAt,
       );
-    });
+    }
   }
 
   async update(org: string, o: OfferRecord): Promise<void> {
-    this.sql.update('offers', org, o.id, offerColumns(o));
+    await this.sql.update('offers', org, o.id, offerColumns(o));
     for (const r of o.recipients) {
-      this.sql.run(
+      await this.sql.run(
         `UPDATE offer_recipients SET signing_status = ?, signed_at = ?
          WHERE organisation_id = ? AND offer_id = ? AND id = ?`,
         r.signingStatus,
@@ -192,11 +192,11 @@ export class SqliteOfferRepo implements OfferRepo {
   }
 
   /** Recipients, signing events and documents of the offers, by offer id. */
-  private partsOf(org: string, offerIds: readonly string[]): Map<string, Parts> {
+  private async partsOf(org: string, offerIds: readonly string[]): Promise<Map<string, Parts>> {
     const byOffer = new Map<string, Parts>(offerIds.map((id) => [id, { recipients: [], events: [], documents: [] }]));
     if (offerIds.length === 0) return byOffer;
     const ids = JSON.stringify(offerIds);
-    const recipients = this.sql.all<RecipientRow>(
+    const recipients = await this.sql.all<RecipientRow>(
       `SELECT id, offer_id, email, first_name, last_name, signing_status, signed_at, created_at
        FROM offer_recipients WHERE organisation_id = ? AND offer_id IN (SELECT value FROM json_each(?))
        ORDER BY offer_id, position`,
@@ -204,7 +204,7 @@ export class SqliteOfferRepo implements OfferRepo {
       ids,
     );
     for (const row of recipients) byOffer.get(row.offer_id)?.recipients.push(toRecipient(row));
-    const events = this.sql.all<EventRow>(
+    const events = await this.sql.all<EventRow>(
       `SELECT id, offer_id, recipient_id, at, kind, via, signer_name, ip, user_agent
        FROM offer_signing_events WHERE organisation_id = ? AND offer_id IN (SELECT value FROM json_each(?))
        ORDER BY offer_id, at, id`,
@@ -212,7 +212,7 @@ export class SqliteOfferRepo implements OfferRepo {
       ids,
     );
     for (const row of events) byOffer.get(row.offer_id)?.events.push(toEvent(row));
-    const documents = this.sql.all<DocumentRow>(
+    const documents = await this.sql.all<DocumentRow>(
       `SELECT offer_id, kind, sha256, created_at FROM offer_documents
        WHERE organisation_id = ? AND offer_id IN (SELECT value FROM json_each(?)) ORDER BY offer_id, kind`,
       org,
@@ -222,16 +222,16 @@ export class SqliteOfferRepo implements OfferRepo {
     return byOffer;
   }
 
-  private withParts(org: string, row: OfferRow | undefined): OfferRecord | undefined {
-    return row && toOffer(row, this.partsOf(org, [row.id]).get(row.id)!);
+  private async withParts(org: string, row: OfferRow | undefined): Promise<OfferRecord | undefined> {
+    return row && toOffer(row, (await this.partsOf(org, [row.id])).get(row.id)!);
   }
 
   async get(org: string, id: string): Promise<OfferRecord | undefined> {
-    return this.withParts(org, this.sql.get<OfferRow>('SELECT * FROM offers WHERE organisation_id = ? AND id = ?', org, id));
+    return this.withParts(org, await this.sql.get<OfferRow>('SELECT * FROM offers WHERE organisation_id = ? AND id = ?', org, id));
   }
 
   async findByRecipient(org: string, recipientId: string): Promise<OfferRecord | undefined> {
-    const row = this.sql.get<OfferRow>(
+    const row = await this.sql.get<OfferRow>(
       'SELECT o.* FROM offer_recipients r JOIN offers o ON o.id = r.offer_id WHERE r.id = ? AND r.organisation_id = ? AND o.organisation_id = ?',
       recipientId,
       org,
@@ -241,12 +241,12 @@ export class SqliteOfferRepo implements OfferRepo {
   }
 
   async list(org: string, filter: OfferFilter, page: PageRequest) {
-    const { rows, total } = this.sql.page<OfferRow>(
-      'FROM offers WHERE organisation_id = ? AND (? IS NULL OR customer_id = ?) AND (? IS NULL OR status = ?)',
+    const { rows, total } = await this.sql.page<OfferRow>(
+      'FROM offers WHERE organisation_id = ? AND (CAST(? AS TEXT) IS NULL OR customer_id = ?) AND (CAST(? AS TEXT) IS NULL OR status = ?)',
       [org, filter.customer ?? null, filter.customer ?? null, filter.status ?? null, filter.status ?? null],
       page,
     );
-    const parts = this.partsOf(
+    const parts = await this.partsOf(
       org,
       rows.map((r) => r.id),
     );
@@ -254,7 +254,7 @@ export class SqliteOfferRepo implements OfferRepo {
   }
 
   async insertEvent(org: string, offerId: string, e: SigningEventRecord): Promise<void> {
-    this.sql.insert('offer_signing_events', {
+    await this.sql.insert('offer_signing_events', {
       id: e.id,
       organisation_id: org,
       offer_id: offerId,
@@ -269,7 +269,7 @@ export class SqliteOfferRepo implements OfferRepo {
   }
 
   async viewedSince(org: string, offerId: string, recipientId: string, client: { ip: string; userAgent: string }, since: string): Promise<boolean> {
-    const row = this.sql.get<{ found: number }>(
+    const row = await this.sql.get<{ found: number }>(
       `SELECT 1 AS found FROM offer_signing_events
        WHERE organisation_id = ? AND offer_id = ? AND at > ? AND recipient_id = ? AND kind = 'viewed' AND ip = ? AND user_agent = ?
        LIMIT 1`,
@@ -284,7 +284,7 @@ export class SqliteOfferRepo implements OfferRepo {
   }
 
   async insertDocument(org: string, offerId: string, d: OfferDocumentRecord): Promise<void> {
-    this.sql.insert('offer_documents', {
+    await this.sql.insert('offer_documents', {
       organisation_id: org,
       offer_id: offerId,
       kind: d.kind,
@@ -295,7 +295,7 @@ export class SqliteOfferRepo implements OfferRepo {
   }
 
   async document(org: string, offerId: string, kind: OfferDocumentKind): Promise<OfferDocumentRecord | undefined> {
-    const row = this.sql.get<DocumentRow & { pdf: Buffer }>(
+    const row = await this.sql.get<DocumentRow & { pdf: Buffer }>(
       'SELECT offer_id, kind, pdf, sha256, created_at FROM offer_documents WHERE organisation_id = ? AND offer_id = ? AND kind = ?',
       org,
       offerId,

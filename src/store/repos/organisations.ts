@@ -32,16 +32,16 @@ const toOrganisation = (r: Row): Organisation => ({
   updatedAt: r.updated_at ?? r.created_at,
 });
 
-export class SqliteOrganisationRepo implements OrganisationRepo {
+export class SqlOrganisationRepo implements OrganisationRepo {
   constructor(private readonly sql: Sql) {}
 
   async get(org: string): Promise<Organisation | undefined> {
-    const row = this.sql.get<Row>('SELECT * FROM organisations WHERE id = ?', org);
+    const row = await this.sql.get<Row>('SELECT * FROM organisations WHERE id = ?', org);
     return row && toOrganisation(row);
   }
 
   async update(o: Organisation): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `UPDATE organisations SET name = ?, legal_name = ?, address = ?, vat_id = ?, tax_number = ?, email = ?, payment_term_days = ?,
          invoice_footer = ?, brand_color = ?, updated_at = ? WHERE id = ?`,
       o.name,

@@ -38,11 +38,11 @@ const toInstallment = (r: InstallmentRow): Installment => ({
   paidAt: r.paid_at,
 });
 
-export class SqlitePaymentPlanRepo implements PaymentPlanRepo {
+export class SqlPaymentPlanRepo implements PaymentPlanRepo {
   constructor(private readonly sql: Sql) {}
 
   async insert(org: string, p: PaymentPlan): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO payment_plans (id, organisation_id, invoice_id, status, currency_code, payment_method_id, completed_at,
          broken_at, broken_reason, canceled_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       p.id,
@@ -58,11 +58,11 @@ export class SqlitePaymentPlanRepo implements PaymentPlanRepo {
       p.createdAt,
       p.updatedAt,
     );
-    this.insertInstallments(org, p);
+    await this.insertInstallments(org, p);
   }
 
   async update(org: string, p: PaymentPlan): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `UPDATE payment_plans SET status = ?, completed_at = ?, broken_at = ?, broken_reason = ?, canceled_at = ?, updated_at = ?
        WHERE organisation_id = ? AND id = ?`,
       p.status,
@@ -74,13 +74,13 @@ export class SqlitePaymentPlanRepo implements PaymentPlanRepo {
       org,
       p.id,
     );
-    this.sql.run('DELETE FROM payment_plan_installments WHERE organisation_id = ? AND payment_plan_id = ?', org, p.id);
-    this.insertInstallments(org, p);
+    await this.sql.run('DELETE FROM payment_plan_installments WHERE organisation_id = ? AND payment_plan_id = ?', org, p.id);
+    await this.insertInstallments(org, p);
   }
 
   async get(org: string, id: string): Promise<PaymentPlan | undefined> {
-    const row = this.sql.get<PlanRow>('SELECT * FROM payment_plans WHERE organisation_id = ? AND id = ?', org, id);
-    return row && this.assemble(org, [row])[0];
+    const row = await this.sql.get<PlanRow>('SELECT * FROM payment_plans WHERE organisation_id = ? AND id = ?', org, id);
+    return row && (await this.assemble(org, [row]))[0];
   }
 
   async list(org: string, filter: PaymentPlanFilter, page: PageRequest) {
@@ -94,21 +94,21 @@ export class SqlitePaymentPlanRepo implements PaymentPlanRepo {
       where.push('status = ?');
       params.push(filter.status);
     }
-    const { rows, total } = this.sql.page<PlanRow>(`FROM payment_plans WHERE ${where.join(' AND ')}`, params, page);
-    return { rows: this.assemble(org, rows), total };
+    const { rows, total } = await this.sql.page<PlanRow>(`FROM payment_plans WHERE ${where.join(' AND ')}`, params, page);
+    return { rows: await this.assemble(org, rows), total };
   }
 
   async findOpenForInvoice(org: string, invoiceId: string): Promise<PaymentPlan | undefined> {
-    const row = this.sql.get<PlanRow>(
+    const row = await this.sql.get<PlanRow>(
       "SELECT * FROM payment_plans WHERE organisation_id = ? AND invoice_id = ? AND status IN ('active', 'broken')",
       org,
       invoiceId,
     );
-    return row && this.assemble(org, [row])[0];
+    return row && (await this.assemble(org, [row]))[0];
   }
 
   async listWithOpenInstallmentDue(dueOnOrBefore: string) {
-    return this.sql.all<{ organisationId: string; id: string }>(
+    return await this.sql.all<{ organisationId: string; id: string }>(
       `SELECT p.organisation_id AS organisationId, p.id FROM payment_plans p
        WHERE p.status = 'active' AND EXISTS (SELECT 1 FROM payment_plan_installments i
          WHERE i.payment_plan_id = p.id AND i.status = 'open' AND i.due_at <= ?)
@@ -117,9 +117,9 @@ export class SqlitePaymentPlanRepo implements PaymentPlanRepo {
     );
   }
 
-  private insertInstallments(org: string, p: PaymentPlan): void {
+  private async insertInstallments(org: string, p: PaymentPlan): Promise<void> {
     for (const i of p.installments) {
-      this.sql.run(
+      await this.sql.run(
         `INSERT INTO payment_plan_installments (id, organisation_id, payment_plan_id, position, due_at, amount, amount_paid,
            status, paid_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         i.id,
@@ -135,10 +135,10 @@ export class SqlitePaymentPlanRepo implements PaymentPlanRepo {
     }
   }
 
-  private assemble(org: string, rows: PlanRow[]): PaymentPlan[] {
+  private async assemble(org: string, rows: PlanRow[]): Promise<PaymentPlan[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.id);
-    const installments = this.sql.all<InstallmentRow>(
+    const installments = await this.sql.all<InstallmentRow>(
       `SELECT * FROM payment_plan_installments WHERE organisation_id = ? AND payment_plan_id IN (${ids.map(() => '?').join(', ')})
        ORDER BY payment_plan_id, position`,
       org,

@@ -50,11 +50,11 @@ const planColumns = (p: PlanRecord) => ({
   updated_at: p.updatedAt,
 });
 
-export class SqlitePlanRepo implements PlanRepo {
+export class SqlPlanRepo implements PlanRepo {
   constructor(private readonly sql: Sql) {}
 
   async insertFamily(org: string, f: Family): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       'INSERT INTO plan_families (id, organisation_id, created_at, updated_at) VALUES (?, ?, ?, ?)',
       f.id,
       org,
@@ -64,7 +64,7 @@ export class SqlitePlanRepo implements PlanRepo {
   }
 
   async getFamily(org: string, id: string): Promise<Family | undefined> {
-    return this.sql.get<Family>(
+    return await this.sql.get<Family>(
       'SELECT id, created_at AS createdAt, updated_at AS updatedAt FROM plan_families WHERE organisation_id = ? AND id = ?',
       org,
       id,
@@ -72,24 +72,24 @@ export class SqlitePlanRepo implements PlanRepo {
   }
 
   async insert(org: string, p: PlanRecord): Promise<void> {
-    this.sql.insert('plans', { id: p.id, organisation_id: org, ...planColumns(p), created_at: p.createdAt });
-    this.writeItems(org, p);
+    await this.sql.insert('plans', { id: p.id, organisation_id: org, ...planColumns(p), created_at: p.createdAt });
+    await this.writeItems(org, p);
   }
 
   async update(org: string, p: PlanRecord): Promise<void> {
-    this.sql.update('plans', org, p.id, planColumns(p));
+    await this.sql.update('plans', org, p.id, planColumns(p));
     const keep = [...p.charges, ...p.addons].map((i) => i.id);
-    this.sql.run(
+    await this.sql.run(
       'DELETE FROM plan_items WHERE organisation_id = ? AND plan_id = ? AND id NOT IN (SELECT value FROM json_each(?))',
       org,
       p.id,
       JSON.stringify(keep),
     );
-    this.writeItems(org, p);
+    await this.writeItems(org, p);
   }
 
   /** Upserts by id, so an item kept across an update keeps its row (and anything referring to it). */
-  private writeItems(org: string, p: PlanRecord): void {
+  private async writeItems(org: string, p: PlanRecord): Promise<void> {
     const write = (item: PlanItemRecord, kind: 'charge' | 'addon', position: number, quantityE6: number | null) =>
       this.sql.run(
         `INSERT INTO plan_items (id, organisation_id, plan_id, kind, position, product_id, price_plan_id, quantity_e6)
@@ -105,30 +105,30 @@ export class SqlitePlanRepo implements PlanRepo {
         item.pricePlanId,
         quantityE6,
       );
-    p.charges.forEach((c, i) => write(c, 'charge', i, c.quantityE6));
-    p.addons.forEach((a, i) => write(a, 'addon', i, null));
+    for (const [i, c] of p.charges.entries()) await write(c, 'charge', i, c.quantityE6);
+    for (const [i, a] of p.addons.entries()) await write(a, 'addon', i, null);
   }
 
   async get(org: string, id: string): Promise<PlanRecord | undefined> {
-    const row = this.sql.get<PlanRow>(`SELECT ${PLAN_COLUMNS} ${PLAN_FROM} WHERE p.organisation_id = ? AND p.id = ?`, org, id);
-    return row && this.withItems([row])[0];
+    const row = await this.sql.get<PlanRow>(`SELECT ${PLAN_COLUMNS} ${PLAN_FROM} WHERE p.organisation_id = ? AND p.id = ?`, org, id);
+    return row && (await this.withItems([row]))[0];
   }
 
   async findByCode(org: string, code: string): Promise<PlanRecord | undefined> {
-    const row = this.sql.get<PlanRow>(`SELECT ${PLAN_COLUMNS} ${PLAN_FROM} WHERE p.organisation_id = ? AND p.code = ?`, org, code);
-    return row && this.withItems([row])[0];
+    const row = await this.sql.get<PlanRow>(`SELECT ${PLAN_COLUMNS} ${PLAN_FROM} WHERE p.organisation_id = ? AND p.code = ?`, org, code);
+    return row && (await this.withItems([row]))[0];
   }
 
   async list(org: string, filter: { status?: PlanStatus | undefined }, page: PageRequest) {
     const { rows, total } = filter.status
-      ? this.sql.page<PlanRow>(`${PLAN_FROM} WHERE p.organisation_id = ? AND p.status = ?`, [org, filter.status], page, PLAN_COLUMNS, 'p')
-      : this.sql.page<PlanRow>(`${PLAN_FROM} WHERE p.organisation_id = ?`, [org], page, PLAN_COLUMNS, 'p');
-    return { rows: this.withItems(rows), total };
+      ? await this.sql.page<PlanRow>(`${PLAN_FROM} WHERE p.organisation_id = ? AND p.status = ?`, [org, filter.status], page, PLAN_COLUMNS, 'p')
+      : await this.sql.page<PlanRow>(`${PLAN_FROM} WHERE p.organisation_id = ?`, [org], page, PLAN_COLUMNS, 'p');
+    return { rows: await this.withItems(rows), total };
   }
 
-  private withItems(rows: PlanRow[]): PlanRecord[] {
+  private async withItems(rows: PlanRow[]): Promise<PlanRecord[]> {
     if (rows.length === 0) return [];
-    const items = this.sql.all<ItemRow>(
+    const items = await this.sql.all<ItemRow>(
       `SELECT id, plan_id, kind, product_id, price_plan_id, quantity_e6 FROM plan_items
        WHERE plan_id IN (SELECT value FROM json_each(?)) ORDER BY kind, position`,
       JSON.stringify(rows.map((r) => r.id)),

@@ -12,11 +12,11 @@ interface Row {
   key_expires_at: string | null;
 }
 
-export class SqlitePortalSessionRepo implements PortalSessionRepo {
+export class SqlPortalSessionRepo implements PortalSessionRepo {
   constructor(private readonly sql: Sql) {}
 
   async insert(s: PortalSessionRecord, tokenHash: string): Promise<void> {
-    this.sql.insert('portal_sessions', {
+    await this.sql.insert('portal_sessions', {
       id: s.id,
       organisation_id: s.organisationId,
       customer_id: s.customerId,
@@ -28,7 +28,7 @@ export class SqlitePortalSessionRepo implements PortalSessionRepo {
   }
 
   async findByHash(tokenHash: string): Promise<PortalSessionLookup | undefined> {
-    const r = this.sql.get<Row>(
+    const r = await this.sql.get<Row>(
       `SELECT s.id, s.organisation_id, s.customer_id, s.api_key_id, s.expires_at, s.created_at,
          k.revoked_at AS key_revoked_at, k.expires_at AS key_expires_at
        FROM portal_sessions s JOIN api_keys k ON k.id = s.api_key_id
@@ -50,6 +50,6 @@ export class SqlitePortalSessionRepo implements PortalSessionRepo {
   }
 
   async purgeExpired(before: string): Promise<number> {
-    return this.sql.run('DELETE FROM portal_sessions WHERE expires_at < ?', before).changes;
+    return (await this.sql.run('DELETE FROM portal_sessions WHERE expires_at < ?', before)).changes;
   }
 }

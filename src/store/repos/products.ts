@@ -65,8 +65,8 @@ interface PricePlanRow {
   updated_at: string;
 }
 
-const PRICE_PLAN_COLUMNS = `p.*, (EXISTS (SELECT 1 FROM plan_items i WHERE i.price_plan_id = p.id)
-  OR EXISTS (SELECT 1 FROM subscription_items s WHERE s.price_plan_id = p.id)) AS in_use`;
+const PRICE_PLAN_COLUMNS = `p.*, CASE WHEN EXISTS (SELECT 1 FROM plan_items i WHERE i.price_plan_id = p.id)
+  OR EXISTS (SELECT 1 FROM subscription_items s WHERE s.price_plan_id = p.id) THEN 1 ELSE 0 END AS in_use`;
 
 const toPricePlan = (r: PricePlanRow): PricePlan => ({
   id: r.id,
@@ -119,29 +119,29 @@ const productColumns = (p: ProductRecord) => ({
   updated_at: p.updatedAt,
 });
 
-export class SqliteProductRepo implements ProductRepo {
+export class SqlProductRepo implements ProductRepo {
   constructor(private readonly sql: Sql) {}
 
   async insert(org: string, p: ProductRecord): Promise<void> {
-    this.sql.insert('products', { id: p.id, organisation_id: org, ...productColumns(p), created_at: p.createdAt });
+    await this.sql.insert('products', { id: p.id, organisation_id: org, ...productColumns(p), created_at: p.createdAt });
   }
 
   async update(org: string, p: ProductRecord): Promise<void> {
-    this.sql.update('products', org, p.id, productColumns(p));
+    await this.sql.update('products', org, p.id, productColumns(p));
   }
 
   async get(org: string, id: string): Promise<ProductRecord | undefined> {
-    const row = this.sql.get<ProductRow>('SELECT * FROM products WHERE organisation_id = ? AND id = ?', org, id);
+    const row = await this.sql.get<ProductRow>('SELECT * FROM products WHERE organisation_id = ? AND id = ?', org, id);
     return row && toProduct(row);
   }
 
   async list(org: string, page: PageRequest) {
-    const { rows, total } = this.sql.page<ProductRow>('FROM products WHERE organisation_id = ?', [org], page);
+    const { rows, total } = await this.sql.page<ProductRow>('FROM products WHERE organisation_id = ?', [org], page);
     return { rows: rows.map(toProduct), total };
   }
 
   async insertPricePlan(org: string, p: PricePlanRecord): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO price_plans (id, organisation_id, product_id, type, currency_code, price, tiers, package_size, internal_name, status,
          apply_trial, pay_in_advance, pro_rata, free_units, billing_interval, show_price_per_interval, custom, charge,
          product_set_option, created_at, updated_at)
@@ -171,11 +171,11 @@ export class SqliteProductRepo implements ProductRepo {
   }
 
   async updatePricePlan(org: string, id: string, p: { status: PricePlanStatus; internalName: string | null; price: string | null; updatedAt: string }): Promise<void> {
-    this.sql.update('price_plans', org, id, { status: p.status, internal_name: p.internalName, price: p.price, updated_at: p.updatedAt });
+    await this.sql.update('price_plans', org, id, { status: p.status, internal_name: p.internalName, price: p.price, updated_at: p.updatedAt });
   }
 
   async insertPriceChange(org: string, c: PriceChange): Promise<void> {
-    this.sql.insert('price_plan_price_changes', {
+    await this.sql.insert('price_plan_price_changes', {
       id: c.id,
       organisation_id: org,
       price_plan_id: c.pricePlanId,
@@ -186,17 +186,17 @@ export class SqliteProductRepo implements ProductRepo {
   }
 
   async priceChanges(org: string, pricePlanId: string): Promise<PriceChange[]> {
-    return this.sql
+    return (await this.sql
       .all<{ id: string; price_plan_id: string; effective_from: string; old_price: string; new_price: string }>(
         'SELECT * FROM price_plan_price_changes WHERE organisation_id = ? AND price_plan_id = ? ORDER BY effective_from, id',
         org,
         pricePlanId,
-      )
+      ))
       .map((r) => ({ id: r.id, pricePlanId: r.price_plan_id, effectiveFrom: r.effective_from, oldPrice: r.old_price, newPrice: r.new_price }));
   }
 
   async getPricePlan(org: string, id: string): Promise<PricePlan | undefined> {
-    const row = this.sql.get<PricePlanRow>(
+    const row = await this.sql.get<PricePlanRow>(
       `SELECT ${PRICE_PLAN_COLUMNS} FROM price_plans p WHERE p.organisation_id = ? AND p.id = ?`,
       org,
       id,
@@ -207,14 +207,14 @@ export class SqliteProductRepo implements ProductRepo {
   async listPricePlans(org: string, productId: string, filter: { status?: PricePlanStatus | undefined }, page: PageRequest) {
     const where = 'FROM price_plans p WHERE p.organisation_id = ? AND p.product_id = ? AND p.custom = 0';
     const { rows, total } = filter.status
-      ? this.sql.page<PricePlanRow>(`${where} AND p.status = ?`, [org, productId, filter.status], page, PRICE_PLAN_COLUMNS, 'p')
-      : this.sql.page<PricePlanRow>(where, [org, productId], page, PRICE_PLAN_COLUMNS, 'p');
+      ? await this.sql.page<PricePlanRow>(`${where} AND p.status = ?`, [org, productId, filter.status], page, PRICE_PLAN_COLUMNS, 'p')
+      : await this.sql.page<PricePlanRow>(where, [org, productId], page, PRICE_PLAN_COLUMNS, 'p');
     return { rows: rows.map(toPricePlan), total };
   }
 
   async hasPricePlanOfType(org: string, productId: string, type: PricePlanType): Promise<boolean> {
     return (
-      this.sql.get('SELECT 1 FROM price_plans WHERE organisation_id = ? AND product_id = ? AND type = ?', org, productId, type) !==
+      await this.sql.get('SELECT 1 FROM price_plans WHERE organisation_id = ? AND product_id = ? AND type = ?', org, productId, type) !==
       undefined
     );
   }

@@ -115,11 +115,11 @@ const COLLECTABLE = `JOIN payment_methods pm ON pm.organisation_id = i.organisat
     AND pm.type = 'sepa_debit' AND pm.enabled = 1 AND m.creditor_identifier = ?
     AND m.revoked_at IS NULL AND COALESCE(${LAST_USE}, m.signature_date) > ?`;
 
-export class SqliteSepaRepo implements SepaRepo {
+export class SqlSepaRepo implements SepaRepo {
   constructor(private readonly sql: Sql) {}
 
   async getCreditor(org: string): Promise<SepaCreditorRecord | undefined> {
-    const r = this.sql.get<{ creditor_identifier: string; name: string; iban: string; bic: string | null; updated_at: string }>(
+    const r = await this.sql.get<{ creditor_identifier: string; name: string; iban: string; bic: string | null; updated_at: string }>(
       'SELECT * FROM sepa_creditors WHERE organisation_id = ?',
       org,
     );
@@ -127,7 +127,7 @@ export class SqliteSepaRepo implements SepaRepo {
   }
 
   async putCreditor(org: string, c: SepaCreditorRecord): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO sepa_creditors (organisation_id, creditor_identifier, name, iban, bic, updated_at) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (organisation_id) DO UPDATE SET creditor_identifier = excluded.creditor_identifier, name = excluded.name,
          iban = excluded.iban, bic = excluded.bic, updated_at = excluded.updated_at`,
@@ -141,8 +141,8 @@ export class SqliteSepaRepo implements SepaRepo {
   }
 
   async insertMandate(org: string, m: SepaMandateRecord): Promise<'inserted' | 'duplicate_reference' | 'duplicate_method'> {
-    if (this.sql.get('SELECT 1 FROM sepa_mandates WHERE payment_method_id = ?', m.paymentMethodId)) return 'duplicate_method';
-    const changes = this.sql.run(
+    if (await this.sql.get('SELECT 1 FROM sepa_mandates WHERE payment_method_id = ?', m.paymentMethodId)) return 'duplicate_method';
+    const changes = (await this.sql.run(
       `INSERT INTO sepa_mandates (id, organisation_id, customer_id, payment_method_id, creditor_identifier, mandate_reference,
          signature_date, sepa_type, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
@@ -155,17 +155,17 @@ export class SqliteSepaRepo implements SepaRepo {
       m.signatureDate,
       m.sepaType,
       m.createdAt,
-    ).changes;
+    )).changes;
     return changes === 1 ? 'inserted' : 'duplicate_reference';
   }
 
   async getMandate(org: string, id: string): Promise<StoredSepaMandate | undefined> {
-    const r = this.sql.get<MandateRow>(`${MANDATE_SELECT} WHERE m.organisation_id = ? AND m.id = ?`, org, id);
+    const r = await this.sql.get<MandateRow>(`${MANDATE_SELECT} WHERE m.organisation_id = ? AND m.id = ?`, org, id);
     return r && toMandate(r);
   }
 
   async listMandates(org: string, customerId: string, page: PageRequest): Promise<{ rows: StoredSepaMandate[]; total: number }> {
-    const { rows, total } = this.sql.page<MandateRow>(
+    const { rows, total } = await this.sql.page<MandateRow>(
       `FROM sepa_mandates m JOIN payment_methods pm ON pm.id = m.payment_method_id WHERE m.organisation_id = ? AND m.customer_id = ?`,
       [org, customerId],
       page,
@@ -176,11 +176,11 @@ export class SqliteSepaRepo implements SepaRepo {
   }
 
   async revokeMandate(org: string, id: string, at: string): Promise<void> {
-    this.sql.run('UPDATE sepa_mandates SET revoked_at = ? WHERE organisation_id = ? AND id = ?', at, org, id);
+    await this.sql.run('UPDATE sepa_mandates SET revoked_at = ? WHERE organisation_id = ? AND id = ?', at, org, id);
   }
 
   async collectionCandidates(org: string, dueBy: string, creditorIdentifier: string, usedAfter: string): Promise<CollectionCandidate[]> {
-    const invoices = this.sql.all<CollectionCandidate>(
+    const invoices = await this.sql.all<CollectionCandidate>(
       `SELECT i.id AS invoiceId, i.number AS invoiceNumber, NULL AS paymentPlanId, NULL AS installmentId, NULL AS position,
          NULL AS installmentCount, m.id AS mandateId, i.customer_id AS customerId, i.gross_amount - i.amount_settled AS amount,
          substr(i.due_at, 1, 10) AS dueDate
@@ -196,7 +196,7 @@ export class SqliteSepaRepo implements SepaRepo {
       usedAfter,
       dueBy,
     );
-    const installments = this.sql.all<CollectionCandidate>(
+    const installments = await this.sql.all<CollectionCandidate>(
       `SELECT i.id AS invoiceId, i.number AS invoiceNumber, p.id AS paymentPlanId, n.id AS installmentId, n.position AS position,
          (SELECT count(*) FROM payment_plan_installments c WHERE c.payment_plan_id = p.id) AS installmentCount,
          m.id AS mandateId, i.customer_id AS customerId, n.amount - n.amount_paid AS amount, n.due_at AS dueDate
@@ -217,7 +217,7 @@ export class SqliteSepaRepo implements SepaRepo {
   }
 
   async invoiceMandate(org: string, invoiceId: string, usedAfter: string): Promise<StoredSepaMandate | undefined> {
-    const collected = this.sql.get<{ id: string }>(
+    const collected = await this.sql.get<{ id: string }>(
       `SELECT mandate_id AS id FROM sepa_xml_payments WHERE organisation_id = ? AND invoice_id = ? AND status = 'collected'
        ORDER BY created_at DESC, id DESC LIMIT 1`,
       org,
@@ -227,7 +227,7 @@ export class SqliteSepaRepo implements SepaRepo {
     const paying =
       collected ??
       (creditor &&
-        this.sql.get<{ id: string }>(
+        await this.sql.get<{ id: string }>(
           `SELECT m.id FROM invoices i
            LEFT JOIN subscriptions s ON s.organisation_id = i.organisation_id AND s.id = i.subscription_id
            LEFT JOIN payment_plans p ON p.organisation_id = i.organisation_id AND p.invoice_id = i.id AND p.status = 'active'
@@ -241,7 +241,7 @@ export class SqliteSepaRepo implements SepaRepo {
   }
 
   async insertStatement(org: string, s: SepaStatementRecord): Promise<void> {
-    this.sql.insert('sepa_xml_statements', {
+    await this.sql.insert('sepa_xml_statements', {
       id: s.id,
       organisation_id: org,
       message_id: s.messageId,
@@ -255,21 +255,21 @@ export class SqliteSepaRepo implements SepaRepo {
   }
 
   async getStatement(org: string, id: string): Promise<SepaStatementRecord | undefined> {
-    const r = this.sql.get<StatementRow>('SELECT * FROM sepa_xml_statements WHERE organisation_id = ? AND id = ?', org, id);
+    const r = await this.sql.get<StatementRow>('SELECT * FROM sepa_xml_statements WHERE organisation_id = ? AND id = ?', org, id);
     return r && toStatement(r);
   }
 
   async getStatementByMessageId(org: string, messageId: string): Promise<SepaStatementRecord | undefined> {
-    const r = this.sql.get<StatementRow>('SELECT * FROM sepa_xml_statements WHERE organisation_id = ? AND message_id = ?', org, messageId);
+    const r = await this.sql.get<StatementRow>('SELECT * FROM sepa_xml_statements WHERE organisation_id = ? AND message_id = ?', org, messageId);
     return r && toStatement(r);
   }
 
   async creditorOrganisations(): Promise<string[]> {
-    return this.sql.all<{ org: string }>('SELECT organisation_id AS org FROM sepa_creditors ORDER BY organisation_id').map((r) => r.org);
+    return (await this.sql.all<{ org: string }>('SELECT organisation_id AS org FROM sepa_creditors ORDER BY organisation_id')).map((r) => r.org);
   }
 
   async hasStatementFor(org: string, collectionDate: string): Promise<boolean> {
-    return this.sql.get('SELECT 1 FROM sepa_xml_statements WHERE organisation_id = ? AND collection_date = ?', org, collectionDate) !== undefined;
+    return await this.sql.get('SELECT 1 FROM sepa_xml_statements WHERE organisation_id = ? AND collection_date = ?', org, collectionDate) !== undefined;
   }
 
   async claimPayment(org: string, p: SepaPaymentRecord): Promise<boolean> {
@@ -292,16 +292,16 @@ export class SqliteSepaRepo implements SepaRepo {
       status: 'collected',
       created_at: p.createdAt,
     };
-    return this.sql.insertMany('sepa_xml_payments', [row], 'ON CONFLICT DO NOTHING') === 1;
+    return await this.sql.insertMany('sepa_xml_payments', [row], 'ON CONFLICT DO NOTHING') === 1;
   }
 
   async getPayment(org: string, id: string): Promise<StoredSepaXmlPayment | undefined> {
-    return this.withMandates(org, this.sql.all<PaymentRow>('SELECT * FROM sepa_xml_payments WHERE organisation_id = ? AND id = ?', org, id))[0];
+    return (await this.withMandates(org, await this.sql.all<PaymentRow>('SELECT * FROM sepa_xml_payments WHERE organisation_id = ? AND id = ?', org, id)))[0];
   }
 
   async getPaymentByEndToEndId(org: string, endToEndId: string): Promise<StoredSepaXmlPayment | undefined> {
-    const rows = this.sql.all<PaymentRow>('SELECT * FROM sepa_xml_payments WHERE organisation_id = ? AND end_to_end_id = ?', org, endToEndId);
-    return this.withMandates(org, rows)[0];
+    const rows = await this.sql.all<PaymentRow>('SELECT * FROM sepa_xml_payments WHERE organisation_id = ? AND end_to_end_id = ?', org, endToEndId);
+    return (await this.withMandates(org, rows))[0];
   }
 
   async listPayments(org: string, filter: SepaPaymentFilter, page: PageRequest): Promise<{ rows: StoredSepaXmlPayment[]; total: number }> {
@@ -316,34 +316,34 @@ export class SqliteSepaRepo implements SepaRepo {
       where.push(`${column} = ?`);
       params.push(value);
     }
-    const { rows, total } = this.sql.page<PaymentRow>(`FROM sepa_xml_payments WHERE ${where.join(' AND ')}`, params, page);
-    return { rows: this.withMandates(org, rows), total };
+    const { rows, total } = await this.sql.page<PaymentRow>(`FROM sepa_xml_payments WHERE ${where.join(' AND ')}`, params, page);
+    return { rows: await this.withMandates(org, rows), total };
   }
 
   async statementPayments(org: string, statementId: string): Promise<StoredSepaXmlPayment[]> {
-    const rows = this.sql.all<PaymentRow>(
+    const rows = await this.sql.all<PaymentRow>(
       'SELECT * FROM sepa_xml_payments WHERE organisation_id = ? AND statement_id = ? ORDER BY created_at, id',
       org,
       statementId,
     );
-    return this.withMandates(org, rows);
+    return await this.withMandates(org, rows);
   }
 
   async setPaymentNotification(org: string, id: string, emailId: string): Promise<void> {
-    this.sql.update('sepa_xml_payments', org, id, { notification_email_id: emailId });
+    await this.sql.update('sepa_xml_payments', org, id, { notification_email_id: emailId });
   }
 
   async markReturned(org: string, id: string, reasonCode: string, returnedAt: string): Promise<void> {
-    this.sql.update('sepa_xml_payments', org, id, { status: 'returned', return_reason_code: reasonCode, returned_at: returnedAt });
+    await this.sql.update('sepa_xml_payments', org, id, { status: 'returned', return_reason_code: reasonCode, returned_at: returnedAt });
   }
 
   /** The payments of the rows, each with its mandate (one query for all mandates). */
-  private withMandates(org: string, rows: PaymentRow[]): StoredSepaXmlPayment[] {
+  private async withMandates(org: string, rows: PaymentRow[]): Promise<StoredSepaXmlPayment[]> {
     if (rows.length === 0) return [];
     const ids = [...new Set(rows.map((r) => r.mandate_id))];
     const mandates = new Map(
-      this.sql
-        .all<MandateRow>(`${MANDATE_SELECT} WHERE m.organisation_id = ? AND m.id IN (${ids.map(() => '?').join(', ')})`, org, ...ids)
+      (await this.sql
+        .all<MandateRow>(`${MANDATE_SELECT} WHERE m.organisation_id = ? AND m.id IN (${ids.map(() => '?').join(', ')})`, org, ...ids))
         .map((m) => [m.id, toMandate(m)]),
     );
     return rows.map((r) => ({

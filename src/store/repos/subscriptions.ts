@@ -176,29 +176,29 @@ const itemColumns = (i: ItemRecord) => ({
   updated_at: i.updatedAt,
 });
 
-export class SqliteSubscriptionRepo implements SubscriptionRepo {
+export class SqlSubscriptionRepo implements SubscriptionRepo {
   constructor(private readonly sql: Sql) {}
 
   async insert(org: string, s: SubscriptionRecord): Promise<void> {
-    this.sql.insert('subscriptions', { id: s.id, organisation_id: org, ...subscriptionColumns(s), created_at: s.createdAt });
+    await this.sql.insert('subscriptions', { id: s.id, organisation_id: org, ...subscriptionColumns(s), created_at: s.createdAt });
   }
 
   async update(org: string, s: SubscriptionRecord): Promise<void> {
-    this.sql.update('subscriptions', org, s.id, subscriptionColumns(s));
+    await this.sql.update('subscriptions', org, s.id, subscriptionColumns(s));
   }
 
   async get(org: string, id: string): Promise<SubscriptionRecord | undefined> {
-    const row = this.sql.get<SubscriptionRow>('SELECT * FROM subscriptions WHERE organisation_id = ? AND id = ?', org, id);
+    const row = await this.sql.get<SubscriptionRow>('SELECT * FROM subscriptions WHERE organisation_id = ? AND id = ?', org, id);
     return row && toSubscription(row);
   }
 
   async getByNumber(org: string, number: string): Promise<SubscriptionRecord | undefined> {
-    const row = this.sql.get<SubscriptionRow>('SELECT * FROM subscriptions WHERE organisation_id = ? AND number = ?', org, number);
+    const row = await this.sql.get<SubscriptionRow>('SELECT * FROM subscriptions WHERE organisation_id = ? AND number = ?', org, number);
     return row && toSubscription(row);
   }
 
   async numberTaken(org: string, number: string, exceptId = ''): Promise<boolean> {
-    return this.sql.get('SELECT 1 FROM subscriptions WHERE organisation_id = ? AND number = ? AND id <> ?', org, number, exceptId) !== undefined;
+    return await this.sql.get('SELECT 1 FROM subscriptions WHERE organisation_id = ? AND number = ? AND id <> ?', org, number, exceptId) !== undefined;
   }
 
   async list(org: string, filter: { customer?: string | undefined; status?: string | undefined; externalId?: string | undefined }, page: PageRequest) {
@@ -216,12 +216,12 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
       where.push('external_id = ?');
       params.push(filter.externalId);
     }
-    const { rows, total } = this.sql.page<SubscriptionRow>(`FROM subscriptions WHERE ${where.join(' AND ')}`, params, page);
+    const { rows, total } = await this.sql.page<SubscriptionRow>(`FROM subscriptions WHERE ${where.join(' AND ')}`, params, page);
     return { rows: rows.map(toSubscription), total };
   }
 
   async dueCancellations(now: string): Promise<Array<{ org: string; id: string }>> {
-    return this.sql.all<{ org: string; id: string }>(
+    return await this.sql.all<{ org: string; id: string }>(
       `SELECT organisation_id AS org, id FROM subscriptions
        WHERE cancellation_date IS NOT NULL AND cancellation_date <= ? AND status IN ('active', 'paused')`,
       now,
@@ -229,7 +229,7 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
   }
 
   async duePlanChanges(now: string): Promise<Array<{ org: string; id: string }>> {
-    return this.sql.all<{ org: string; id: string }>(
+    return await this.sql.all<{ org: string; id: string }>(
       `SELECT organisation_id AS org, id FROM subscriptions
        WHERE pending_plan_apply_at IS NOT NULL AND pending_plan_apply_at <= ? AND status = 'active'`,
       now,
@@ -237,7 +237,7 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
   }
 
   async trialsEnding(now: string, until: string): Promise<Array<{ org: string; id: string }>> {
-    return this.sql.all<{ org: string; id: string }>(
+    return await this.sql.all<{ org: string; id: string }>(
       `SELECT organisation_id AS org, id FROM subscriptions
        WHERE trial_ends_on IS NOT NULL AND trial_ending_notified_at IS NULL AND trial_ends_on > ? AND trial_ends_on <= ? AND status = 'active'`,
       now,
@@ -246,17 +246,17 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
   }
 
   async insertItem(org: string, i: ItemRecord): Promise<void> {
-    this.sql.insert('subscription_items', { id: i.id, organisation_id: org, ...itemColumns(i), created_at: i.createdAt });
+    await this.sql.insert('subscription_items', { id: i.id, organisation_id: org, ...itemColumns(i), created_at: i.createdAt });
   }
 
   async updateItem(org: string, i: ItemRecord): Promise<void> {
-    this.sql.update('subscription_items', org, i.id, itemColumns(i));
+    await this.sql.update('subscription_items', org, i.id, itemColumns(i));
   }
 
   // Only the changed columns: an UPDATE naming an indexed column rewrites that index entry even when
   // its value stays, and the full updates rewrote three indexes of the item and two of the subscription.
   async insertQuantityChange(org: string, c: QuantityChange): Promise<void> {
-    this.sql.insert('item_quantity_changes', {
+    await this.sql.insert('item_quantity_changes', {
       id: c.id,
       organisation_id: org,
       item_id: c.itemId,
@@ -268,13 +268,13 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
 
   async quantityChanges(org: string, itemIds: readonly string[]): Promise<QuantityChange[]> {
     if (itemIds.length === 0) return [];
-    return this.sql
+    return (await this.sql
       .all<{ id: string; item_id: string; changed_at: string; old_quantity: string; new_quantity: string }>(
         `SELECT * FROM item_quantity_changes WHERE item_id IN (SELECT value FROM json_each(?)) AND organisation_id = ?
           ORDER BY changed_at, id`,
         JSON.stringify(itemIds),
         org,
-      )
+      ))
       .map((r) => ({ id: r.id, itemId: r.item_id, changedAt: r.changed_at, oldQuantity: r.old_quantity, newQuantity: r.new_quantity }));
   }
 
@@ -282,7 +282,7 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
     // Up to 32 items a statement (a subscription's, usually all at once): few statement variants to cache.
     for (let i = 0; i < progress.length; i += 32) {
       const chunk = progress.slice(i, i + 32);
-      this.sql.run(
+      await this.sql.run(
         `UPDATE subscription_items SET last_billed_at = v.column2, last_billed_from = v.column3, last_billed_to = v.column4,
            next_billing_at = v.column5, updated_at = v.column6
            FROM (VALUES ${chunk.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}) AS v
@@ -295,11 +295,11 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
 
 
   async updateLastBilling(org: string, id: string, lastBillingAt: string, updatedAt: string): Promise<void> {
-    this.sql.run('UPDATE subscriptions SET last_billing_at = ?, updated_at = ? WHERE organisation_id = ? AND id = ?', lastBillingAt, updatedAt, org, id);
+    await this.sql.run('UPDATE subscriptions SET last_billing_at = ?, updated_at = ? WHERE organisation_id = ? AND id = ?', lastBillingAt, updatedAt, org, id);
   }
 
   async getItem(org: string, id: string): Promise<ItemRecord | undefined> {
-    const row = this.sql.get<ItemRow>('SELECT * FROM subscription_items WHERE organisation_id = ? AND id = ?', org, id);
+    const row = await this.sql.get<ItemRow>('SELECT * FROM subscription_items WHERE organisation_id = ? AND id = ?', org, id);
     return row && toItem(row);
   }
 
@@ -307,15 +307,15 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
     if (subscriptionIds.length === 0) return [];
     if (subscriptionIds.length === 1) {
       // One subscription (every billing unit, every get): its index gives the rows in order, no sort.
-      return this.sql
+      return (await this.sql
         .all<ItemRow>(
           'SELECT * FROM subscription_items WHERE subscription_id = ? AND +organisation_id = ? ORDER BY created_at, id',
           subscriptionIds[0],
           org,
-        )
+        ))
         .map(toItem);
     }
-    return this.sql
+    return (await this.sql
       .all<ItemRow>(
         // `+organisation_id`: without statistics SQLite would otherwise pick the (organisation_id,
         // price_plan_id) index and read every item of the organisation; by subscription it reads its own.
@@ -323,12 +323,12 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
          ORDER BY created_at, id`,
         org,
         JSON.stringify(subscriptionIds),
-      )
+      ))
       .map(toItem);
   }
 
   async insertDiscount(org: string, d: AppliedDiscountRecord): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO applied_discounts (id, organisation_id, item_id, coupon_id, discount, status, applied_intervals, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       d.id,
@@ -343,12 +343,12 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
   }
 
   async updateDiscount(org: string, d: AppliedDiscountRecord): Promise<void> {
-    this.sql.update('applied_discounts', org, d.id, { status: d.status, applied_intervals: d.appliedIntervals });
+    await this.sql.update('applied_discounts', org, d.id, { status: d.status, applied_intervals: d.appliedIntervals });
   }
 
   async discounts(org: string, itemIds: readonly string[]): Promise<AppliedDiscountRecord[]> {
     if (itemIds.length === 0) return [];
-    return this.sql
+    return (await this.sql
       .all<{
         id: string;
         item_id: string;
@@ -361,7 +361,7 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
         `SELECT * FROM applied_discounts WHERE organisation_id = ? AND item_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, id`,
         org,
         JSON.stringify(itemIds),
-      )
+      ))
       .map((r) => ({
         id: r.id,
         itemId: r.item_id,

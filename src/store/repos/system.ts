@@ -25,23 +25,23 @@ const toApiKey = (r: ApiKeyRow): ApiKeyRecord => ({
 
 const KEY_COLUMNS = 'id, organisation_id, name, prefix, permissions, expires_at, revoked_at, created_at';
 
-export class SqliteSystemRepo implements SystemRepo {
+export class SqlSystemRepo implements SystemRepo {
   constructor(private readonly sql: Sql) {}
 
   async createOrganisation(org: Organisation): Promise<void> {
-    this.sql.run('INSERT INTO organisations (id, name, created_at) VALUES (?, ?, ?)', org.id, org.name, org.createdAt);
+    await this.sql.run('INSERT INTO organisations (id, name, created_at) VALUES (?, ?, ?)', org.id, org.name, org.createdAt);
   }
 
   async getOrganisation(id: string): Promise<Organisation | undefined> {
-    return this.sql.get<Organisation>('SELECT id, name, created_at AS createdAt FROM organisations WHERE id = ?', id);
+    return await this.sql.get<Organisation>('SELECT id, name, created_at AS createdAt FROM organisations WHERE id = ?', id);
   }
 
   async listOrganisations(): Promise<Organisation[]> {
-    return this.sql.all<Organisation>('SELECT id, name, created_at AS createdAt FROM organisations ORDER BY created_at, id');
+    return await this.sql.all<Organisation>('SELECT id, name, created_at AS createdAt FROM organisations ORDER BY created_at, id');
   }
 
   async createApiKey(key: ApiKeyRecord, keyHash: string): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO api_keys (${KEY_COLUMNS}, key_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       key.id,
       key.organisationId,
@@ -56,29 +56,29 @@ export class SqliteSystemRepo implements SystemRepo {
   }
 
   async findApiKeyByHash(keyHash: string): Promise<ApiKeyRecord | undefined> {
-    const row = this.sql.get<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = ?`, keyHash);
+    const row = await this.sql.get<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = ?`, keyHash);
     return row && toApiKey(row);
   }
 
   async getApiKey(id: string): Promise<ApiKeyRecord | undefined> {
-    const row = this.sql.get<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`, id);
+    const row = await this.sql.get<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`, id);
     return row && toApiKey(row);
   }
 
   async listApiKeys(organisationId: string): Promise<ApiKeyRecord[]> {
-    return this.sql
-      .all<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE organisation_id = ? ORDER BY created_at, id`, organisationId)
+    return (await this.sql
+      .all<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE organisation_id = ? ORDER BY created_at, id`, organisationId))
       .map(toApiKey);
   }
 
   async revokeApiKey(id: string, at: string): Promise<void> {
-    this.sql.run('UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?', at, id);
+    await this.sql.run('UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?', at, id);
   }
 
   async nextCounter(organisationId: string, name: string): Promise<number> {
-    const row = this.sql.get<{ value: number }>(
+    const row = await this.sql.get<{ value: number }>(
       `INSERT INTO counters (organisation_id, name, value) VALUES (?, ?, 1)
-       ON CONFLICT (organisation_id, name) DO UPDATE SET value = value + 1 RETURNING value`,
+       ON CONFLICT (organisation_id, name) DO UPDATE SET value = counters.value + 1 RETURNING value`,
       organisationId,
       name,
     );
@@ -86,7 +86,7 @@ export class SqliteSystemRepo implements SystemRepo {
   }
 
   async getIdempotency(organisationId: string, key: string): Promise<IdempotencyRecord | undefined> {
-    return this.sql.get<IdempotencyRecord>(
+    return await this.sql.get<IdempotencyRecord>(
       `SELECT operation, request_hash AS requestHash, response_status AS responseStatus,
               response_body AS responseBody, created_at AS createdAt
        FROM idempotency_keys WHERE organisation_id = ? AND key = ?`,
@@ -96,7 +96,7 @@ export class SqliteSystemRepo implements SystemRepo {
   }
 
   async saveIdempotency(organisationId: string, key: string, rec: IdempotencyRecord): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO idempotency_keys (organisation_id, key, operation, request_hash, response_status, response_body, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (organisation_id, key) DO UPDATE SET operation = excluded.operation,
@@ -113,15 +113,15 @@ export class SqliteSystemRepo implements SystemRepo {
   }
 
   async purgeIdempotency(before: string): Promise<number> {
-    return this.sql.run('DELETE FROM idempotency_keys WHERE created_at < ?', before).changes;
+    return (await this.sql.run('DELETE FROM idempotency_keys WHERE created_at < ?', before)).changes;
   }
 
   async getSecret(name: string): Promise<string | undefined> {
-    return this.sql.get<{ value: string }>('SELECT value FROM secrets WHERE name = ?', name)?.value;
+    return (await this.sql.get<{ value: string }>('SELECT value FROM secrets WHERE name = ?', name))?.value;
   }
 
   async ensureSecret(name: string, candidate: string, at: string): Promise<string> {
-    this.sql.run('INSERT INTO secrets (name, value, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING', name, candidate, at);
+    await this.sql.run('INSERT INTO secrets (name, value, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING', name, candidate, at);
     return (await this.getSecret(name))!;
   }
 }

@@ -1,4 +1,3 @@
-import type Database from 'better-sqlite3';
 import type { SubscriptionStatus } from '../ports/subscriptions.js';
 import type { MeasurementValueRecord, UsageRepo, UsageScope, UsageTarget } from '../ports/usage.js';
 import type { Sql } from '../sql.js';
@@ -69,32 +68,27 @@ const scopeParams = (org: string, s: UsageScope) => [org, s.itemId, s.measuremen
 /** SQLite's sum() of integers stops with this error rather than lose precision. */
 const isIntegerOverflow = (err: unknown) => err instanceof Error && err.message === 'integer overflow';
 
-export class SqliteUsageRepo implements UsageRepo {
+export class SqlUsageRepo implements UsageRepo {
   constructor(private readonly sql: Sql) {}
 
-  /** A cached statement that reads integers as BigInt: quantities reach 10^18 micro-units. */
-  private exact(text: string): Database.Statement {
-    return this.sql.stmt(text).safeIntegers(true);
-  }
-
   async targetOfItem(org: string, itemId: string): Promise<UsageTarget | undefined> {
-    const row = this.sql.get<TargetRow>(`${TARGET_SELECT} WHERE i.organisation_id = ? AND i.id = ?`, org, itemId);
+    const row = await this.sql.get<TargetRow>(`${TARGET_SELECT} WHERE i.organisation_id = ? AND i.id = ?`, org, itemId);
     return row && toTarget(row);
   }
 
   async targetsMeasuring(org: string, subscriptionId: string, measurementId: string): Promise<UsageTarget[]> {
-    return this.sql
+    return (await this.sql
       .all<TargetRow>(
         `${TARGET_SELECT} WHERE i.organisation_id = ? AND i.subscription_id = ? AND p.measurement_id = ? ORDER BY i.created_at, i.id`,
         org,
         subscriptionId,
         measurementId,
-      )
+      ))
       .map(toTarget);
   }
 
   async measuredCodes(org: string, subscriptionId: string): Promise<string[]> {
-    return this.sql
+    return (await this.sql
       .all<{ code: string }>(
         `SELECT DISTINCT m.code FROM subscription_items i
          JOIN products p ON p.id = i.product_id
@@ -102,55 +96,61 @@ export class SqliteUsageRepo implements UsageRepo {
          WHERE i.organisation_id = ? AND i.subscription_id = ? ORDER BY m.code`,
         org,
         subscriptionId,
-      )
+      ))
       .map((r) => r.code);
   }
 
   /** The dictionary key of a count_unique identity, added on first sight. */
-  private valueKey(org: string, valueId: string): number {
-    const found = this.sql.get<{ key: number }>('SELECT key FROM measurement_value_ids WHERE organisation_id = ? AND value_id = ?', org, valueId);
+  private async valueKey(org: string, valueId: string): Promise<number> {
+    const found = await this.sql.get<{ key: number }>('SELECT key FROM measurement_value_ids WHERE organisation_id = ? AND value_id = ?', org, valueId);
     if (found) return found.key;
-    return (this.sql.get<{ key: number }>('INSERT INTO measurement_value_ids (organisation_id, value_id) VALUES (?, ?) RETURNING key', org, valueId) as { key: number })
+    return (await this.sql.get<{ key: number }>('INSERT INTO measurement_value_ids (organisation_id, value_id) VALUES (?, ?) RETURNING key', org, valueId) as { key: number })
       .key;
   }
 
   async insert(org: string, values: readonly MeasurementValueRecord[]): Promise<void> {
-    const stmt = this.sql.stmt(
-      `INSERT INTO measurement_values (id, organisation_id, item_id, measurement_id, quantity_e6, measured_at, value_key, instant, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
     const keys = new Map<string, number>();
+    const rows = [];
     for (const v of values) {
       let key: number | null = null;
       if (v.valueId !== null) {
-        key = keys.get(v.valueId) ?? this.valueKey(org, v.valueId);
+        key = keys.get(v.valueId) ?? (await this.valueKey(org, v.valueId));
         keys.set(v.valueId, key);
       }
-      stmt.run(v.id, org, v.itemId, v.measurementId, v.quantityMicros, v.measuredAt, key, v.instant ? 1 : 0, v.createdAt);
+      rows.push({
+        id: v.id,
+        organisation_id: org,
+        item_id: v.itemId,
+        measurement_id: v.measurementId,
+        quantity_e6: v.quantityMicros,
+        measured_at: v.measuredAt,
+        value_key: key,
+        instant: v.instant ? 1 : 0,
+        created_at: v.createdAt,
+      });
     }
+    await this.sql.insertMany('measurement_values', rows);
   }
 
   async get(org: string, id: string): Promise<{ value: MeasurementValueRecord; subscriptionId: string } | undefined> {
-    const row = this.exact(
-      `SELECT v.id, v.item_id, v.measurement_id, v.quantity_e6, v.measured_at, d.value_id, v.instant, v.created_at, i.subscription_id
+    const row = await this.sql.getExact(`SELECT v.id, v.item_id, v.measurement_id, v.quantity_e6, v.measured_at, d.value_id, v.instant, v.created_at, i.subscription_id
        FROM measurement_values v
        JOIN subscription_items i ON i.id = v.item_id
        LEFT JOIN measurement_value_ids d ON d.key = v.value_key
-       WHERE v.organisation_id = ? AND v.id = ?`,
-    ).get(org, id) as (ValueRow & { subscription_id: string }) | undefined;
+       WHERE v.organisation_id = ? AND v.id = ?`, org, id) as (ValueRow & { subscription_id: string }) | undefined;
     return row && { value: toValue(row), subscriptionId: row.subscription_id };
   }
 
   async count(org: string, scope: UsageScope): Promise<number> {
-    return (this.sql.get<{ n: number }>(`SELECT count(*) AS n ${SCOPE}`, ...scopeParams(org, scope)) as { n: number }).n;
+    return (await this.sql.get<{ n: number }>(`SELECT count(*) AS n ${SCOPE}`, ...scopeParams(org, scope)) as { n: number }).n;
   }
 
   async countUnique(org: string, scope: UsageScope): Promise<number> {
-    return (this.sql.get<{ n: number }>(`SELECT count(DISTINCT value_key) AS n ${SCOPE}`, ...scopeParams(org, scope)) as { n: number }).n;
+    return (await this.sql.get<{ n: number }>(`SELECT count(DISTINCT value_key) AS n ${SCOPE}`, ...scopeParams(org, scope)) as { n: number }).n;
   }
 
   async max(org: string, scope: UsageScope): Promise<bigint | null> {
-    return (this.exact(`SELECT max(quantity_e6) AS v ${SCOPE}`).get(...scopeParams(org, scope)) as { v: bigint | null }).v;
+    return (await this.sql.getExact(`SELECT max(quantity_e6) AS v ${SCOPE}`, ...scopeParams(org, scope)) as { v: bigint | null }).v;
   }
 
   /**
@@ -161,62 +161,48 @@ export class SqliteUsageRepo implements UsageRepo {
   async sumAndCount(org: string, scope: UsageScope): Promise<{ sum: bigint; count: number }> {
     const params = scopeParams(org, scope);
     try {
-      const row = this.exact(`SELECT sum(quantity_e6) AS s, count(*) AS n ${SCOPE}`).get(...params) as { s: bigint | null; n: bigint };
+      const row = await this.sql.getExact(`SELECT sum(quantity_e6) AS s, count(*) AS n ${SCOPE}`, ...params) as { s: bigint | null; n: bigint };
       return { sum: row.s ?? 0n, count: Number(row.n) };
     } catch (err) {
       if (!isIntegerOverflow(err)) throw err;
-      const row = this.exact(
-        `SELECT sum(quantity_e6 / 1000000) AS whole, sum(quantity_e6 % 1000000) AS micros, count(*) AS n ${SCOPE}`,
-      ).get(...params) as { whole: bigint; micros: bigint; n: bigint };
+      const row = await this.sql.getExact(`SELECT sum(quantity_e6 / 1000000) AS whole, sum(quantity_e6 % 1000000) AS micros, count(*) AS n ${SCOPE}`, ...params) as { whole: bigint; micros: bigint; n: bigint };
       return { sum: row.whole * 1_000_000n + row.micros, count: Number(row.n) };
     }
   }
 
   async last(org: string, scope: UsageScope): Promise<bigint | null> {
-    const row = this.exact(`SELECT quantity_e6 AS v ${SCOPE} ORDER BY measured_at DESC, id DESC LIMIT 1`).get(...scopeParams(org, scope)) as
+    const row = await this.sql.getExact(`SELECT quantity_e6 AS v ${SCOPE} ORDER BY measured_at DESC, id DESC LIMIT 1`, ...scopeParams(org, scope)) as
       | { v: bigint }
       | undefined;
     return row ? row.v : null;
   }
 
-  levels(org: string, scope: UsageScope): Iterable<{ measuredAt: string; quantityMicros: bigint }> {
-    const stmt = this.exact(`SELECT measured_at, quantity_e6 ${SCOPE} ORDER BY measured_at, id`);
-    const params = scopeParams(org, scope);
-    return {
-      *[Symbol.iterator]() {
-        for (const r of stmt.iterate(...params) as Iterable<{ measured_at: string; quantity_e6: bigint }>) {
-          yield { measuredAt: r.measured_at, quantityMicros: r.quantity_e6 };
-        }
-      },
-    };
+  async levels(org: string, scope: UsageScope): Promise<Array<{ measuredAt: string; quantityMicros: bigint }>> {
+    const rows = await this.sql.allExact<{ measured_at: string; quantity_e6: bigint }>(
+      `SELECT measured_at, quantity_e6 ${SCOPE} ORDER BY measured_at, id`,
+      ...scopeParams(org, scope),
+    );
+    return rows.map((r) => ({ measuredAt: r.measured_at, quantityMicros: r.quantity_e6 }));
   }
 
   async events(org: string, scope: UsageScope, limit: number, offset: number): Promise<MeasurementValueRecord[]> {
     return (
-      this.exact(
-        `${VALUE_SELECT}
+      await this.sql.allExact(`${VALUE_SELECT}
          WHERE v.organisation_id = ? AND v.item_id = ? AND v.measurement_id = ? AND v.measured_at >= ? AND v.measured_at < ?
-         ORDER BY v.measured_at DESC, v.id DESC LIMIT ? OFFSET ?`,
-      ).all(
-        ...scopeParams(org, scope),
-        limit,
-        offset,
-      ) as ValueRow[]
+         ORDER BY v.measured_at DESC, v.id DESC LIMIT ? OFFSET ?`, ...scopeParams(org, scope), limit, offset) as ValueRow[]
     ).map(toValue);
   }
 
   async latest(org: string, itemId: string, measurementId: string, limit: number): Promise<MeasurementValueRecord[]> {
     return (
-      this.exact(
-        `${VALUE_SELECT} WHERE v.organisation_id = ? AND v.item_id = ? AND v.measurement_id = ?
-         ORDER BY v.measured_at DESC, v.id DESC LIMIT ?`,
-      ).all(org, itemId, measurementId, limit) as ValueRow[]
+      await this.sql.allExact(`${VALUE_SELECT} WHERE v.organisation_id = ? AND v.item_id = ? AND v.measurement_id = ?
+         ORDER BY v.measured_at DESC, v.id DESC LIMIT ?`, org, itemId, measurementId, limit) as ValueRow[]
     ).map(toValue);
   }
 
   /** A loose index scan: one index seek per distinct measurement, however many values the item has. */
   async measurementsOf(org: string, itemId: string): Promise<string[]> {
-    return this.sql
+    return (await this.sql
       .all<{ id: string }>(
         `WITH RECURSIVE seen(id) AS (
            SELECT (SELECT min(measurement_id) FROM measurement_values WHERE organisation_id = @org AND item_id = @item)
@@ -227,7 +213,7 @@ export class SqliteUsageRepo implements UsageRepo {
          )
          SELECT id FROM seen WHERE id IS NOT NULL`,
         { org, item: itemId },
-      )
+      ))
       .map((r) => r.id);
   }
 }

@@ -1,4 +1,3 @@
-import type Database from 'better-sqlite3';
 import type { UsageMetric } from '../../schemas/catalogue.js';
 import type {
   EventScope,
@@ -37,31 +36,62 @@ const toRecord = (r: Row): UsageEventRecord => ({
   receivedAt: r.received_at,
 });
 
-const COLUMNS = 'seq, event_id, target, event_name, ts, subscription_id, customer_id, json(properties) AS properties, unmatched, late, received_at';
-
-/** Rows per multi-row INSERT (13 values each, far below SQLite's limit of bound values). */
+/** Rows per multi-row INSERT (12 values each, far below either engine's limit of bound values). */
 const ROWS_PER_INSERT = 100;
-const TUPLE = '(?, ?, ?, ?, ?, ?, ?, ?, jsonb(?), ?, ?, ?)';
 const INSERT_HEAD = `INSERT INTO usage_events (subscription_id, event_name, ts, seq, organisation_id, event_id, target, customer_id, properties, unmatched, late, received_at) VALUES `;
 
-/** A property read from the JSONB properties; names are checked against PROPERTY_NAME_RE, so quoting is safe. */
-const prop = (name: string) => `properties ->> '$."${name}"'`;
-/** A numeric property in integer micro-units (rounded to 6 decimals), so sums and maxima are exact integers. */
-const micros = (name: string) => `CAST(round(${prop(name)} * 1000000) AS INTEGER)`;
+/**
+ * How each engine reads the JSONB properties. Names are checked against PROPERTY_NAME_RE, so quoting
+ * them is safe. `micros` is a numeric property in integer micro-units (rounded to 6 decimals), so sums
+ * and maxima are exact integers.
+ */
+interface PropertySql {
+  /** The stored row's columns, properties as JSON text. */
+  columns: string;
+  /** One row's placeholders, properties bound as JSON text. */
+  tuple: string;
+  /** The organisation in a scope's WHERE. */
+  organisation: string;
+  prop(name: string): string;
+  micros(name: string): string;
+}
+
+const SQLITE: PropertySql = {
+  columns: 'seq, event_id, target, event_name, ts, subscription_id, customer_id, json(properties) AS properties, unmatched, late, received_at',
+  tuple: '(?, ?, ?, ?, ?, ?, ?, ?, jsonb(?), ?, ?, ?)',
+  // `+` keeps the planner on the clustered key's range (the claim index also starts with the organisation).
+  organisation: '+organisation_id',
+  prop: (name) => `properties ->> '$."${name}"'`,
+  micros: (name) => `CAST(round(properties ->> '$."${name}"' * 1000000) AS INTEGER)`,
+};
+
+/** A JSON number, or a string that is one (as SQLite's arithmetic reads it); other values count as 0. */
+const pgNumber = (name: string) =>
+  `CASE jsonb_typeof(properties -> '${name}') WHEN 'number' THEN (properties ->> '${name}')::numeric
+   WHEN 'string' THEN CASE WHEN properties ->> '${name}' ~ '^\\s*[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?\\s*$'
+     THEN (properties ->> '${name}')::numeric ELSE 0 END END`;
+
+const POSTGRES: PropertySql = {
+  columns: 'seq, event_id, target, event_name, ts, subscription_id, customer_id, properties::text AS properties, unmatched, late, received_at',
+  tuple: '(?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?)',
+  organisation: 'organisation_id',
+  prop: (name) => `properties ->> '${name}'`,
+  micros: (name) => `round(${pgNumber(name)} * 1000000)`,
+};
 
 /** SQLite's sum() of integers stops with this error rather than lose precision. */
 const isIntegerOverflow = (err: unknown) => err instanceof Error && err.message === 'integer overflow';
 
-export class SqliteUsageEventRepo implements UsageEventRepo {
-  constructor(private readonly sql: Sql) {}
+export class SqlUsageEventRepo implements UsageEventRepo {
+  private readonly p: PropertySql;
 
-  private exact(text: string): Database.Statement {
-    return this.sql.stmt(text).safeIntegers(true);
+  constructor(private readonly sql: Sql) {
+    this.p = sql.dialect === 'postgres' ? POSTGRES : SQLITE;
   }
 
   async reserveSeq(org: string, count: number): Promise<number> {
-    const { last } = this.sql.get<{ last: number }>(
-      'INSERT INTO usage_event_sequence (organisation_id, last) VALUES (?, ?) ON CONFLICT DO UPDATE SET last = last + excluded.last RETURNING last',
+    const { last } = await this.sql.get<{ last: number }>(
+      'INSERT INTO usage_event_sequence (organisation_id, last) VALUES (?, ?) ON CONFLICT (organisation_id) DO UPDATE SET last = usage_event_sequence.last + excluded.last RETURNING last',
       org,
       count,
     ) as { last: number };
@@ -76,39 +106,39 @@ export class SqliteUsageEventRepo implements UsageEventRepo {
       for (const r of chunk) {
         params.push(r.subscriptionId ?? '', r.eventName, r.ts, r.seq, org, r.id, r.target, r.customerId, r.properties, r.unmatched ? 1 : 0, r.late ? 1 : 0, r.receivedAt);
       }
-      const stmt = this.sql.stmt(`${INSERT_HEAD}${chunk.map(() => TUPLE).join(', ')} ON CONFLICT DO NOTHING RETURNING event_id, target`);
-      for (const r of stmt.all(...params) as Array<{ event_id: string; target: number }>) if (r.target === 0) claimed.add(r.event_id);
+      const inserted = await this.sql.all<{ event_id: string; target: number }>(
+        `${INSERT_HEAD}${chunk.map(() => this.p.tuple).join(', ')} ON CONFLICT DO NOTHING RETURNING event_id, target`,
+        ...params,
+      );
+      for (const r of inserted) if (r.target === 0) claimed.add(r.event_id);
     }
     return claimed;
   }
 
   async activeSubscriptionsOf(org: string, customerId: string): Promise<string[]> {
-    return this.sql
-      .all<{ id: string }>(`SELECT id FROM subscriptions WHERE organisation_id = ? AND customer_id = ? AND status = 'active' ORDER BY created_at, id`, org, customerId)
+    return (await this.sql
+      .all<{ id: string }>(`SELECT id FROM subscriptions WHERE organisation_id = ? AND customer_id = ? AND status = 'active' ORDER BY created_at, id`, org, customerId))
       .map((r) => r.id);
   }
 
   async meteringItems(org: string, subscriptionId: string): Promise<MeteringItem[]> {
-    return this.sql
-      .all<{ event_name: string; last_billed_to: string | null }>(
-        `SELECT p.usage_metric ->> '$.eventName' AS event_name, i.last_billed_to
+    return (await this.sql
+      .all<{ usage_metric: string; last_billed_to: string | null }>(
+        `SELECT p.usage_metric, i.last_billed_to
          FROM subscription_items i JOIN products p ON p.id = i.product_id
          WHERE i.organisation_id = ? AND i.subscription_id = ? AND p.usage_metric IS NOT NULL`,
         org,
         subscriptionId,
-      )
-      .map((r) => ({ eventName: r.event_name, lastBilledTo: r.last_billed_to }));
+      ))
+      .map((r) => ({ eventName: (JSON.parse(r.usage_metric) as UsageMetric).eventName, lastBilledTo: r.last_billed_to }));
   }
 
-  /**
-   * The WHERE clause of a scope with the metric's filters, and its parameters. `+organisation_id`
-   * keeps the planner on the clustered key's range (the claim index also starts with the organisation).
-   */
+  /** The WHERE clause of a scope with the metric's filters, and its parameters. */
   private where(org: string, scope: EventScope, metric: UsageMetric): { text: string; params: unknown[] } {
-    let text = 'WHERE subscription_id = ? AND event_name = ? AND ts >= ? AND ts < ? AND +organisation_id = ?';
+    let text = `WHERE subscription_id = ? AND event_name = ? AND ts >= ? AND ts < ? AND ${this.p.organisation} = ?`;
     const params: unknown[] = [scope.subscriptionId, scope.eventName, scope.from, scope.to, org];
     for (const f of metric.filters) {
-      text += ` AND ${prop(f.property)} IN (${f.values.map(() => '?').join(', ')})`;
+      text += ` AND ${this.p.prop(f.property)} IN (${f.values.map(() => '?').join(', ')})`;
       params.push(...f.values);
     }
     return { text, params };
@@ -116,31 +146,29 @@ export class SqliteUsageEventRepo implements UsageEventRepo {
 
   async countEvents(org: string, scope: EventScope, metric: UsageMetric): Promise<bigint> {
     const { text, params } = this.where(org, scope, metric);
-    return (this.exact(`SELECT count(*) AS v FROM usage_events ${text}`).get(...params) as { v: bigint }).v;
+    return (await this.sql.getExact(`SELECT count(*) AS v FROM usage_events ${text}`, ...params) as { v: bigint }).v;
   }
 
   async uniqueCount(org: string, scope: EventScope, metric: UsageMetric): Promise<bigint> {
     const { text, params } = this.where(org, scope, metric);
-    return (this.exact(`SELECT count(DISTINCT ${prop(metric.property ?? '')}) AS v FROM usage_events ${text}`).get(...params) as { v: bigint }).v;
+    return (await this.sql.getExact(`SELECT count(DISTINCT ${this.p.prop(metric.property ?? '')}) AS v FROM usage_events ${text}`, ...params) as { v: bigint }).v;
   }
 
   async max(org: string, scope: EventScope, metric: UsageMetric): Promise<bigint | null> {
     const { text, params } = this.where(org, scope, metric);
-    return (this.exact(`SELECT max(${micros(metric.property ?? '')}) AS v FROM usage_events ${text}`).get(...params) as { v: bigint | null }).v;
+    return (await this.sql.getExact(`SELECT max(${this.p.micros(metric.property ?? '')}) AS v FROM usage_events ${text}`, ...params) as { v: bigint | null }).v;
   }
 
   async latest(org: string, scope: EventScope, metric: UsageMetric): Promise<bigint | null> {
     const { text, params } = this.where(org, scope, metric);
     const property = metric.property ?? '';
-    const row = this.exact(`SELECT ${micros(property)} AS v FROM usage_events ${text} AND ${prop(property)} IS NOT NULL ORDER BY ts DESC, seq DESC LIMIT 1`).get(
-      ...params,
-    ) as { v: bigint } | undefined;
+    const row = await this.sql.getExact(`SELECT ${this.p.micros(property)} AS v FROM usage_events ${text} AND ${this.p.prop(property)} IS NOT NULL ORDER BY ts DESC, seq DESC LIMIT 1`, ...params) as { v: bigint } | undefined;
     return row ? row.v : null;
   }
 
   async sum(org: string, scope: EventScope, metric: UsageMetric): Promise<bigint> {
     const { text, params } = this.where(org, scope, metric);
-    return this.sumOf(`FROM usage_events ${text}`, metric.property ?? '', params, false).sum;
+    return (await this.sumOf(`FROM usage_events ${text}`, metric.property ?? '', params, false)).sum;
   }
 
   async sumAndCount(org: string, scope: EventScope, metric: UsageMetric): Promise<{ sum: bigint; count: bigint }> {
@@ -154,26 +182,28 @@ export class SqliteUsageEventRepo implements UsageEventRepo {
    * rounded to micro-units and those integers summed, and past 2^63 micro-units (SQLite refuses with
    * "integer overflow") two exact sums, whole units and millionths, are joined in BigInt.
    */
-  private sumOf(from: string, property: string, params: unknown[], withCount: boolean): { sum: bigint; count: bigint } {
+  private async sumOf(from: string, property: string, params: unknown[], withCount: boolean): Promise<{ sum: bigint; count: bigint }> {
+    const count = withCount ? `count(${this.p.prop(property)})` : '0';
+    if (this.sql.dialect === 'postgres') {
+      const row = (await this.sql.getExact(`SELECT sum(${this.p.micros(property)}) AS s, ${count} AS n ${from}`, ...params)) as { s: bigint | null; n: bigint };
+      return { sum: row.s ?? 0n, count: BigInt(row.n) };
+    }
     try {
-      const count = withCount ? `count(${prop(property)})` : '0';
-      const plain = this.exact(`SELECT sum(${prop(property)}) AS s, ${count} AS n ${from}`).get(...params) as { s: bigint | number | null; n: bigint };
+      const plain = await this.sql.getExact(`SELECT sum(${this.p.prop(property)}) AS s, ${count} AS n ${from}`, ...params) as { s: bigint | number | null; n: bigint };
       if (plain.s === null) return { sum: 0n, count: plain.n };
       if (typeof plain.s === 'bigint') return { sum: plain.s * 1_000_000n, count: plain.n };
-      const row = this.exact(`SELECT sum(${micros(property)}) AS s, ${count} AS n ${from}`).get(...params) as { s: bigint | null; n: bigint };
+      const row = await this.sql.getExact(`SELECT sum(${this.p.micros(property)}) AS s, ${count} AS n ${from}`, ...params) as { s: bigint | null; n: bigint };
       return { sum: row.s ?? 0n, count: row.n };
     } catch (err) {
       if (!isIntegerOverflow(err)) throw err;
-      const row = this.exact(
-        `SELECT sum(${micros(property)} / 1000000) AS whole, sum(${micros(property)} % 1000000) AS part, count(${prop(property)}) AS n ${from}`,
-      ).get(...params) as { whole: bigint; part: bigint; n: bigint };
+      const row = await this.sql.getExact(`SELECT sum(${this.p.micros(property)} / 1000000) AS whole, sum(${this.p.micros(property)} % 1000000) AS part, count(${this.p.prop(property)}) AS n ${from}`, ...params) as { whole: bigint; part: bigint; n: bigint };
       return { sum: row.whole * 1_000_000n + row.part, count: row.n };
     }
   }
 
   async count(org: string, scope: EventScope, metric: UsageMetric): Promise<{ events: number; late: number }> {
     const { text, params } = this.where(org, scope, metric);
-    const row = this.sql.get<{ n: number; late: number | null }>(`SELECT count(*) AS n, sum(late) AS late FROM usage_events ${text}`, ...params) as {
+    const row = await this.sql.get<{ n: number; late: number | null }>(`SELECT count(*) AS n, sum(late) AS late FROM usage_events ${text}`, ...params) as {
       n: number;
       late: number | null;
     };
@@ -182,8 +212,8 @@ export class SqliteUsageEventRepo implements UsageEventRepo {
 
   async page(org: string, scope: EventScope, metric: UsageMetric, limit: number, offset: number): Promise<UsageEventRecord[]> {
     const { text, params } = this.where(org, scope, metric);
-    return this.sql
-      .all<Row>(`SELECT ${COLUMNS} FROM usage_events ${text} ORDER BY ts DESC, seq DESC LIMIT ? OFFSET ?`, ...params, limit, offset)
+    return (await this.sql
+      .all<Row>(`SELECT ${this.p.columns} FROM usage_events ${text} ORDER BY ts DESC, seq DESC LIMIT ? OFFSET ?`, ...params, limit, offset))
       .map(toRecord);
   }
 
@@ -201,12 +231,12 @@ export class SqliteUsageEventRepo implements UsageEventRepo {
     if (filter.from !== undefined) add('ts >= ?', filter.from);
     if (filter.to !== undefined) add('ts < ?', filter.to);
     if (filter.unmatched !== undefined) add('unmatched = ?', filter.unmatched ? 1 : 0);
-    return this.sql
+    return (await this.sql
       .all<Row>(
-        `SELECT ${COLUMNS} FROM usage_events ${text} ORDER BY seq DESC LIMIT ?`,
+        `SELECT ${this.p.columns} FROM usage_events ${text} ORDER BY seq DESC LIMIT ?`,
         ...params,
         limit,
-      )
+      ))
       .map(toRecord);
   }
 }

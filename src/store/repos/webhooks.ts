@@ -27,11 +27,11 @@ const toWebhook = (r: Row): WebhookRecord => ({
 
 const withoutSecret = ({ secret: _secret, ...w }: WebhookRecord): Webhook => w;
 
-export class SqliteWebhookRepo implements WebhookRepo {
+export class SqlWebhookRepo implements WebhookRepo {
   constructor(private readonly sql: Sql) {}
 
   async insert(org: string, w: WebhookRecord): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO webhooks (id, organisation_id, url, events, version, enabled, secret, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       w.id,
@@ -47,7 +47,7 @@ export class SqliteWebhookRepo implements WebhookRepo {
   }
 
   async update(org: string, w: Webhook): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       'UPDATE webhooks SET url = ?, events = ?, version = ?, enabled = ?, updated_at = ? WHERE organisation_id = ? AND id = ?',
       w.url,
       JSON.stringify(w.events),
@@ -60,16 +60,16 @@ export class SqliteWebhookRepo implements WebhookRepo {
   }
 
   async get(org: string, id: string): Promise<WebhookRecord | undefined> {
-    const row = this.sql.get<Row>('SELECT * FROM webhooks WHERE organisation_id = ? AND id = ?', org, id);
+    const row = await this.sql.get<Row>('SELECT * FROM webhooks WHERE organisation_id = ? AND id = ?', org, id);
     return row && toWebhook(row);
   }
 
   async list(org: string, page: PageRequest) {
-    const { rows, total } = this.sql.page<Row>('FROM webhooks WHERE organisation_id = ?', [org], page);
+    const { rows, total } = await this.sql.page<Row>('FROM webhooks WHERE organisation_id = ?', [org], page);
     return { rows: rows.map((r) => withoutSecret(toWebhook(r))), total };
   }
 
   async delete(org: string, id: string): Promise<boolean> {
-    return this.sql.run('DELETE FROM webhooks WHERE organisation_id = ? AND id = ?', org, id).changes > 0;
+    return (await this.sql.run('DELETE FROM webhooks WHERE organisation_id = ? AND id = ?', org, id)).changes > 0;
   }
 }

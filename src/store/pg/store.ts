@@ -1,0 +1,202 @@
+import pg from 'pg';
+import { AppError } from '../../errors.js';
+import type { CustomerTokenLookup } from '../ports/customerTokens.js';
+import type { ApiKeyRecord } from '../ports/system.js';
+import { repositories } from '../repositories.js';
+import { SCHEMA_VERSION } from '../sqlite.js';
+import type { Store, Tx, UnitOptions } from '../store.js';
+import { PG_MIGRATIONS } from './schema.js';
+import { PgSql } from './sql.js';
+
+export interface PgStoreOptions {
+  /** Connections in the pool: how many units of work run at once in this process (default 10). */
+  poolSize?: number;
+  /** Passed to node-postgres as it is (`true`, or `{ ca, rejectUnauthorized, … }`); `sslmode` in the URL works too. */
+  ssl?: pg.PoolConfig['ssl'];
+}
+
+/** Attempts of a unit that PostgreSQL aborted for a concurrent one (serialization failure, deadlock) before it fails with 503. */
+const MAX_ATTEMPTS = 10;
+const FIRST_RETRY_MS = 2;
+const MAX_RETRY_MS = 100;
+const RETRY_AFTER_SECONDS = 1;
+
+/** 40001 serialization_failure, 40P01 deadlock_detected: the unit did nothing and may run again. */
+function isRetryable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '40001' || code === '40P01';
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Serialises schema changes of every instance that starts at the same time (a session-level advisory lock). */
+const MIGRATION_LOCK = 7_321_004_114;
+
+/**
+ * Applies the PostgreSQL migrations the database lacks, each in its own transaction, under an
+ * advisory lock; refuses a database of a newer schema. Both engines share version numbers.
+ */
+export async function migratePg(pool: pg.Pool): Promise<{ from: number; to: number }> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    try {
+      await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+        version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
+      const current = Number((await client.query<{ v: string }>('SELECT coalesce(max(version), 0) AS v FROM schema_migrations')).rows[0]!.v);
+      if (current > SCHEMA_VERSION) {
+        throw new AppError(
+          'internal',
+          `The database has schema version ${current}, newer than the ${SCHEMA_VERSION} this billing-mcp knows. ` +
+            'Upgrade billing-mcp; it will not open a database written by a newer version.',
+        );
+      }
+      for (const m of PG_MIGRATIONS.filter((m) => m.version > current).sort((a, b) => a.version - b.version)) {
+        await client.query('BEGIN');
+        try {
+          await client.query(m.sql);
+          await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [m.version, m.name, new Date().toISOString()]);
+          await client.query('COMMIT');
+        } catch (err) {
+          await client.query('ROLLBACK');
+          throw err;
+        }
+      }
+      return { from: current, to: SCHEMA_VERSION };
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+    }
+  } finally {
+    client.release();
+  }
+}
+
+/** Applies the migrations the database at `url` lacks (`billing-mcp migrate`); the schema versions before and after. */
+export async function migrateUrl(url: string): Promise<{ from: number; to: number }> {
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    return await migratePg(pool);
+  } finally {
+    await pool.end();
+  }
+}
+
+/**
+ * The store on PostgreSQL: a pool of connections, each unit of work a transaction of its own on one
+ * of them. Write units run SERIALIZABLE: whatever several units or instances do at once, the outcome
+ * is that of some order of them one after the other, exactly as SQLite's single writer gives, so the
+ * domain's read-then-write rules need no locks of their own. A unit PostgreSQL aborts for a
+ * concurrent one (40001, 40P01) is run again from the start, up to MAX_ATTEMPTS times with a jittered
+ * back-off; it is answered only after its COMMIT. Read units run REPEATABLE READ READ ONLY: one
+ * snapshot of committed data. `lingerMs` does not apply: every unit commits alone.
+ */
+export class PgStore implements Store {
+  private readonly txs = new WeakMap<pg.PoolClient, Tx>();
+  private readonly lookups: Tx;
+
+  private constructor(readonly pool: pg.Pool) {
+    this.lookups = repositories(new PgSql(pool));
+  }
+
+  static async open(url: string, options: PgStoreOptions = {}): Promise<PgStore> {
+    const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, ssl: options.ssl });
+    // An idle connection the server dropped must not take the process down; the next checkout reconnects.
+    pool.on('error', () => undefined);
+    try {
+      await migratePg(pool);
+    } catch (err) {
+      await pool.end();
+      throw err;
+    }
+    return new PgStore(pool);
+  }
+
+  private txOf(client: pg.PoolClient): Tx {
+    let tx = this.txs.get(client);
+    if (!tx) {
+      tx = repositories(new PgSql(client));
+      this.txs.set(client, tx);
+    }
+    return tx;
+  }
+
+  async read<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      try {
+        const value = await fn(this.txOf(client));
+        await client.query('COMMIT');
+        return value;
+      } catch (err) {
+        await client.query('ROLLBACK');
+        throw err;
+      }
+    } finally {
+      client.release();
+    }
+  }
+
+  async transaction<T>(fn: (tx: Tx) => Promise<T>, options: UnitOptions = {}): Promise<T> {
+    let delay = FIRST_RETRY_MS;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.attempt(fn, options);
+      } catch (err) {
+        if (!isRetryable(err)) throw err;
+        if (attempt >= MAX_ATTEMPTS) {
+          const busy = new AppError(
+            'unavailable',
+            `PostgreSQL aborted this unit of work ${attempt} times for concurrent ones on the same data; nothing was changed, retry`,
+          );
+          busy.retryAfterSeconds = RETRY_AFTER_SECONDS;
+          throw busy;
+        }
+        await sleep(delay * (0.5 + Math.random()));
+        delay = Math.min(delay * 2, MAX_RETRY_MS);
+      }
+    }
+  }
+
+  /** One try of a unit; an error that keeps its changes (AppError.keepChanges) commits them, then is thrown. */
+  private async attempt<T>(fn: (tx: Tx) => Promise<T>, options: UnitOptions): Promise<T> {
+    const client = await this.pool.connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
+      let value: T;
+      try {
+        value = await fn(this.txOf(client));
+      } catch (err) {
+        if (err instanceof AppError && err.keepChanges) await client.query('COMMIT');
+        else await client.query('ROLLBACK');
+        throw err;
+      }
+      await client.query(options.rollback ? 'ROLLBACK' : 'COMMIT');
+      return value;
+    } catch (err) {
+      // An error that is not PostgreSQL's answer (a lost connection) leaves the connection in doubt: it is discarded.
+      const code = (err as { code?: unknown } | null)?.code;
+      broken = !(err instanceof AppError) && !(typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code));
+      throw err;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  findApiKey(keyHash: string): Promise<ApiKeyRecord | undefined> {
+    return this.lookups.system.findApiKeyByHash(keyHash);
+  }
+
+  findCustomerToken(tokenHash: string): Promise<CustomerTokenLookup | undefined> {
+    return this.lookups.customerTokens.findByHash(tokenHash);
+  }
+
+  async ping(): Promise<void> {
+    await this.pool.query('SELECT 1');
+  }
+
+  close(): Promise<void> {
+    return this.pool.end();
+  }
+}
