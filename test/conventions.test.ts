@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, ok, setup, type TestEnv } from './helpers.js';
+import { onPostgres } from './pgStore.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -162,7 +163,9 @@ describe('idempotency', () => {
     expect(res.status).toBe(422);
   });
 
-  it('a request with a key still in flight gets 409', async () => {
+  // Holding SQLite's single writer keeps the first request in flight; PostgreSQL has no such lock to
+  // hold (there the second request waits for, or replays, the first: test/multiInstance.test.ts).
+  it.skipIf(onPostgres())('a request with a key still in flight gets 409', async () => {
     let release!: () => void;
     const held = env.app.store.transaction(() => new Promise<void>((resolve) => (release = resolve)));
     const headers = { 'idempotency-key': 'in-flight' };

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqliteStore } from '../src/store/sqlite.js';
 import { OPERATIONS } from '../src/tools/index.js';
 import { fails, ok, setup, type TestEnv } from './helpers.js';
 import { buildFixture, type Fixture } from './fixtures.js';
@@ -70,7 +69,7 @@ describe('authenticate_customer', () => {
     expect([first.status, second.status]).toEqual([200, 200]);
     expect(second.headers.get('idempotent-replayed')).toBeNull();
     expect(second.body.data.accessToken).not.toBe(first.body.data.accessToken);
-    const stored = JSON.stringify((env.app.store as SqliteStore).db.prepare('SELECT * FROM idempotency_keys').all());
+    const stored = JSON.stringify(await env.sql.all('SELECT * FROM idempotency_keys'));
     expect(stored).not.toContain(first.body.data.accessToken);
     expect(stored).not.toContain(first.body.data.refreshToken);
   });

@@ -7,7 +7,11 @@ import { loadConfig, type Config } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { createMcpServer, stdioToolsets } from '../src/mcp/server.js';
 import { createApp, createOrganisation, startHttp, type App, type RunningServer } from '../src/server.js';
+import { PgSql } from '../src/store/pg/sql.js';
+import { PgStore } from '../src/store/pg/store.js';
+import type { Sql } from '../src/store/sql.js';
 import { SqliteStore } from '../src/store/sqlite.js';
+import { SqliteSql } from '../src/store/sqliteSql.js';
 import type { Resolve } from '../src/webhooks/delivery.js';
 import { newPgStore, onPostgres } from './pgStore.js';
 
@@ -29,6 +33,8 @@ export interface TestEnv {
   /** Sets the clock every operation sees from now on. */
   setNow(date: Date | string): void;
   newOrg(name?: string): Promise<Org>;
+  /** Raw SQL on the store's database, either engine (SQLite's `?` placeholders): for tests that reach past the API. */
+  sql: Sql;
   newKey(org: Org, permissions: string[], expiresAt?: string): Promise<string>;
   mcpFor(apiKey: string): Promise<Client>;
   http(method: string, path: string, options?: HttpOptions): Promise<HttpResult>;
@@ -91,6 +97,7 @@ export async function setup(overrides: Partial<Config> = {}, options: { resolve?
       now = new Date(date);
     },
     newOrg: (name = 'Other organisation') => createOrganisation(store, name),
+    sql: store instanceof PgStore ? new PgSql(store.pool) : new SqliteSql((store as SqliteStore).db),
     async newKey(o, permissions, expiresAt) {
       const created = await store.transaction((tx) =>
         createApiKey(tx, { organisationId: o.organisationId, name: 'test key', permissions, expiresAt }, new Date()),

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { SqliteStore } from '../src/store/sqlite.js';
 import { CHROMIUM, launchBrowser, seriousViolations, trackWeight } from './browser.js';
 import { buildFixture, type Fixture } from './fixtures.js';
 import { call, fails, ok, setup, type TestEnv } from './helpers.js';
@@ -54,7 +53,6 @@ async function get(url: string) {
 /** The hidden field of the form on a page. */
 const hidden = (page: string, name: string) => page.match(new RegExp(`name="${name}" value="([^"]*)"`))?.[1] ?? '';
 
-const db = () => (env.app.store as SqliteStore).db;
 
 describe('create_portal_session', () => {
   it('answers { url, expiresAt }: a token shown once, kept only as its SHA-256 hash, valid one hour', async () => {
@@ -66,7 +64,7 @@ describe('create_portal_session', () => {
     expect(res.body.expiresAt).toBe('2027-03-01T10:00:00.000Z');
     const token = res.body.url.slice(res.body.url.lastIndexOf('/') + 1);
     expect(Buffer.from(token, 'base64url').byteLength).toBe(32);
-    const rows = db().prepare('SELECT * FROM portal_sessions').all() as Array<Record<string, unknown>>;
+    const rows = await env.sql.all<Record<string, unknown>>('SELECT * FROM portal_sessions');
     expect(JSON.stringify(rows)).not.toContain(token);
     expect(rows.map((r) => r.token_hash)).toContain(createHash('sha256').update(token).digest('hex'));
 
@@ -76,7 +74,7 @@ describe('create_portal_session', () => {
     const again = await env.http('POST', `/customers/${f.customer.id}/portal-sessions`, { headers: { 'idempotency-key': 'same' } });
     const twice = await env.http('POST', `/customers/${f.customer.id}/portal-sessions`, { headers: { 'idempotency-key': 'same' } });
     expect(again.body.url).not.toBe(twice.body.url);
-    expect(JSON.stringify(db().prepare('SELECT * FROM idempotency_keys').all())).not.toContain('/pages/portal/');
+    expect(JSON.stringify(await env.sql.all('SELECT * FROM idempotency_keys'))).not.toContain('/pages/portal/');
   });
 
   it('needs customer:write; another organisation\'s customer is a 404', async () => {
@@ -152,7 +150,7 @@ describe('the portal over HTTP', () => {
     const key = await env.newKey(env.org, ['customer:write']);
     const revocable = (await env.http('POST', `/customers/${f.customer.id}/portal-sessions`, { token: key })).body.url;
     expect((await get(revocable)).status).toBe(200);
-    db().prepare('UPDATE api_keys SET revoked_at = ? WHERE organisation_id = ? AND revoked_at IS NULL AND id <> ?').run(NOW, env.org.organisationId, env.org.keyId);
+    await env.sql.run('UPDATE api_keys SET revoked_at = ? WHERE organisation_id = ? AND revoked_at IS NULL AND id <> ?', NOW, env.org.organisationId, env.org.keyId);
     expect((await get(revocable)).text).toBe(unknown.text);
 
     const token = url.slice(url.lastIndexOf('/') + 1);

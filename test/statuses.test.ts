@@ -5,7 +5,6 @@
  * payment methods. Customers are in Europe/Berlin; products have no tax group, so net = gross.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { SqliteStore } from '../src/store/sqlite.js';
 import { fails, ok, paths, setup, type TestEnv } from './helpers.js';
 
 let env: TestEnv;
@@ -99,8 +98,7 @@ describe('update_price_plan', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: 'inactive', internalName: 'Retired', price: { amount: 10 }, billingInterval: '1M' });
     expect(await ok(env.mcp, 'update_price_plan', { id: pricePlan.id, price: { amount: 10 } })).toMatchObject({ status: 'inactive', internalName: 'Retired' });
-    const db = (env.app.store as SqliteStore).db;
-    expect(db.prepare('SELECT count(*) AS n FROM price_plan_price_changes WHERE price_plan_id = ?').get(pricePlan.id)).toEqual({ n: 0 });
+    expect(await env.sql.get('SELECT count(*) AS n FROM price_plan_price_changes WHERE price_plan_id = ?', pricePlan.id)).toEqual({ n: 0 });
   });
 
   it('refuses a price on tiered plans, too many digits, an unknown status; 404 for an unknown id', async () => {
@@ -142,7 +140,7 @@ describe('plan, price plan and customer statuses', () => {
     const plan = await planOf(charge);
     const s = await ok(env.mcp, 'create_subscription', { customer: (await customer()).id, plan: plan.id, periods });
     // A subscription of a draft plan exists only in a database written before issue 17.
-    (env.app.store as SqliteStore).db.prepare("UPDATE plans SET status = 'draft' WHERE id = ?").run(plan.id);
+    await env.sql.run("UPDATE plans SET status = 'draft' WHERE id = ?", plan.id);
     const p = await fails(env.mcp, 'activate_subscription', { id: s.id }, 409);
     expect(p.detail).toMatch(/plan .* is draft; set its status active with update_plan first/);
     expect((await ok(env.mcp, 'get_subscription', { id: s.id })).status).toBe('draft');

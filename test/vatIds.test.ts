@@ -113,7 +113,7 @@ describe('reverse charge only for a business in another EU country than the orga
     const plan = await ok(env.mcp, 'create_plan', { code: 'old-data', name: 'Old data', charges: [{ product: product.id, pricePlan: pricePlan.id }] });
     const buyer = await ok(env.mcp, 'create_customer', { companyName: 'Old SARL' });
     const address = await ok(env.mcp, 'create_invoice_address', { id: buyer.id, street: 'Rue', zip: '75001', city: 'Paris', countryCode: 'FR', vatId: 'FR40303265045' });
-    (env.app.store as any).db.prepare("UPDATE invoice_addresses SET vat_id = 'not a vat id !!' WHERE id = ?").run(address.id);
+    await env.sql.run("UPDATE invoice_addresses SET vat_id = 'not a vat id !!' WHERE id = ?", address.id);
     expect((await ok(env.mcp, 'list_invoice_addresses', { id: buyer.id })).data[0].vatId).toBe('not a vat id !!');
     const s = await ok(env.mcp, 'create_subscription', { customer: buyer.id, plan: plan.id, periods: [{ contractPeriod: '1M', cancellationPeriod: '0D' }], activate: true });
     const run = await ok(env.mcp, 'run_billing', { subscription: s.id });

@@ -68,12 +68,17 @@ function values(t: Translated, params: Params): unknown[] {
   return list.map((v) => (typeof v === 'bigint' ? v.toString() : v === undefined ? null : v));
 }
 
+const BOOL = 16;
 const INT8 = 20;
 const NUMERIC = 1700;
 
-/** 64-bit integers and numerics (sums, counts) as numbers, like SQLite's default reads. */
+/** A boolean (`EXISTS (…) AS x`) as SQLite answers it: 1 or 0. */
+const bit = (v: string) => (v === 't' ? 1 : 0);
+
+/** 64-bit integers and numerics (sums, counts) as numbers, like SQLite's default reads; booleans as 1 or 0. */
 const numberTypes = {
   getTypeParser(oid: number, format?: string) {
+    if (oid === BOOL) return bit;
     if (oid === INT8) return (v: string) => Number(v);
     if (oid === NUMERIC) return (v: string) => Number(v);
     return pg.types.getTypeParser(oid, format as 'text');
@@ -83,6 +88,7 @@ const numberTypes = {
 /** The same as bigints, for `allExact`. */
 const bigintTypes = {
   getTypeParser(oid: number, format?: string) {
+    if (oid === BOOL) return bit;
     if (oid === INT8 || oid === NUMERIC) return (v: string) => (/^-?\d+$/.test(v) ? BigInt(v) : Number(v));
     return pg.types.getTypeParser(oid, format as 'text');
   },

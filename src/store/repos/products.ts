@@ -65,8 +65,8 @@ interface PricePlanRow {
   updated_at: string;
 }
 
-const PRICE_PLAN_COLUMNS = `p.*, CASE WHEN EXISTS (SELECT 1 FROM plan_items i WHERE i.price_plan_id = p.id)
-  OR EXISTS (SELECT 1 FROM subscription_items s WHERE s.price_plan_id = p.id) THEN 1 ELSE 0 END AS in_use`;
+const PRICE_PLAN_COLUMNS = `p.*, (EXISTS (SELECT 1 FROM plan_items i WHERE i.price_plan_id = p.id)
+  OR EXISTS (SELECT 1 FROM subscription_items s WHERE s.price_plan_id = p.id)) AS in_use`;
 
 const toPricePlan = (r: PricePlanRow): PricePlan => ({
   id: r.id,

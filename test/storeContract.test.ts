@@ -1,0 +1,131 @@
+/**
+ * The store contract both engines keep (src/store/store.ts), run against each: a unit of work
+ * commits as a whole or not at all; an error that says so keeps its writes; a dry run keeps nothing;
+ * concurrent units that read a row and write it back never lose an update; a read sees committed data
+ * only; a database of a newer schema is refused. Then PostgreSQL's statement translation.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { AppError } from '../src/errors.js';
+import { newId } from '../src/ids.js';
+import { translate } from '../src/store/pg/sql.js';
+import { migrateUrl, PgStore } from '../src/store/pg/store.js';
+import { SCHEMA_VERSION, SqliteStore } from '../src/store/sqlite.js';
+import type { Store } from '../src/store/store.js';
+import { createDatabase, dropDatabase, postgresUrl } from './pg.js';
+import { newPgStore } from './pgStore.js';
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-contract-'));
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+const engines: Array<[string, () => Promise<Store>]> = [
+  ['SQLite', async () => SqliteStore.open(path.join(dir, `${newId()}.sqlite`))],
+  ['PostgreSQL', () => newPgStore()],
+];
+
+async function newOrganisation(store: Store, name = 'Contract'): Promise<string> {
+  const id = newId();
+  await store.transaction((tx) => tx.system.createOrganisation({ id, name, createdAt: new Date().toISOString() }));
+  return id;
+}
+
+describe.each(engines)('%s store', (_engine, open) => {
+  it('commits a unit as a whole or not at all', async () => {
+    const store = await open();
+    const id = newId();
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.system.createOrganisation({ id, name: 'Half', createdAt: new Date().toISOString() });
+        throw new AppError('conflict', 'stop');
+      }),
+    ).rejects.toThrow('stop');
+    expect(await store.read((tx) => tx.system.getOrganisation(id))).toBeUndefined();
+    await store.close();
+  });
+
+  it('keeps the writes of a unit whose error says so, and none of a dry run', async () => {
+    const store = await open();
+    const kept = newId();
+    const error = new AppError('unauthorized', 'kept');
+    error.keepChanges = true;
+    await expect(store.transaction((tx) => tx.system.createOrganisation({ id: kept, name: 'Kept', createdAt: new Date().toISOString() }).then(() => Promise.reject(error)))).rejects.toBe(error);
+    expect((await store.read((tx) => tx.system.getOrganisation(kept)))?.name).toBe('Kept');
+    const dry = newId();
+    const answer = await store.transaction(
+      async (tx) => {
+        await tx.system.createOrganisation({ id: dry, name: 'Dry', createdAt: new Date().toISOString() });
+        return (await tx.system.getOrganisation(dry))?.name;
+      },
+      { rollback: true },
+    );
+    expect(answer).toBe('Dry');
+    expect(await store.read((tx) => tx.system.getOrganisation(dry))).toBeUndefined();
+    await store.close();
+  });
+
+  it('never loses an update when 20 units read one row and write it back at once', async () => {
+    const store = await open();
+    const org = await newOrganisation(store, '');
+    await Promise.all(
+      Array.from({ length: 20 }, () =>
+        store.transaction(async (tx) => {
+          const o = (await tx.organisations.get(org))!;
+          await new Promise((r) => setTimeout(r, 1));
+          await tx.organisations.update({ ...o, name: `${o.name}x` });
+        }),
+      ),
+    );
+    expect((await store.read((tx) => tx.organisations.get(org)))?.name).toBe('x'.repeat(20));
+    const numbers = await Promise.all(Array.from({ length: 20 }, () => store.transaction((tx) => tx.system.nextCounter(org, 'invoice'))));
+    expect(numbers.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    await store.close();
+  });
+
+  it('shows a read only what was committed', async () => {
+    const store = await open();
+    const id = newId();
+    let release!: () => void;
+    const written = new Promise<void>((resolve) => (release = resolve));
+    let seen: unknown = 'not read';
+    const unit = store.transaction(async (tx) => {
+      await tx.system.createOrganisation({ id, name: 'Pending', createdAt: new Date().toISOString() });
+      seen = await store.read((r) => r.system.getOrganisation(id)).catch(() => 'read failed');
+      release();
+    });
+    await written;
+    await unit;
+    expect(seen).toBeUndefined();
+    expect((await store.read((tx) => tx.system.getOrganisation(id)))?.name).toBe('Pending');
+    await store.close();
+  });
+});
+
+describe('PostgreSQL schema versions', () => {
+  it('migrate reports the versions, applies nothing twice, and a newer database is refused', async () => {
+    const admin = postgresUrl();
+    const name = `billing_empty_${newId().replace(/-/g, '')}`;
+    const db = { url: await createDatabase(admin, name), drop: () => dropDatabase(admin, name) };
+    expect(await migrateUrl(db.url)).toEqual({ from: 0, to: SCHEMA_VERSION });
+    expect(await migrateUrl(db.url)).toEqual({ from: SCHEMA_VERSION, to: SCHEMA_VERSION });
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    await client.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, 'future', '2030-01-01T00:00:00.000Z')", [SCHEMA_VERSION + 1]);
+    await client.end();
+    await expect(PgStore.open(db.url)).rejects.toThrow(`schema version ${SCHEMA_VERSION + 1}, newer than the ${SCHEMA_VERSION}`);
+    await db.drop();
+  });
+});
+
+describe('PostgreSQL statements from the shared SQL', () => {
+  it('numbers ? and @name placeholders, quotes camelCase aliases, drops planner hints, leaves strings alone', () => {
+    expect(translate("SELECT a AS customerNumber, '?' AS q FROM t WHERE +organisation_id = ? AND b = ?").text).toBe(
+      `SELECT a AS "customerNumber", '?' AS q FROM t WHERE organisation_id = $1 AND b = $2`,
+    );
+    const named = translate('SELECT 1 FROM t WHERE a = @org AND b = @item AND c = @org');
+    expect([named.text, named.names]).toEqual(['SELECT 1 FROM t WHERE a = $1 AND b = $2 AND c = $1', ['org', 'item']]);
+    expect(translate('SELECT value FROM json_each(?)').text).toBe('SELECT value FROM json_array_elements_text($1::json)');
+  });
+});
