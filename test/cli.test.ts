@@ -9,7 +9,9 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATIONS } from '../src/tools/index.js';
+import { SCHEMA_VERSION } from '../src/store/sqlite.js';
 import { call, ok } from './helpers.js';
+import { createDatabase, dropDatabase, postgresUrl } from './pg.js';
 
 const run = promisify(execFile);
 const CLI = path.resolve('dist/cli.js');
@@ -84,6 +86,44 @@ describe('CLI', () => {
     raw.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, 'future', '2030-01-01T00:00:00Z')").run();
     raw.close();
     expect(await cliFails(['jobs', 'run'], { BILLING_DB: newer })).toMatch(/schema version 9999, newer than/);
+  });
+
+  it('runs every command on PostgreSQL with --database-url or BILLING_DATABASE_URL; migrate prints the versions; /readyz fails without the database', async () => {
+    const admin = postgresUrl();
+    const name = `billing_cli_${Date.now()}`;
+    const url = await createDatabase(admin, name);
+    expect(JSON.parse((await cli(['migrate', '--database-url', url])).stdout)).toEqual({ engine: 'postgres', from: 0, to: SCHEMA_VERSION });
+    expect(JSON.parse((await cli(['migrate'], { BILLING_DATABASE_URL: url })).stdout)).toEqual({ engine: 'postgres', from: SCHEMA_VERSION, to: SCHEMA_VERSION });
+    const init = JSON.parse((await cli(['init', '--org', 'On Postgres', '--database-url', url])).stdout);
+    const keys = JSON.parse((await cli(['keys', 'list', '--org', init.organisationId], { BILLING_DATABASE_URL: url })).stdout);
+    expect(keys).toEqual([expect.objectContaining({ name: 'On Postgres admin key', revokedAt: null })]);
+    expect(JSON.parse((await cli(['jobs', 'run', '--database-url', url])).stdout)).toMatchObject({ jobs: expect.any(Object) });
+    expect(await cliFails(['jobs', 'run'], { BILLING_DATABASE_URL: 'mysql://localhost/billing' })).toMatch(/BILLING_DATABASE_URL must be a postgres:\/\/ or postgresql:\/\/ URL/);
+
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--database-url', url], {
+      env: { ...process.env, LOG_LEVEL: 'silent', BILLING_JOBS_INTERVAL_MS: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let err = '';
+      const base = await new Promise<string>((resolve, reject) => {
+        child.stderr.on('data', (chunk: Buffer) => {
+          err += chunk.toString();
+          const m = /listening on (http:\/\/[^\s]+)/.exec(err);
+          if (m) resolve(m[1]!);
+        });
+        child.on('exit', () => reject(new Error(`serve exited: ${err}`)));
+      });
+      const customers = await fetch(`${base}/customers`, { headers: { authorization: `Bearer ${init.apiKey}` } });
+      expect(customers.status).toBe(200);
+      expect((await fetch(`${base}/readyz`)).status).toBe(200);
+      await dropDatabase(admin, name);
+      expect((await fetch(`${base}/readyz`)).status).toBe(500);
+      expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    } finally {
+      child.kill();
+      await dropDatabase(admin, name);
+    }
   });
 
   it('serve --demo prints a working demo key and serves on the given host and port', async () => {
