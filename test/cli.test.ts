@@ -118,7 +118,8 @@ describe('CLI', () => {
       expect(customers.status).toBe(200);
       expect((await fetch(`${base}/readyz`)).status).toBe(200);
       await dropDatabase(admin, name);
-      expect((await fetch(`${base}/readyz`)).status).toBe(500);
+      const down = await fetch(`${base}/readyz`);
+      expect([down.status, down.headers.get('retry-after')]).toEqual([503, '5']);
       expect((await fetch(`${base}/healthz`)).status).toBe(200);
     } finally {
       child.kill();

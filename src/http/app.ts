@@ -293,7 +293,10 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
         await deps.store.ping();
         return send(req, res, 200, { status: 'ready' });
       } catch {
-        return sendProblem(req, res, new AppError('internal', 'The database is not reachable'));
+        // 503: a load balancer takes the instance out of rotation until the database answers again.
+        const down = new AppError('unavailable', 'The database is not reachable');
+        down.retryAfterSeconds = 5;
+        return sendProblem(req, res, down);
       }
     }
     if (path === '/openapi.json' && method === 'GET') return sendText(req, res, 200, openApi);
