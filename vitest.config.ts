@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
  * Tests that reach the store through `setup()` (test/helpers.ts) run twice: on SQLite and, with
  * BILLING_TEST_ENGINE=postgres, on a PostgreSQL database of their own. Left out of the second run:
  * tests without a store, tests of SQLite itself (its file locking, its migrations, the schema parity
- * test, which covers both engines once), and the tool surface, which no engine changes.
+ * test, which covers both engines once), and the tool surface and HTTP limits, which no engine changes.
  */
 const ENGINE_NEUTRAL = [
   'test/budgets.test.ts',
@@ -14,6 +14,8 @@ const ENGINE_NEUTRAL = [
   'test/iban.test.ts',
   'test/ids.test.ts',
   'test/invoiceMath.test.ts',
+  'test/limits.test.ts',
+  'test/mcpTransport.test.ts',
   'test/migrations.test.ts',
   'test/money.property.test.ts',
   'test/multiInstance.test.ts',
