@@ -43,14 +43,13 @@ const int = (min: number, max: number) =>
     .transform(Number)
     .pipe(z.number().int().min(min, { message: `must be at least ${min}` }).max(max, { message: `must be at most ${max}` }));
 
+/** The URL `value` spells, or undefined. */
+const parseUrl = (value: string): URL | undefined => (URL.canParse(value) ? new URL(value) : undefined);
+
 /** `https://app.example.com` → itself; anything that is not a bare http(s) origin → undefined. */
 function toOrigin(value: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return undefined;
-  }
+  const url = parseUrl(value);
+  if (!url) return undefined;
   const bare = (url.protocol === 'http:' || url.protocol === 'https:') && url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password;
   return bare && !value.includes('?') && !value.includes('#') ? url.origin : undefined;
 }
@@ -70,12 +69,7 @@ const origins = z.string().transform((list, ctx) => {
 
 /** `https://billing.example.com/api/` → `https://billing.example.com/api`; anything but an http(s) URL without query or fragment → an issue. */
 const publicUrl = z.string().transform((value, ctx) => {
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    url = undefined;
-  }
+  const url = parseUrl(value);
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || value.includes('?') || value.includes('#') || url.username || url.password) {
     ctx.addIssue({ code: 'custom', message: 'must be the http(s) URL clients reach the REST facade at, such as https://billing.example.com (no query or fragment)' });
     return z.NEVER;
@@ -85,12 +79,7 @@ const publicUrl = z.string().transform((value, ctx) => {
 
 /** `postgres://user:password@host:5432/billing?sslmode=verify-full` (or `postgresql://`): anything else → an issue. */
 const databaseUrl = z.string().transform((value, ctx) => {
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    url = undefined;
-  }
+  const url = parseUrl(value);
   if (!url || (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')) {
     ctx.addIssue({ code: 'custom', message: 'must be a postgres:// or postgresql:// URL, such as postgres://billing:secret@db.example.com:5432/billing?sslmode=verify-full' });
     return z.NEVER;
@@ -100,12 +89,7 @@ const databaseUrl = z.string().transform((value, ctx) => {
 
 /** `smtp://user:pass@host:port` or `smtps://…` (TLS from the start): anything else → an issue. */
 const smtpUrl = z.string().transform((value, ctx) => {
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    url = undefined;
-  }
+  const url = parseUrl(value);
   if (!url || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || !url.hostname) {
     ctx.addIssue({ code: 'custom', message: 'must be an smtp:// or smtps:// URL with a host, such as smtps://user:password@mail.example.com:465' });
     return z.NEVER;
