@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Config } from '../config.js';
 import { runBilling } from '../domain/billing/run.js';
 import { applyDunning } from '../domain/dunning.js';
@@ -14,6 +16,11 @@ import type { DeliveryWorker } from '../webhooks/delivery.js';
 export interface JobsSummary {
   now: string;
   jobs: Record<string, Record<string, number>>;
+  /**
+   * Why the passes (all, or those after some point) did not run: the jobs lease was held by another
+   * instance, or was lost while running. Absent when every pass ran.
+   */
+  notRun?: string;
 }
 
 export interface JobsDeps {
@@ -22,6 +29,90 @@ export interface JobsDeps {
   config: Config;
   deliveries: Pick<DeliveryWorker, 'runDue'>;
   emails: Pick<EmailSender, 'runDue'>;
+  /** The time leases are taken and renewed at (the server's clock); default the system's. */
+  clock?: () => Date;
+}
+
+/** The job lease (`job_leases.name`) under which one instance at a time runs the passes of `runDueJobs`. */
+export const JOBS_LEASE = 'due-jobs';
+/** How long the jobs lease holds without a renewal: a killed holder's passes are taken over by another instance after this. */
+export const JOB_LEASE_MS = 30_000;
+/** How often a running holder renews it. */
+const RENEW_EVERY_MS = 5_000;
+/** How often `jobs run` looks again while another instance holds the lease. */
+const WAIT_POLL_MS = 250;
+
+/** The counts of a run in which no pass ran. */
+function nothingDone(): Record<string, Record<string, number>> {
+  return {
+    idempotencyKeys: { purged: 0 },
+    portalSessions: { purged: 0 },
+    dueCancellations: { cancelled: 0 },
+    planChanges: { applied: 0 },
+    trials: { announced: 0 },
+    billing: { subscriptionsBilled: 0, invoicesCreated: 0, subscriptionsFailed: 0 },
+    overdueInstallments: { plansBroken: 0 },
+    sepaCollections: { statements: 0, payments: 0 },
+    dunning: { levelsApplied: 0 },
+    emails: { sent: 0, retrying: 0, failed: 0, notSent: 0 },
+    webhookDeliveries: { attempted: 0, delivered: 0, retrying: 0, failed: 0, skipped: 0 },
+  };
+}
+
+/**
+ * The jobs lease as one run holds it: taken in a claim unit (on PostgreSQL READ COMMITTED with
+ * `FOR UPDATE SKIP LOCKED`; on SQLite a conditional UPDATE in a unit of its own), renewed every
+ * RENEW_EVERY_MS while the run goes on, released when it ends. The holder id is unique per run (host,
+ * process, random), so two runs in one process exclude each other too.
+ */
+class HeldLease {
+  lost = false;
+  private readonly timer: NodeJS.Timeout;
+
+  private constructor(
+    private readonly deps: JobsDeps,
+    readonly holder: string,
+  ) {
+    this.timer = setInterval(() => void this.renew(), RENEW_EVERY_MS);
+    this.timer.unref();
+  }
+
+  /** The lease for a new run, or the lease as another holder has it (`taken: false`). */
+  static async take(deps: JobsDeps): Promise<HeldLease | { taken: false; holder: string; until: string }> {
+    const clock = deps.clock ?? (() => new Date());
+    const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+    const now = clock();
+    const taken = await deps.store.transaction(
+      (tx) => tx.jobLeases.acquire(JOBS_LEASE, holder, now.toISOString(), new Date(now.getTime() + JOB_LEASE_MS).toISOString()),
+      { claim: true },
+    );
+    if (taken) return new HeldLease(deps, holder);
+    const other = await deps.store.read((tx) => tx.jobLeases.get(JOBS_LEASE));
+    return { taken: false, holder: other?.holder ?? '(being claimed)', until: other?.leasedUntil ?? '' };
+  }
+
+  private async renew(): Promise<void> {
+    if (this.lost) return;
+    const until = new Date((this.deps.clock ?? (() => new Date()))().getTime() + JOB_LEASE_MS).toISOString();
+    try {
+      const renewed = await this.deps.store.transaction((tx) => tx.jobLeases.renew(JOBS_LEASE, this.holder, until), { claim: true });
+      if (!renewed) {
+        this.lost = true;
+        this.deps.logger.warn({ holder: this.holder }, 'jobs lease expired and was taken over; this run stops before its next pass');
+      }
+    } catch (err) {
+      this.deps.logger.error({ err, holder: this.holder }, 'jobs lease not renewed; trying again');
+    }
+  }
+
+  async release(): Promise<void> {
+    clearInterval(this.timer);
+    try {
+      await this.deps.store.transaction((tx) => tx.jobLeases.release(JOBS_LEASE, this.holder), { claim: true });
+    } catch (err) {
+      this.deps.logger.error({ err, holder: this.holder }, `jobs lease not released; it ends by itself within ${JOB_LEASE_MS} ms`);
+    }
+  }
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -87,41 +178,90 @@ async function applyDuePlanChanges(deps: JobsDeps, now: Date): Promise<number> {
  * its final period billed in the same run; dunning after overdue installments break their plans, so a
  * broken plan's invoice is dunned in the same run. E-mails and webhook deliveries go last, so what
  * the other jobs wrote goes out in the same run.
+ *
+ * One instance at a time: the passes run under the jobs lease (JOBS_LEASE, one lease for all of them,
+ * so that their order holds across instances too). A scheduled run that finds it held by another
+ * instance does nothing (that instance is doing the same work) and says so in `notRun`; `jobs run`
+ * (`trigger: 'cli'`) waits for it, since its caller asked for the work as of its `now`. A killed
+ * holder's lease ends JOB_LEASE_MS after its last renewal, and the next run of any instance takes it.
+ * A run whose lease was taken over (it could not renew it in time) stops before its next pass. The
+ * lease saves doing work twice; exactly once does not depend on it: every due thing is claimed in a
+ * unit of its own on a unique key (a billed period, a dunning level, a collection).
  */
 export async function runDueJobs(deps: JobsDeps, now: Date, trigger: 'schedule' | 'cli' = 'schedule'): Promise<JobsSummary> {
-  const purged = await deps.store.transaction((tx) =>
-    tx.system.purgeIdempotency(new Date(now.getTime() - DAY_MS).toISOString()),
-  );
-  const sessionsPurged = await deps.store.transaction((tx) => tx.portalSessions.purgeExpired(now.toISOString()));
-  const cancelled = await deps.store.transaction((tx) => cancelDueSubscriptions(tx, now));
-  const planChanges = await applyDuePlanChanges(deps, now);
-  const trialsEnding = await deps.store.transaction((tx) => announceEndingTrials(tx, now));
-  const runs = await runBilling({ store: deps.store, settings: { paymentTermDays: deps.config.paymentTermDays } }, { trigger, asOf: now, now });
-  const plansBroken = await breakOverduePaymentPlans(deps, now);
-  const sepaCollections = await collectSepa(deps, now);
-  const levelsApplied = await runDunning(deps, now);
-  const emails = await deps.emails.runDue(now);
-  const webhookDeliveries = await deps.deliveries.runDue(now);
-  const summary: JobsSummary = {
-    now: now.toISOString(),
-    jobs: {
-      idempotencyKeys: { purged },
-      portalSessions: { purged: sessionsPurged },
-      dueCancellations: { cancelled },
-      planChanges: { applied: planChanges },
-      trials: { announced: trialsEnding },
-      billing: {
+  let lease = await HeldLease.take(deps);
+  let waiting = false;
+  while (!(lease instanceof HeldLease)) {
+    const notRun = `the jobs lease is held by ${lease.holder} until ${lease.until || 'it is released'}`;
+    if (trigger !== 'cli') {
+      deps.logger.debug({ holder: lease.holder, until: lease.until }, 'jobs run skipped: another instance runs the jobs');
+      return { now: now.toISOString(), jobs: nothingDone(), notRun };
+    }
+    if (!waiting) deps.logger.info({ holder: lease.holder, until: lease.until }, 'jobs run waits for the jobs lease');
+    waiting = true;
+    await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+    lease = await HeldLease.take(deps);
+  }
+  const held = lease;
+  try {
+    return await runPasses(deps, now, trigger, held);
+  } finally {
+    await held.release();
+  }
+}
+
+async function runPasses(deps: JobsDeps, now: Date, trigger: 'schedule' | 'cli', lease: HeldLease): Promise<JobsSummary> {
+  const jobs = nothingDone();
+  const passes: Array<() => Promise<void>> = [
+    async () => {
+      jobs.idempotencyKeys = {
+        purged: await deps.store.transaction((tx) => tx.system.purgeIdempotency(new Date(now.getTime() - DAY_MS).toISOString())),
+      };
+    },
+    async () => {
+      jobs.portalSessions = { purged: await deps.store.transaction((tx) => tx.portalSessions.purgeExpired(now.toISOString())) };
+    },
+    async () => {
+      jobs.dueCancellations = { cancelled: await deps.store.transaction((tx) => cancelDueSubscriptions(tx, now)) };
+    },
+    async () => {
+      jobs.planChanges = { applied: await applyDuePlanChanges(deps, now) };
+    },
+    async () => {
+      jobs.trials = { announced: await deps.store.transaction((tx) => announceEndingTrials(tx, now)) };
+    },
+    async () => {
+      const runs = await runBilling({ store: deps.store, settings: { paymentTermDays: deps.config.paymentTermDays } }, { trigger, asOf: now, now });
+      jobs.billing = {
         subscriptionsBilled: runs.reduce((n, r) => n + r.subscriptionsBilled, 0),
         invoicesCreated: runs.reduce((n, r) => n + r.invoicesCreated, 0),
         subscriptionsFailed: runs.reduce((n, r) => n + r.subscriptionsFailed, 0),
-      },
-      overdueInstallments: { plansBroken },
-      sepaCollections,
-      dunning: { levelsApplied },
-      emails: { ...emails },
-      webhookDeliveries: { ...webhookDeliveries },
+      };
     },
-  };
+    async () => {
+      jobs.overdueInstallments = { plansBroken: await breakOverduePaymentPlans(deps, now) };
+    },
+    async () => {
+      jobs.sepaCollections = await collectSepa(deps, now);
+    },
+    async () => {
+      jobs.dunning = { levelsApplied: await runDunning(deps, now) };
+    },
+    async () => {
+      jobs.emails = { ...(await deps.emails.runDue(now)) };
+    },
+    async () => {
+      jobs.webhookDeliveries = { ...(await deps.deliveries.runDue(now)) };
+    },
+  ];
+  const summary: JobsSummary = { now: now.toISOString(), jobs };
+  for (const pass of passes) {
+    if (lease.lost) {
+      summary.notRun = `the jobs lease of this run (${lease.holder}) expired and was taken over by another instance; the remaining passes were left to it`;
+      break;
+    }
+    await pass();
+  }
   deps.logger.debug(summary, 'jobs run');
   return summary;
 }

@@ -10,6 +10,7 @@ import { SqlEmailRepo } from './repos/emails.js';
 import { SqlEventRepo } from './repos/events.js';
 import { SqlFeatureRepo } from './repos/features.js';
 import { SqlInvoiceRepo } from './repos/invoices.js';
+import { SqlJobLeaseRepo } from './repos/jobLeases.js';
 import { SqlOfferRepo } from './repos/offers.js';
 import { SqlOrganisationRepo } from './repos/organisations.js';
 import { SqlPaymentPlanRepo } from './repos/paymentPlans.js';
@@ -52,5 +53,6 @@ export function repositories(sql: Sql): Tx {
     dunning: new SqlDunningRepo(sql),
     emails: new SqlEmailRepo(sql),
     sepa: new SqlSepaRepo(sql),
+    jobLeases: new SqlJobLeaseRepo(sql),
   };
 }

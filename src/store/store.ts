@@ -10,6 +10,7 @@ import type { EmailRepo } from './ports/emails.js';
 import type { EventRepo } from './ports/events.js';
 import type { FeatureRepo } from './ports/features.js';
 import type { InvoiceRepo } from './ports/invoices.js';
+import type { JobLeaseRepo } from './ports/jobLeases.js';
 import type { OfferRepo } from './ports/offers.js';
 import type { OrganisationRepo } from './ports/organisations.js';
 import type { PaymentPlanRepo } from './ports/paymentPlans.js';
@@ -49,6 +50,7 @@ export interface Tx {
   dunning: DunningRepo;
   emails: EmailRepo;
   sepa: SepaRepo;
+  jobLeases: JobLeaseRepo;
 }
 
 export interface UnitOptions {
@@ -63,6 +65,18 @@ export interface UnitOptions {
    * code of the change it previews, invoice numbers and events included, none of it kept).
    */
   rollback?: boolean;
+  /**
+   * A claim: the unit leases rows to this instance (due webhook deliveries, a job lease) and does
+   * nothing else. On PostgreSQL it runs READ COMMITTED instead of SERIALIZABLE, and its queries lock
+   * what they take with `FOR UPDATE SKIP LOCKED`: instances claiming at the same moment each skip the
+   * rows another is taking and so take disjoint ones, where SERIALIZABLE would abort all but one
+   * (rw-conflicts on the rows they all read) and SKIP LOCKED would be no help (a row committed by
+   * another after the unit's snapshot is a serialization failure, not a skipped row). Each statement
+   * sees what was committed before it began and re-checks a locked row's conditions on its latest
+   * version, which is all a claim needs: "still due, not leased". SQLite ignores it: its write units
+   * run one at a time anyway.
+   */
+  claim?: boolean;
 }
 
 /**

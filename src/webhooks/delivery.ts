@@ -229,6 +229,15 @@ export class DeliveryWorker {
    * In one short unit of work: the due deliveries of disabled webhooks become skipped; of the others,
    * as many as the free slots allow are leased, so that no other pass picks them meanwhile. Targets
    * are served round-robin, those with the fewest attempts in flight first, then the earliest due.
+   *
+   * Isolation: a claim unit (`UnitOptions.claim`). On PostgreSQL it runs READ COMMITTED and takes the
+   * due deliveries `FOR UPDATE SKIP LOCKED` (`dueOf`, `skipDue`): several instances claiming at the
+   * same moment take disjoint deliveries, none waits for or aborts another, and a row is taken only
+   * if its latest committed version is still pending and due. The lease it writes (the next attempt
+   * moved to the attempt's timeout plus LEASE_MARGIN_MS) keeps the deliveries from every other claim
+   * after the unit commits; an instance killed mid-attempt leaves them pending, and they are due, and
+   * claimed by any instance, once that time has passed. Rows locked but not leased (beyond the free
+   * slots) are free again at the commit. On SQLite units run one at a time, so the claim is exclusive.
    */
   private claim(now: Date, pass: Pass | undefined): Promise<Claim> {
     return this.deps.store.transaction(async (tx) => {
@@ -287,7 +296,7 @@ export class DeliveryWorker {
         leaseUntil.toISOString(),
       );
       return { send, skipped, blocked, next };
-    });
+    }, { claim: true });
   }
 
   /** Takes the slots and sends; when the attempt is recorded the slots are freed and the worker woken. */

@@ -27,6 +27,7 @@ import { portalSessions } from './027_portal_sessions.js';
 import { sepaMandateLifecycle } from './028_sepa_mandate_lifecycle.js';
 import { sepaPreNotifications } from './029_sepa_pre_notifications.js';
 import { dunningLetters } from './030_dunning_letters.js';
+import { jobLeases } from './031_job_leases.js';
 
 export interface Migration {
   version: number;
@@ -65,4 +66,5 @@ export const MIGRATIONS: Migration[] = [
   sepaMandateLifecycle,
   sepaPreNotifications,
   dunningLetters,
+  jobLeases,
 ];

@@ -1018,4 +1018,16 @@ CREATE INDEX emails_due ON emails (next_attempt_at) WHERE status = 'queued';
 CREATE INDEX emails_list ON emails (organisation_id, created_at, id);
 `;
 
-export const PG_MIGRATIONS: Migration[] = [{ version: 30, name: 'baseline', sql: baseline }];
+/** SQLite migration 031: the leases of the jobs loop (src/store/migrations/031_job_leases.ts). */
+const jobLeases = `
+CREATE TABLE job_leases (
+  name TEXT COLLATE "C" PRIMARY KEY,
+  holder TEXT COLLATE "C" NOT NULL,
+  leased_until TEXT COLLATE "C" NOT NULL
+);
+`;
+
+export const PG_MIGRATIONS: Migration[] = [
+  { version: 30, name: 'baseline', sql: baseline },
+  { version: 31, name: 'job_leases', sql: jobLeases },
+];

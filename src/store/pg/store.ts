@@ -88,7 +88,9 @@ export async function migrateUrl(url: string): Promise<{ from: number; to: numbe
  * domain's read-then-write rules need no locks of their own. A unit PostgreSQL aborts for a
  * concurrent one (40001, 40P01) is run again from the start, up to MAX_ATTEMPTS times with a jittered
  * back-off; it is answered only after its COMMIT. Read units run REPEATABLE READ READ ONLY: one
- * snapshot of committed data. `lingerMs` does not apply: every unit commits alone.
+ * snapshot of committed data. `lingerMs` does not apply: every unit commits alone. Claim units
+ * (`claim: true`: the leases of webhook deliveries and of the jobs loop) run READ COMMITTED and take
+ * their rows with `FOR UPDATE SKIP LOCKED`, so that instances claiming at once take disjoint rows.
  */
 export class PgStore implements Store {
   private readonly txs = new WeakMap<pg.PoolClient, Tx>();
@@ -163,7 +165,8 @@ export class PgStore implements Store {
     const client = await this.pool.connect();
     let broken = false;
     try {
-      await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
+      // A claim (UnitOptions.claim) runs READ COMMITTED and locks what it takes FOR UPDATE SKIP LOCKED; every other write unit SERIALIZABLE.
+      await client.query(options.claim ? 'BEGIN ISOLATION LEVEL READ COMMITTED' : 'BEGIN ISOLATION LEVEL SERIALIZABLE');
       let value: T;
       try {
         value = await fn(this.txOf(client));

@@ -135,6 +135,11 @@ export class SqlEventRepo implements EventRepo {
   }
 
   async dueOf(org: string, webhookId: string, now: string, except: readonly string[], limit: number): Promise<DueDelivery[]> {
+    // On PostgreSQL (in a claim unit, READ COMMITTED) the rows are locked as they are taken, and rows
+    // another instance's claim has locked are skipped: two instances claiming at once take disjoint
+    // deliveries, each row re-checked on its latest committed version (still pending, still due).
+    // Only the deliveries are locked, not their webhook, which other instances' claims read too.
+    const lock = this.sql.dialect === 'postgres' ? ' FOR UPDATE OF d SKIP LOCKED' : '';
     return (await this.sql
       .all<DueRow>(
         `SELECT d.id, d.organisation_id, d.webhook_id, w.url, w.secret, d.event_type, d.event_version, d.body, d.round_attempts,
@@ -142,7 +147,7 @@ export class SqlEventRepo implements EventRepo {
          FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id AND w.organisation_id = d.organisation_id
          WHERE d.organisation_id = ? AND d.webhook_id = ? AND d.status = 'pending' AND d.next_attempt_at <= ?
            AND d.id NOT IN (SELECT value FROM json_each(?))
-         ORDER BY d.next_attempt_at, d.id LIMIT ?`,
+         ORDER BY d.next_attempt_at, d.id LIMIT ?${lock}`,
         org,
         webhookId,
         now,
@@ -164,10 +169,16 @@ export class SqlEventRepo implements EventRepo {
   }
 
   async skipDue(org: string, webhookId: string, now: string, except: readonly string[], reason: string, at: string): Promise<number> {
+    // On PostgreSQL the rows another instance is skipping (or claiming) at this moment are left to it, not waited for.
+    const rows =
+      this.sql.dialect === 'postgres'
+        ? `id IN (SELECT id FROM webhook_deliveries WHERE organisation_id = ? AND webhook_id = ? AND status = 'pending' AND next_attempt_at <= ?
+             AND id NOT IN (SELECT value FROM json_each(?)) FOR UPDATE SKIP LOCKED)`
+        : `organisation_id = ? AND webhook_id = ? AND status = 'pending' AND next_attempt_at <= ?
+             AND id NOT IN (SELECT value FROM json_each(?))`;
     return (await this.sql.run(
       `UPDATE webhook_deliveries SET status = 'skipped', next_attempt_at = NULL, last_error = ?, updated_at = ?
-       WHERE organisation_id = ? AND webhook_id = ? AND status = 'pending' AND next_attempt_at <= ?
-         AND id NOT IN (SELECT value FROM json_each(?))`,
+       WHERE ${rows}`,
       reason,
       at,
       org,
@@ -178,9 +189,12 @@ export class SqlEventRepo implements EventRepo {
   }
 
   async lease(ids: string[], until: string): Promise<void> {
-    for (const id of ids) {
-      await this.sql.run("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND status = 'pending'", until, id);
-    }
+    if (ids.length === 0) return;
+    await this.sql.run(
+      "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id IN (SELECT value FROM json_each(?)) AND status = 'pending'",
+      until,
+      JSON.stringify(ids),
+    );
   }
 
   async recordAttempt(org: string, id: string, a: AttemptResult, o: AttemptOutcome): Promise<boolean> {
