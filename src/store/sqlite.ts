@@ -2,28 +2,21 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { AppError } from '../errors.js';
-import { MIGRATIONS } from './migrations/index.js';
+import { MIGRATIONS, pendingMigrations, SCHEMA_VERSION } from './migrations/index.js';
 import type { CustomerTokenLookup } from './ports/customerTokens.js';
 import type { ApiKeyRecord } from './ports/system.js';
 import { repositories } from './repositories.js';
 import { SqliteSql } from './sqliteSql.js';
 import type { Store, Tx, UnitOptions } from './store.js';
 
-export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
+export { SCHEMA_VERSION };
 
 /** Applies the migrations the database lacks, each in its own transaction; refuses a newer database. */
 export function migrate(db: Database.Database): { from: number; to: number } {
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT`);
   const current = (db.prepare('SELECT coalesce(max(version), 0) AS v FROM schema_migrations').get() as { v: number }).v;
-  if (current > SCHEMA_VERSION) {
-    throw new AppError(
-      'internal',
-      `The database has schema version ${current}, newer than the ${SCHEMA_VERSION} this billing-mcp knows. ` +
-        'Upgrade billing-mcp; it will not open a database written by a newer version.',
-    );
-  }
-  for (const m of MIGRATIONS.filter((m) => m.version > current).sort((a, b) => a.version - b.version)) {
+  for (const m of pendingMigrations(MIGRATIONS, current)) {
     db.transaction(() => {
       db.exec(m.sql);
       db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(

@@ -29,6 +29,8 @@ import { sepaPreNotifications } from './029_sepa_pre_notifications.js';
 import { dunningLetters } from './030_dunning_letters.js';
 import { jobLeases } from './031_job_leases.js';
 
+import { AppError } from '../../errors.js';
+
 export interface Migration {
   version: number;
   name: string;
@@ -68,3 +70,21 @@ export const MIGRATIONS: Migration[] = [
   dunningLetters,
   jobLeases,
 ];
+
+/** The schema version this billing-mcp writes, the same for both engines. */
+export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
+
+/**
+ * The migrations of `list` that a database at schema version `current` lacks, oldest first; a
+ * database of a newer schema than this billing-mcp knows is refused.
+ */
+export function pendingMigrations(list: readonly Migration[], current: number): Migration[] {
+  if (current > SCHEMA_VERSION) {
+    throw new AppError(
+      'internal',
+      `The database has schema version ${current}, newer than the ${SCHEMA_VERSION} this billing-mcp knows. ` +
+        'Upgrade billing-mcp; it will not open a database written by a newer version.',
+    );
+  }
+  return list.filter((m) => m.version > current).sort((a, b) => a.version - b.version);
+}

@@ -3,7 +3,7 @@ import { AppError } from '../../errors.js';
 import type { CustomerTokenLookup } from '../ports/customerTokens.js';
 import type { ApiKeyRecord } from '../ports/system.js';
 import { repositories } from '../repositories.js';
-import { SCHEMA_VERSION } from '../sqlite.js';
+import { pendingMigrations, SCHEMA_VERSION } from '../migrations/index.js';
 import type { Store, Tx, UnitOptions } from '../store.js';
 import { PG_MIGRATIONS } from './schema.js';
 import { PgSql } from './sql.js';
@@ -44,14 +44,7 @@ export async function migratePg(pool: pg.Pool): Promise<{ from: number; to: numb
       await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
         version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
       const current = Number((await client.query<{ v: string }>('SELECT coalesce(max(version), 0) AS v FROM schema_migrations')).rows[0]!.v);
-      if (current > SCHEMA_VERSION) {
-        throw new AppError(
-          'internal',
-          `The database has schema version ${current}, newer than the ${SCHEMA_VERSION} this billing-mcp knows. ` +
-            'Upgrade billing-mcp; it will not open a database written by a newer version.',
-        );
-      }
-      for (const m of PG_MIGRATIONS.filter((m) => m.version > current).sort((a, b) => a.version - b.version)) {
+      for (const m of pendingMigrations(PG_MIGRATIONS, current)) {
         await client.query('BEGIN');
         try {
           await client.query(m.sql);
