@@ -52,6 +52,21 @@ describe('bounded input (issue 16, item 9)', () => {
     expect(problem.violations).toContainEqual(expect.objectContaining({ propertyPath: 'periods', message: 'periods must contain at most 10 items' }));
   });
 
+  it('U+0000 in a text or a key is a 422 naming where, on either engine, and stores nothing', async () => {
+    const count = async () => (await env.http('GET', '/customers')).body.meta.pagination.totalItems;
+    const before = await count();
+    const named = (await call(env.mcp, 'create_customer', { lastName: 'Nul\u0000Byte' })).body;
+    expect([named.status, named.violations[0]]).toEqual([422, expect.objectContaining({ propertyPath: 'lastName', code: 'nul_character' })]);
+    expect(named.detail).toBe('lastName contains the character U+0000 (NUL); no field accepts it, remove it');
+    const rest = await env.http('POST', '/customers', { body: { lastName: 'Fine', customFields: { 'seg\u0000ment': 'x' } } });
+    expect([rest.status, rest.body.violations[0].propertyPath, rest.body.detail]).toEqual([
+      422,
+      'customFields.seg\u0000ment',
+      expect.stringContaining('(NUL) in its key'),
+    ]);
+    expect(await count()).toBe(before);
+  });
+
   it('free objects nested deeper than the guard allows are a 422, not a stack overflow', async () => {
     let deep: Record<string, unknown> = { leaf: 1 };
     for (let i = 0; i < 1_000; i++) deep = { a: deep };

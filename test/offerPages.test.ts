@@ -288,6 +288,8 @@ describe('the offer page over HTTP', () => {
     expect(wrong.text).toContain('value="Joan Doe" autocomplete="name" required aria-invalid="true" aria-describedby="fullName-error"');
     expect(wrong.text).toContain('<p class="field-error" id="agree-error">Tick the box to confirm that you agree.</p>');
     expect((await submit(link, 'accept', { fullName: ' ', agree: 'yes' })).text).toContain('Enter your full name.</p>');
+    const nul = await submit(link, 'accept', { fullName: 'Jane\u0000Doe', agree: 'yes' });
+    expect([nul.status, nul.text]).toEqual([422, expect.stringContaining('contains the character U+0000 (NUL)')]);
     expect((await getOffer(o)).status).toBe('open');
 
     env.setNow('2026-01-16T09:00:00.000Z');

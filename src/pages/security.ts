@@ -33,7 +33,13 @@ export async function readForm(req: IncomingMessage, rate: BodyRate): Promise<UR
   if (length > FORM_LIMIT) throw new AppError('payload_too_large', `A form may hold at most ${FORM_LIMIT} bytes`);
   const body = await readBody(req, rate);
   if (body.byteLength > FORM_LIMIT) throw new AppError('payload_too_large', `A form may hold at most ${FORM_LIMIT} bytes`);
-  return new URLSearchParams(body.toString('utf8'));
+  const form = new URLSearchParams(body.toString('utf8'));
+  for (const [name, value] of form) {
+    if (name.includes('\u0000') || value.includes('\u0000')) {
+      throw new AppError('validation', `The form field ${JSON.stringify(name.replace(/\u0000/g, ''))} contains the character U+0000 (NUL), which no field accepts`);
+    }
+  }
+  return form;
 }
 
 /** The host (and port) of an Origin header; undefined when it is no URL. */

@@ -21,7 +21,7 @@ export const MAX_INPUT_VALUES = 100_000;
 export interface InputFault {
   /** Path from the input's root to the offending key or value. */
   path: PropertyKey[];
-  code: 'reserved_key' | 'too_deep' | 'too_many_values';
+  code: 'reserved_key' | 'too_deep' | 'too_many_values' | 'nul_character';
   message: string;
 }
 
@@ -41,9 +41,18 @@ function reserved(path: PropertyKey[], key: string): InputFault {
   };
 }
 
+/** U+0000 ends a C string: PostgreSQL refuses it in text and JSONB, so neither engine stores it. */
+function nul(path: PropertyKey[], inKey: boolean): InputFault {
+  return {
+    path,
+    code: 'nul_character',
+    message: `${propertyPath(path)} contains the character U+0000 (NUL)${inKey ? ' in its key' : ''}; no field accepts it, remove it`,
+  };
+}
+
 /**
- * The first reserved key, too deep nesting or too many values in `value`, or undefined when the
- * input is clean. Iterative (no recursion to overflow) and bounded by MAX_INPUT_DEPTH and
+ * The first reserved key, U+0000 in a key or a text, too deep nesting or too many values in `value`,
+ * or undefined when the input is clean. Iterative (no recursion to overflow) and bounded by MAX_INPUT_DEPTH and
  * MAX_INPUT_VALUES. Own keys are read without calling anything the input could have replaced, and an
  * object whose prototype is not the plain one (a `__proto__` already applied, by an object literal or
  * a parser that assigns keys) counts as a `__proto__` key. `skip` is left out of the walk (a part
@@ -68,11 +77,14 @@ export function findInputFault(value: unknown, skip?: unknown): InputFault | und
       if (isArray && key === 'length') continue;
       if (RESERVED_KEYS.has(key)) return reserved([...path, key], key);
       const child: unknown = Reflect.get(current, key);
+      const at = () => [...path, isArray ? Number(key) : key];
+      if (key.includes('\u0000')) return nul(at(), true);
+      if (typeof child === 'string' && child.includes('\u0000')) return nul(at(), false);
       if (++seen > MAX_INPUT_VALUES) {
         return { path: [], code: 'too_many_values', message: `The input holds more than ${MAX_INPUT_VALUES} values` };
       }
       if (child !== null && typeof child === 'object' && child !== skip) {
-        queue.push({ value: child, path: [...path, isArray ? Number(key) : key] });
+        queue.push({ value: child, path: at() });
       }
     }
   }
