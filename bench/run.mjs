@@ -4,6 +4,7 @@ import { benchBilling } from './billing.mjs';
 import { benchDeduplication, benchEventAggregation, benchEventIngestion } from './events.mjs';
 import { benchIngestion } from './ingestion.mjs';
 import { benchPages } from './pages.mjs';
+import { benchPostgres } from './postgres.mjs';
 import { benchSurfaces } from './surfaces.mjs';
 
 await benchSurfaces();
@@ -14,3 +15,4 @@ await benchEventIngestion();
 await benchEventAggregation();
 await benchDeduplication();
 await benchPages();
+await benchPostgres();
