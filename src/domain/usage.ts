@@ -330,16 +330,24 @@ export async function getMeasurementValue(tx: Tx, org: string, id: string): Prom
   return render(found.value, found.subscriptionId, measurement);
 }
 
-/** The item's latest values of its product's measurement, newest first (items of get_subscription). */
+/** The latest values of each item's product measurement, newest first, by item id (one read for a page of items). */
 export async function recentMeasurementValues(
   tx: Tx,
   org: string,
-  item: Pick<ItemRecord, 'id' | 'subscriptionId'>,
-  measurement: Measurement | null,
-): Promise<MeasurementValue[]> {
-  if (!measurement) return [];
-  const rows = await tx.usage.latest(org, item.id, measurement.id, RECENT_VALUES);
-  return rows.map((r) => render(r, item.subscriptionId, measurement));
+  items: ReadonlyArray<{ item: Pick<ItemRecord, 'id' | 'subscriptionId'>; measurement: Measurement }>,
+): Promise<Map<string, MeasurementValue[]>> {
+  const byItem = new Map(items.map(({ item }) => [item.id, [] as MeasurementValue[]]));
+  const of = new Map(items.map((m) => [m.item.id, m]));
+  const rows = await tx.usage.latest(
+    org,
+    items.map(({ item, measurement }) => ({ itemId: item.id, measurementId: measurement.id })),
+    RECENT_VALUES,
+  );
+  for (const r of rows) {
+    const { item, measurement } = of.get(r.itemId)!;
+    byItem.get(r.itemId)!.push(render(r, item.subscriptionId, measurement));
+  }
+  return byItem;
 }
 
 /**

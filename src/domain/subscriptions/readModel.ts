@@ -4,7 +4,8 @@ import type { Plan, PricePlan, Product } from '../../schemas/catalogue.js';
 import type { PageRequest } from '../../schemas/common.js';
 import type { Customer } from '../../schemas/customers.js';
 import type { Subscription, SubscriptionItem } from '../../schemas/subscriptions.js';
-import type { ItemRecord, SubscriptionRecord } from '../../store/ports/subscriptions.js';
+import type { MeasurementValue } from '../../schemas/usage.js';
+import type { AppliedDiscountRecord, ItemRecord, SubscriptionRecord } from '../../store/ports/subscriptions.js';
 import type { Tx } from '../../store/store.js';
 import { findBillingGroup } from '../billingGroups.js';
 import { getInvoiceAddress, getPaymentMethod } from '../billingDetails.js';
@@ -33,15 +34,59 @@ function itemStatus(record: SubscriptionRecord, item: ItemRecord, now: Date): Su
   return record.status;
 }
 
-export async function toResource(tx: Tx, org: string, record: SubscriptionRecord, now: Date, lookups?: Lookups): Promise<Subscription> {
-  const cache = lookups ?? newLookups();
+/** What the resources of a page of subscriptions share, each read once for all of them. */
+interface PageParts {
+  lookups: Lookups;
+  /** By subscription id, in creation order. */
+  items: Map<string, ItemRecord[]>;
+  /** By item id. */
+  discounts: Map<string, AppliedDiscountRecord[]>;
+  /** The latest measurement values by item id (items whose product has a measurement). */
+  values: Map<string, MeasurementValue[]>;
+}
+
+async function pageParts(tx: Tx, org: string, records: readonly SubscriptionRecord[]): Promise<PageParts> {
+  const lookups = newLookups();
+  const customerIds = [...new Set(records.map((r) => r.customerId))];
+  for (const c of await tx.customers.getMany(org, customerIds)) lookups.customers.set(c.id, Promise.resolve(c));
+  const all = await tx.subscriptions.items(
+    org,
+    records.map((r) => r.id),
+  );
+  const items = new Map<string, ItemRecord[]>(records.map((r) => [r.id, []]));
+  for (const item of all) items.get(item.subscriptionId)?.push(item);
+  const discounts = new Map<string, AppliedDiscountRecord[]>();
+  for (const d of await tx.subscriptions.discounts(
+    org,
+    all.map((i) => i.id),
+  )) {
+    discounts.set(d.itemId, [...(discounts.get(d.itemId) ?? []), d]);
+  }
+  const metered = [];
+  for (const item of all) {
+    const { measurement } = await memo(lookups.products, item.productId, () => getProduct(tx, org, item.productId));
+    if (measurement) metered.push({ item, measurement });
+  }
+  return { lookups, items, discounts, values: await recentMeasurementValues(tx, org, metered) };
+}
+
+/** The resources of these subscription records, as of `now`, reading what they share once. */
+export async function toResources(tx: Tx, org: string, records: readonly SubscriptionRecord[], now: Date): Promise<Subscription[]> {
+  const parts = await pageParts(tx, org, records);
+  const resources: Subscription[] = [];
+  for (const record of records) resources.push(await resourceOf(tx, org, record, now, parts));
+  return resources;
+}
+
+export async function toResource(tx: Tx, org: string, record: SubscriptionRecord, now: Date): Promise<Subscription> {
+  return (await toResources(tx, org, [record], now))[0]!;
+}
+
+async function resourceOf(tx: Tx, org: string, record: SubscriptionRecord, now: Date, parts: PageParts): Promise<Subscription> {
+  const cache = parts.lookups;
   const customer = await memo(cache.customers, record.customerId, async () => (await tx.customers.get(org, record.customerId)) as Customer);
   const plan = await memo(cache.plans, record.planId, () => getPlan(tx, org, record.planId));
-  const items = await tx.subscriptions.items(org, [record.id]);
-  const discounts = await tx.subscriptions.discounts(
-    org,
-    items.map((i) => i.id),
-  );
+  const items = parts.items.get(record.id) ?? [];
   const billingGroup = record.billingGroupId ? await findBillingGroup(tx, org, record.billingGroupId) : undefined;
   const paymentMethod = record.paymentMethodId ? await getPaymentMethod(tx, org, record.customerId, record.paymentMethodId, now) : undefined;
   const invoiceAddress = record.invoiceAddressId
@@ -55,7 +100,7 @@ export async function toResource(tx: Tx, org: string, record: SubscriptionRecord
     const product = await memo(cache.products, item.productId, () => getProduct(tx, org, item.productId));
     const pricePlan = await memo(cache.pricePlans, item.pricePlanId, () => getPricePlan(tx, org, item.pricePlanId));
     const applied = [];
-    for (const d of discounts.filter((x) => x.itemId === item.id)) {
+    for (const d of parts.discounts.get(item.id) ?? []) {
       applied.push({
         id: d.id,
         coupon: d.couponId ? ((await findCoupon(tx, org, d.couponId)) ?? null) : null,
@@ -64,7 +109,7 @@ export async function toResource(tx: Tx, org: string, record: SubscriptionRecord
         appliedIntervals: d.appliedIntervals,
       });
     }
-    const measurementValues = await recentMeasurementValues(tx, org, item, product.measurement);
+    const measurementValues = parts.values.get(item.id) ?? [];
     itemResources.push({
       id: item.id,
       subscription: record.id,
@@ -175,10 +220,7 @@ export async function listSubscriptions(
 ): Promise<{ rows: Subscription[]; total: number }> {
   const customer = filter.customer === undefined ? undefined : await customerIdOf(tx, org, filter.customer);
   const { rows, total } = await tx.subscriptions.list(org, { ...filter, customer }, page);
-  const lookups = newLookups();
-  const resources: Subscription[] = [];
-  for (const r of rows) resources.push(await toResource(tx, org, r, now, lookups));
-  return { rows: resources, total };
+  return { rows: await toResources(tx, org, rows, now), total };
 }
 
 export async function getSubscriptionItem(tx: Tx, org: string, id: string, now: Date): Promise<SubscriptionItem> {

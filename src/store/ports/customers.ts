@@ -5,6 +5,8 @@ export interface CustomerRepo {
   insert(org: string, c: Customer): Promise<void>;
   update(org: string, c: Customer): Promise<void>;
   get(org: string, id: string): Promise<Customer | undefined>;
+  /** The customers of these ids that exist, in no particular order (one statement). */
+  getMany(org: string, ids: readonly string[]): Promise<Customer[]>;
   getByNumber(org: string, customerNumber: string): Promise<Customer | undefined>;
   numberTaken(org: string, customerNumber: string, exceptId?: string): Promise<boolean>;
   list(org: string, filter: { status?: string | undefined }, page: PageRequest): Promise<{ rows: Customer[]; total: number }>;

@@ -58,7 +58,8 @@ export interface UsageRepo {
   /** A page of the scope's values, newest first. */
   events(org: string, scope: UsageScope, limit: number, offset: number): Promise<MeasurementValueRecord[]>;
   /** The item's latest values of the measurement, newest first. */
-  latest(org: string, itemId: string, measurementId: string, limit: number): Promise<MeasurementValueRecord[]>;
+  /** The `limit` latest values of each item and measurement, newest first per item (one statement for all). */
+  latest(org: string, scopes: ReadonlyArray<{ itemId: string; measurementId: string }>, limit: number): Promise<MeasurementValueRecord[]>;
   /** Every measurement the item has values of. */
   measurementsOf(org: string, itemId: string): Promise<string[]>;
 }

@@ -88,6 +88,17 @@ export class SqlCustomerRepo implements CustomerRepo {
     return row && toCustomer(row);
   }
 
+  async getMany(org: string, ids: readonly string[]): Promise<Customer[]> {
+    if (ids.length === 0) return [];
+    return (
+      await this.sql.all<CustomerRow>(
+        `SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE organisation_id = ? AND id IN (SELECT value FROM json_each(?))`,
+        org,
+        JSON.stringify(ids),
+      )
+    ).map(toCustomer);
+  }
+
   async getByNumber(org: string, customerNumber: string): Promise<Customer | undefined> {
     const row = await this.sql.get<CustomerRow>(
       `SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE organisation_id = ? AND customer_number = ?`,

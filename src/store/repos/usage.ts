@@ -193,10 +193,16 @@ export class SqlUsageRepo implements UsageRepo {
     ).map(toValue);
   }
 
-  async latest(org: string, itemId: string, measurementId: string, limit: number): Promise<MeasurementValueRecord[]> {
+  async latest(org: string, scopes: ReadonlyArray<{ itemId: string; measurementId: string }>, limit: number): Promise<MeasurementValueRecord[]> {
+    if (scopes.length === 0) return [];
+    // Each scope reads its own index range up to the limit; UNION ALL keeps a page of items to one round trip.
+    const one = `SELECT * FROM (${VALUE_SELECT} WHERE v.organisation_id = ? AND v.item_id = ? AND v.measurement_id = ?
+         ORDER BY v.measured_at DESC, v.id DESC LIMIT ?) AS latest`;
     return (
-      await this.sql.allExact(`${VALUE_SELECT} WHERE v.organisation_id = ? AND v.item_id = ? AND v.measurement_id = ?
-         ORDER BY v.measured_at DESC, v.id DESC LIMIT ?`, org, itemId, measurementId, limit) as ValueRow[]
+      (await this.sql.allExact(
+        scopes.map(() => one).join(' UNION ALL '),
+        ...scopes.flatMap((s) => [org, s.itemId, s.measurementId, limit]),
+      )) as ValueRow[]
     ).map(toValue);
   }
 
