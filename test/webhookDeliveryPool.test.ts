@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../src/config.js';
 import { runDueJobs } from '../src/jobs/runner.js';
 import { ok, setup, type TestEnv } from './helpers.js';
+import { onPostgres } from './pgStore.js';
 import { eventually, Receiver } from './webhookReceiver.js';
 
 /**
@@ -138,7 +139,10 @@ describe('independent deliveries', () => {
     expect(hanging.received.length).toBeLessThanOrEqual(4);
   });
 
-  it('jobs run beside the worker shares its slots and never sends a delivery that is in flight again', async () => {
+  // Which of the worker and the run takes each retry follows from SQLite's one writer: the counts below
+  // hold there. On PostgreSQL the two claim side by side (FOR UPDATE SKIP LOCKED) and either may win a
+  // delivery; that no delivery is sent twice while in flight there is test/multiInstance.test.ts's.
+  it.skipIf(onPostgres())('jobs run beside the worker shares its slots and never sends a delivery that is in flight again', async () => {
     const env = await started({ webhookConcurrency: 32, webhookConcurrencyPerTarget: 4 });
     const receiver_ = await receiver();
     receiver_.respond = () => 'hang';
@@ -163,12 +167,7 @@ describe('independent deliveries', () => {
     const ids = receiver_.received.map((r) => r.json.event.id);
     expect(ids).toHaveLength(10);
     expect(new Set(ids).size).toBe(6);
-    // The worker records the attempts it made beside the run in units of its own: wait for the last.
-    let all = await deliveries(a.mcp, a.webhook.id);
-    for (let i = 0; i < 40 && all.some((d) => d.status !== 'delivered'); i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      all = await deliveries(a.mcp, a.webhook.id);
-    }
+    const all = await deliveries(a.mcp, a.webhook.id);
     expect(all.map((d) => d.status)).toEqual(Array(6).fill('delivered'));
     expect(all.map((d) => d.attempts).sort()).toEqual([1, 1, 2, 2, 2, 2]);
   });
