@@ -46,8 +46,8 @@ export abstract class Sql {
   }
 
   /**
-   * INSERT of many rows given as column → value, all with the same columns, in statements of at most
-   * ROWS_PER_INSERT rows (cached per table, columns and row count); `suffix` follows the VALUES (e.g.
+   * INSERT of many rows given as column → value, all with the same columns, in statements of
+   * `chunkSize` rows (cached per table, columns and row count); `suffix` follows the VALUES (e.g.
    * `ON CONFLICT DO NOTHING`). Returns the rows inserted.
    */
   async insertMany(table: string, rows: ReadonlyArray<Record<string, unknown>>, suffix = ''): Promise<number> {
@@ -55,8 +55,10 @@ export abstract class Sql {
     const columns = Object.keys(rows[0]!);
     const tuple = `(${columns.map(() => '?').join(', ')})`;
     let changes = 0;
-    for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
-      const chunk = rows.slice(i, i + ROWS_PER_INSERT);
+    for (let i = 0; i < rows.length; ) {
+      const size = this.chunkSize(rows.length - i, columns.length);
+      const chunk = rows.slice(i, i + size);
+      i += size;
       changes += (
         await this.run(
           `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${chunk.map(() => tuple).join(', ')} ${suffix}`,
@@ -65,6 +67,11 @@ export abstract class Sql {
       ).changes;
     }
     return changes;
+  }
+
+  /** Rows in the next statement of `insertMany`, with `left` rows to go: at most ROWS_PER_INSERT. */
+  protected chunkSize(left: number, _columns: number): number {
+    return Math.min(left, ROWS_PER_INSERT);
   }
 
   /** UPDATE of the given columns of one organisation's row by id. */

@@ -130,34 +130,16 @@ export class PgSql extends Sql {
   }
 
   /**
-   * `insertMany` in fewer statements than the shared 32 rows each: every statement is a round trip
-   * here, and 1,000 rows in one statement cost PostgreSQL about a third less than in 32-row ones
-   * (docs/performance.md, "PostgreSQL"). A batch of 1,000 measurement values: 512 + 256 + 128 + 64 +
-   * 32 + 8 rows, six statements instead of 32.
-   * Chunks are powers of two from 32 rows up, then the rest below 32 in one, so that each table and
-   * column list has at most 36 statement texts to prepare.
+   * Larger INSERTs than the shared 32 rows: every statement is a round trip here, and 1,000 rows in
+   * one statement cost PostgreSQL about a third less than in 32-row ones (docs/performance.md,
+   * "PostgreSQL"). A batch of 1,000 measurement values: 512 + 256 + 128 + 64 + 32 + 8 rows, six
+   * statements instead of 32. Chunks are powers of two from 32 rows up, then the rest below 32 in
+   * one, so that each table and column list has at most 36 statement texts to prepare.
    */
-  override async insertMany(table: string, rows: ReadonlyArray<Record<string, unknown>>, suffix = ''): Promise<number> {
-    if (rows.length === 0) return 0;
-    const columns = Object.keys(rows[0]!);
-    let largest = MAX_ROWS_PER_INSERT;
-    while (largest > 1 && largest * columns.length > MAX_BOUND_VALUES) largest /= 2;
-    const tuple = `(${columns.map(() => '?').join(', ')})`;
-    let changes = 0;
-    for (let i = 0; i < rows.length; ) {
-      const left = rows.length - i;
-      let size = largest;
-      while (size > left && size > SMALL_INSERT) size /= 2;
-      size = Math.min(size, left);
-      const chunk = rows.slice(i, i + size);
-      i += size;
-      changes += (
-        await this.run(
-          `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${chunk.map(() => tuple).join(', ')} ${suffix}`,
-          ...chunk.flatMap((r) => columns.map((c) => r[c])),
-        )
-      ).changes;
-    }
-    return changes;
+  protected override chunkSize(left: number, columns: number): number {
+    let size = MAX_ROWS_PER_INSERT;
+    while (size > 1 && size * columns > MAX_BOUND_VALUES) size /= 2;
+    while (size > left && size > SMALL_INSERT) size /= 2;
+    return Math.min(size, left);
   }
 }
