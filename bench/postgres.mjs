@@ -21,7 +21,7 @@
 // BENCH_DURATION seconds, default 5) after a 2 s warm-up each; figures are medians of the rounds.
 // Single values use 50 connections (as bench/ingestion.mjs); batches BENCH_PG_BATCH_CONNECTIONS (10)
 // and pages BENCH_PG_LIST_CONNECTIONS (10), the size of the pool, since more only queue. Also
-// BENCH_PG_PAGE_LIMIT (30); BILLING_DATABASE_POOL_SIZE is passed to the servers and the bare handler
+// BENCH_PG_PAGE_LIMIT (30); BILLING_DB_POOL_SIZE is passed to the servers and the bare handler
 // (default 10); BENCH_CPU_PROFILE=<dir> makes the PostgreSQL instances write V8 CPU profiles there.
 // Run: `npm run build && node bench/postgres.mjs [single,batch,list]` (all three without an argument).
 import { spawn } from 'node:child_process';
@@ -362,7 +362,7 @@ async function cloneSubscriptions(url, template, count) {
 const BARE_COLUMNS = 'id, organisation_id, item_id, measurement_id, quantity_e6, measured_at, value_key, instant, created_at';
 
 async function serveBare(url) {
-  const pool = new pg.Pool({ connectionString: url, max: Number(process.env.BILLING_DATABASE_POOL_SIZE ?? 10) });
+  const pool = new pg.Pool({ connectionString: url, max: Number(process.env.BILLING_DB_POOL_SIZE ?? 10) });
   // measurement_values with its columns, CHECKs, primary key and covering index, without foreign keys
   await pool.query('CREATE TABLE IF NOT EXISTS bare_measurement_values (LIKE measurement_values INCLUDING ALL)');
   const org = uuidv7();
@@ -541,7 +541,7 @@ export async function benchPostgres(parts = ['single', 'batch', 'list']) {
       delete figures.list.ratio;
     }
     figures.loadAfter = fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-    report(`postgres (issue 14): durable PostgreSQL ${pgServer.settings.server_version}, pool ${process.env.BILLING_DATABASE_POOL_SIZE ?? 10}, ${ROUNDS} x ${DURATION} s`, figures);
+    report(`postgres (issue 14): durable PostgreSQL ${pgServer.settings.server_version}, pool ${process.env.BILLING_DB_POOL_SIZE ?? 10}, ${ROUNDS} x ${DURATION} s`, figures);
     return figures;
   } finally {
     await Promise.all(started.map((s) => s.stop()));

@@ -242,7 +242,7 @@ async function serve(name: string, databaseUrl: string): Promise<Instance> {
     env: {
       ...process.env,
       BILLING_DATABASE_URL: databaseUrl,
-      BILLING_DATABASE_POOL_SIZE: '8',
+      BILLING_DB_POOL_SIZE: '8',
       LOG_LEVEL: 'warn',
       BILLING_JOBS_INTERVAL_MS: '0',
       BILLING_WEBHOOK_ALLOW_PRIVATE: 'true',

@@ -9,7 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
 import { AppError } from '../src/errors.js';
+import { openStore } from '../src/server.js';
 import { newId } from '../src/ids.js';
 import { translate } from '../src/store/pg/sql.js';
 import { migrateUrl, PgStore } from '../src/store/pg/store.js';
@@ -116,6 +118,20 @@ describe('PostgreSQL schema versions', () => {
     await client.end();
     await expect(PgStore.open(db.url)).rejects.toThrow(`schema version ${SCHEMA_VERSION + 1}, newer than the ${SCHEMA_VERSION}`);
     await db.drop();
+  });
+});
+
+describe('PostgreSQL configuration', () => {
+  it('BILLING_DATABASE_URL selects PostgreSQL with a pool of BILLING_DB_POOL_SIZE connections; bad values name the variable', async () => {
+    const db = await newPgStore();
+    const url = (db.pool.options as { connectionString: string }).connectionString;
+    const store = await openStore(loadConfig({ BILLING_DATABASE_URL: url, BILLING_DB_POOL_SIZE: '3' }));
+    expect(store).toBeInstanceOf(PgStore);
+    expect((store as PgStore).pool.options.max).toBe(3);
+    await store.close();
+    await db.close();
+    expect(() => loadConfig({ BILLING_DB_POOL_SIZE: '0' })).toThrow(/BILLING_DB_POOL_SIZE/);
+    expect(() => loadConfig({ BILLING_DATABASE_URL: 'sqlite:///tmp/x' })).toThrow(/BILLING_DATABASE_URL/);
   });
 });
 
