@@ -139,7 +139,7 @@ export async function seed(file) {
     })();
   }
   const seedSeconds = round((performance.now() - t) / 1000);
-  store.close();
+  await store.close();
   return { org: org.organisationId, seedSeconds, meteredItems: meteredItems.length };
 }
 
@@ -324,7 +324,7 @@ async function ours(file) {
     };
   } finally {
     await server.close();
-    store.close();
+    await store.close();
   }
 }
 

@@ -199,7 +199,7 @@ export async function benchEventAggregation() {
     });
     return figures;
   } finally {
-    store.close();
+    await store.close();
     fs.rmSync(path.dirname(file), { recursive: true, force: true });
   }
 }
@@ -220,7 +220,7 @@ async function ingestRate(file, org, subscription) {
     if (accepted !== DEDUP_BATCHES * BATCH) throw new Error(`accepted ${accepted}`);
     return Math.round(accepted / seconds);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -231,7 +231,7 @@ export async function benchDeduplication() {
     for (const file of files) {
       const store = new SqliteStore(openDatabase(file));
       const { organisationId: org } = await createOrganisation(store, 'Bench');
-      store.close();
+      await store.close();
       made.push({ file, org, subscription: randomUUID() });
     }
     const full = new Database(files[1]);

@@ -209,6 +209,6 @@ describe('migration 012', () => {
     expect(() => db.prepare("UPDATE invoices SET status = 'paid', paid_at = ? WHERE id = 'i'").run(at)).toThrow(/CHECK/);
     expect(() => db.prepare('UPDATE invoices SET amount_settled = 17494 WHERE id = ?').run('i')).toThrow(/CHECK/);
     expect(() => db.prepare('UPDATE invoices SET amount_credited = 8000 WHERE id = ?').run('i')).toThrow(/CHECK/);
-    old.close();
+    await old.close();
   });
 });

@@ -49,7 +49,7 @@ describe('billing on two instances', () => {
         expect(invoices.map((i: any) => i.issuedAt).sort()).toEqual(['2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z', '2026-03-15T10:00:00.000Z']);
       }
     } finally {
-      other.close();
+      await other.close();
     }
   });
 

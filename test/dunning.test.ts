@@ -381,7 +381,7 @@ describe('exactly once', () => {
         expect(runs.reduce((n, r) => n + r.jobs.dunning!.levelsApplied!, 0)).toBe(10);
       }
     } finally {
-      other.close();
+      await other.close();
     }
     for (const invoice of invoices) {
       const steps = (await ok(mcp, 'list_invoice_dunning', { id: invoice.id })).data;

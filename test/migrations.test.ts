@@ -45,7 +45,7 @@ describe('migration 016: coupons with frequency forever', () => {
     expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'coupons_list'").get()).toBeDefined();
     const store = new SqliteStore(db);
     expect((await store.read((tx) => tx.billingSetup.getCoupon('o', 'c3')))?.frequency).toBe('forever');
-    store.close();
+    await store.close();
   });
 });
 
@@ -69,7 +69,7 @@ describe('migration 015: the organisation as seller', () => {
       createdAt: at,
       updatedAt: at,
     });
-    store.close();
+    await store.close();
   });
 });
 
@@ -84,7 +84,7 @@ describe('migration 021: customer custom fields, subscriptions of archived offer
     migrate(db);
     const store = new SqliteStore(db);
     expect(await store.read((tx) => tx.customers.get('o', 'c'))).toMatchObject({ lastName: 'Old', customFields: {} });
-    store.close();
+    await store.close();
   });
 
   it('terminates, at the archiving, the subscriptions an archived offer left in status offer; others stay', () => {
@@ -137,7 +137,7 @@ describe('migration 026: the signing audit of offers', () => {
     expect(() =>
       db.prepare(`INSERT INTO offer_signing_events (id, organisation_id, offer_id, recipient_id, at, kind, via) VALUES ('e', 'o', 'f2', 'r3', '${at}', 'viewed', 'api')`).run(),
     ).toThrow(/CHECK/);
-    store.close();
+    await store.close();
   });
 });
 

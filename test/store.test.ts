@@ -162,7 +162,7 @@ describe('reads see committed data only', () => {
       // The store goes on: the next unit commits.
       await store.transaction((tx) => tx.system.createOrganisation(org('after')));
       expect((await store.read((tx) => tx.system.listOrganisations())).map((o) => o.id)).toEqual(['after']);
-      store.close();
+      await store.close();
     });
   }
 });

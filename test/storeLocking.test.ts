@@ -106,7 +106,7 @@ describe('a second writer on the same database file', () => {
       });
       clearTimeout(release);
     } finally {
-      app.store.close();
+      await app.store.close();
     }
   });
 });
