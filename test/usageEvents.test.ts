@@ -109,6 +109,16 @@ describe('aggregations with filters', () => {
     ]);
     expect(usage.data[0].events.map((x: any) => x.properties.tokens)).toEqual([4, 3, 7.5, 10]);
   });
+
+  it('sums whole values exactly beyond 2^53 micro-units, where a double would round them', async () => {
+    const s = await subscribe([await meteredCharge({ eventName: 'bytes', aggregation: 'sum', property: 'n' })]);
+    env.setNow('2026-01-15T14:00:00Z');
+    const e = (n: number | string) => ({ id: nextId(), eventName: 'bytes', timestamp: '2026-01-15T13:59:00Z', subscription: s.id, properties: { n } });
+    // 5,000,000,000,001,000,000 micro-units is no double (nor is the other value's): SQLite's integer sum keeps them exact.
+    expect(await ingest([e(5_000_000_000_001), e('4999999999999')])).toMatchObject({ accepted: 2, errors: [] });
+    const usage = await ok(env.mcp, 'get_subscription_usage', { id: s.id });
+    expect(usage.data[0].value).toBe('10000000000000');
+  });
 });
 
 describe('ingestion', () => {
