@@ -50,7 +50,7 @@ const isText = (v: unknown, max = 255): v is string => typeof v === 'string' && 
  * database), our form or a CloudEvent (it has `specversion`); each bad field is an error naming
  * `events[i].<field>` and what it takes.
  */
-function check(raw: unknown, index: number, now: number, errors: IngestError[]): Checked | undefined {
+function check(raw: unknown, index: number, now: number, errors: IngestError[], times: Map<string, number>): Checked | undefined {
   const at = (field: string) => `events[${index}]${field ? `.${field}` : ''}`;
   const before = errors.length;
   const fail = (field: string, message: string) => {
@@ -88,8 +88,7 @@ function check(raw: unknown, index: number, now: number, errors: IngestError[]):
   let ts = now;
   const time = e[timeField];
   if (time !== undefined) {
-    // The project's own date-time check: a calendar date that exists (not 30 February) with an offset.
-    const parsed = typeof time === 'string' && dateTimeInput.safeParse(time).success ? Date.parse(time) : Number.NaN;
+    const parsed = instant(time, times);
     if (Number.isNaN(parsed)) fail(timeField, 'must be an RFC 3339 date-time with an offset, e.g. 2026-01-31T12:00:00Z');
     else if (parsed < now - MAX_AGE_MS) fail(timeField, `is more than 35 days old (${time}); older usage is no longer accepted`);
     else if (parsed > now + MAX_AHEAD_MS) fail(timeField, `lies more than 5 minutes in the future (${time}, now ${new Date(now).toISOString()})`);
@@ -101,12 +100,12 @@ function check(raw: unknown, index: number, now: number, errors: IngestError[]):
     if (isText(e.subject)) ref = { kind: 'subject', value: e.subject, field: 'subject' };
     else fail('subject', 'is required: the id or number of the subscription or customer the usage belongs to');
   } else {
-    const given = (['subscription', 'customer'] as const).filter((k) => e[k] !== undefined);
-    if (given.length !== 1) {
-      fail(given.length ? 'customer' : 'subscription', 'or customer (id or number) is required, exactly one of the two');
+    const bySubscription = e.subscription !== undefined;
+    if (bySubscription === (e.customer !== undefined)) {
+      fail(bySubscription ? 'customer' : 'subscription', 'or customer (id or number) is required, exactly one of the two');
     } else {
-      const kind = given[0]!;
-      if (isText(e[kind])) ref = { kind, value: e[kind] as string, field: kind };
+      const kind = bySubscription ? 'subscription' : 'customer';
+      if (isText(e[kind])) ref = { kind, value: e[kind], field: kind };
       else fail(kind, 'must be an id or number, 1 to 255 characters');
     }
   }
@@ -117,9 +116,11 @@ function check(raw: unknown, index: number, now: number, errors: IngestError[]):
     if (props === null || typeof props !== 'object' || Array.isArray(props)) {
       fail(propertiesField, 'must be an object of string or number values, e.g. {"tokens": 120, "model": "large"}');
     } else {
-      const entries = Object.entries(props as Record<string, unknown>);
-      if (entries.length > MAX_PROPERTIES) fail(propertiesField, `holds ${entries.length} properties; at most ${MAX_PROPERTIES}`);
-      for (const [k, v] of entries) {
+      const values = props as Record<string, unknown>;
+      const keys = Object.keys(values);
+      if (keys.length > MAX_PROPERTIES) fail(propertiesField, `holds ${keys.length} properties; at most ${MAX_PROPERTIES}`);
+      for (const k of keys) {
+        const v = values[k];
         if (k.length > 255) fail(`${propertiesField}`, 'has a key longer than 255 characters');
         else if (typeof v === 'number' ? !Number.isFinite(v) : typeof v !== 'string' || v.length > 255) {
           fail(`${propertiesField}.${k}`, 'must be a string (at most 255 characters) or a finite number');
@@ -130,6 +131,21 @@ function check(raw: unknown, index: number, now: number, errors: IngestError[]):
   }
   if (errors.length > before) return undefined;
   return { id: e.id as string, eventName: eventName as string, ts, ref: ref!, properties };
+}
+
+/**
+ * The instant of a timestamp, NaN unless it is the project's date-time (a calendar date that exists,
+ * not 30 February, with an offset). A batch's events often share timestamps: `times` remembers those
+ * of one batch.
+ */
+function instant(time: unknown, times: Map<string, number>): number {
+  if (typeof time !== 'string') return Number.NaN;
+  let at = times.get(time);
+  if (at === undefined) {
+    at = dateTimeInput.safeParse(time).success ? Date.parse(time) : Number.NaN;
+    times.set(time, at);
+  }
+  return at;
 }
 
 /** The latest end of an already invoiced interval per metered event name (-Infinity: nothing billed yet). */
@@ -214,10 +230,11 @@ export async function ingestUsageEvents(tx: Tx, org: string, events: readonly un
   const errors: IngestError[] = [];
   const lookups = new Lookups(tx, org);
   const seen = new Set<string>();
+  const times = new Map<string, number>();
   let duplicates = 0;
   const placed: Array<{ event: Checked; placement: Placement }> = [];
   for (let i = 0; i < events.length; i++) {
-    const c = check(events[i], i, clock, errors);
+    const c = check(events[i], i, clock, errors, times);
     if (!c) continue;
     if (seen.has(c.id)) {
       duplicates += 1;
