@@ -110,6 +110,38 @@ describe('contract terms', () => {
     const terms = termsAfter(at('2020-01-01T00:00:00'), periods(['1Y', '1M']), at('2026-06-01T00:00:00'), 2);
     expect(terms.map((t) => t.end.toISODate())).toEqual(['2027-01-01', '2028-01-01']);
   });
+
+  it('jumps to the same terms as stepping every term from the start (random starts, periods, zones and instants)', () => {
+    const units = ['D', 'W', 'M', 'Y'] as const;
+    const interval = fc.tuple(fc.integer({ min: 1, max: 24 }), fc.constantFrom(...units)).map(([n, u]) => `${n}${u}`);
+    fc.assert(
+      fc.property(
+        fc.integer({ min: Date.parse('2010-01-01T00:00:00Z'), max: Date.parse('2030-01-01T00:00:00Z') }),
+        fc.integer({ min: 0, max: 20 * 366 * 86_400_000 }),
+        fc.array(fc.tuple(interval, interval), { minLength: 1, maxLength: 3 }),
+        fc.constantFrom(BERLIN, 'America/New_York', 'Pacific/Chatham', 'UTC'),
+        fc.integer({ min: 1, max: 4 }),
+        (startMs, laterMs, p, zone, limit) => {
+          const start = at(new Date(startMs).toISOString(), zone);
+          const after = at(new Date(startMs + laterMs).toISOString(), zone);
+          const ps = periods(...p);
+          // Every term from the start, each renewal end counted from the renewal's first start.
+          const stepped: string[] = [];
+          let termStart = start;
+          for (const q of ps.slice(0, -1)) {
+            termStart = addInterval(termStart, q.contractPeriod);
+            if (termStart > after) stepped.push(toIso(termStart));
+          }
+          for (let k = 1; stepped.length < limit; k++) {
+            const end = addInterval(termStart, ps[ps.length - 1]!.contractPeriod, k);
+            if (end > after) stepped.push(toIso(end));
+          }
+          expect(termsAfter(start, ps, after, limit).map((t) => toIso(t.end))).toEqual(stepped.slice(0, limit));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
 });
 
 describe('addInterval steps on the wall clock exactly as Luxon does', () => {

@@ -215,19 +215,17 @@ export interface ContractTerm {
  * Contract terms from the periods of a subscription: the first period is the initial term, the last
  * repeats as the renewal term (periods[0], …, periods[n-1], periods[n-1], …). The repeating term's
  * ends are taken from the start of its first occurrence, so they do not drift after a short month.
- * Returns the first `limit` terms that end after `after`.
+ * Yields the terms that end after `after`, in order, without end: the caller takes what it needs.
  */
-export function termsAfter(
+export function* termsEndingAfter(
   start: DateTime,
   periods: ReadonlyArray<{ contractPeriod: Interval; cancellationPeriod: Interval }>,
   after: DateTime,
-  limit: number,
-): ContractTerm[] {
-  const out: ContractTerm[] = [];
+): Generator<ContractTerm, never> {
   let termStart = start;
   for (const p of periods.slice(0, -1)) {
     const end = addInterval(termStart, p.contractPeriod);
-    if (end > after && out.length < limit) out.push({ start: termStart, end, ...p });
+    if (end > after) yield { start: termStart, end, ...p };
     termStart = end;
   }
   const renewal = periods[periods.length - 1]!;
@@ -235,13 +233,32 @@ export function termsAfter(
   let k = 0;
   if (renewal.contractPeriod.unit === 'M' || renewal.contractPeriod.unit === 'Y') {
     const months = renewal.contractPeriod.count * (renewal.contractPeriod.unit === 'Y' ? 12 : 1);
-    k = Math.max(0, Math.floor(after.diff(anchor, 'months').months / months) - 1);
+    // Jump close to `after` by calendar months (at most one more than whole months apart, so two
+    // terms are stepped back; a Luxon diff would cost more than the terms it saves).
+    const apart = (after.year - anchor.year) * 12 + (after.month - anchor.month);
+    k = Math.max(0, Math.floor(apart / months) - 2);
   }
-  while (out.length < limit) {
-    const from = addInterval(anchor, renewal.contractPeriod, k);
+  // A renewal term starts where the one before ended: each boundary is computed once.
+  let from = addInterval(anchor, renewal.contractPeriod, k);
+  for (;; k += 1) {
     const end = addInterval(anchor, renewal.contractPeriod, k + 1);
-    if (end > after) out.push({ start: from, end, ...renewal });
-    k += 1;
+    if (end > after) yield { start: from, end, ...renewal };
+    from = end;
+  }
+}
+
+/** The first `limit` terms that end after `after` (see `termsEndingAfter`). */
+export function termsAfter(
+  start: DateTime,
+  periods: ReadonlyArray<{ contractPeriod: Interval; cancellationPeriod: Interval }>,
+  after: DateTime,
+  limit: number,
+): ContractTerm[] {
+  const out: ContractTerm[] = [];
+  if (limit <= 0) return out;
+  for (const term of termsEndingAfter(start, periods, after)) {
+    out.push(term);
+    if (out.length === limit) break;
   }
   return out;
 }

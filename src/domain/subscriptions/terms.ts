@@ -3,13 +3,12 @@ import type { DateTime } from 'luxon';
 import { newId } from '../../ids.js';
 import type { Period } from '../../schemas/subscriptions.js';
 import type { PeriodRecord } from '../../store/ports/subscriptions.js';
-import { parseInterval, termsAfter, type Interval } from '../dates.js';
+import { parseInterval, termsEndingAfter, type Interval } from '../dates.js';
 
 export interface PeriodInput {
   contractPeriod: string;
   cancellationPeriod: string;
 }
-
 
 export function toPeriods(records: PeriodRecord[]): Period[] {
   return records.map((p) => ({ ...p, contractPeriodCount: parseInterval(p.contractPeriod).count }));
@@ -19,21 +18,19 @@ export function intervalsOf(records: readonly PeriodInput[]): Array<{ contractPe
   return records.map((p) => ({ contractPeriod: parseInterval(p.contractPeriod), cancellationPeriod: parseInterval(p.cancellationPeriod) }));
 }
 
+/** At most this many terms are looked at for reachable ends (a cancellation date decades ahead). */
+const MAX_TERMS = 1000;
 
-/** Term ends that a cancellation can still reach as of `now` (the cancellation period before each end). */
+/** Term ends that a cancellation can still reach as of `now` (the cancellation period before each end): the next three, or up to `until`. */
 export function reachableTermEnds(start: DateTime, periods: readonly PeriodInput[], now: DateTime, until?: DateTime): DateTime[] {
   const out: DateTime[] = [];
-  let after = now;
-  for (let round = 0; round < 20 && out.length < 3; round++) {
-    const terms = termsAfter(start, intervalsOf(periods), after, 50);
-    for (const term of terms) {
-      const c = term.cancellationPeriod;
-      const noticeBy = term.end.minus({ [{ D: 'days', W: 'weeks', M: 'months', Y: 'years' }[c.unit]]: c.count });
-      if (noticeBy >= now) out.push(term.end);
-      if (until && term.end >= until) return out;
-      if (!until && out.length === 3) return out;
-    }
-    after = terms[terms.length - 1]!.end;
+  let seen = 0;
+  for (const term of termsEndingAfter(start, intervalsOf(periods), now)) {
+    const c = term.cancellationPeriod;
+    const noticeBy = term.end.minus({ [{ D: 'days', W: 'weeks', M: 'months', Y: 'years' }[c.unit]]: c.count });
+    if (noticeBy >= now) out.push(term.end);
+    if (until ? term.end >= until : out.length === 3) break;
+    if (++seen === MAX_TERMS) break;
   }
   return out;
 }
