@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toResources } from '../src/domain/subscriptions/readModel.js';
 import { runDueJobs } from '../src/jobs/runner.js';
 import { buildFixture, type Fixture } from './fixtures.js';
 import { call, fails, ok, paths, setup, type TestEnv } from './helpers.js';
@@ -453,5 +454,31 @@ describe('access', () => {
     expect((await env.http('GET', '/subscriptions', { token: none })).status).toBe(403);
     const r = await call(reader, 'list_subscriptions', { customer: f.customer.id, limit: 1 });
     expect(r.isError).toBe(false);
+  });
+});
+
+describe('reading a page of subscriptions', () => {
+  it('reads each product and price plan once, for the plan and for the items alike', async () => {
+    const subscriptions = [await subscribe(), await subscribe(), await subscribe()];
+    const org = env.org.organisationId;
+    const reads = { products: 0, pricePlans: 0 };
+    const resources = await env.app.store.read(async (tx) => {
+      const products = new Proxy(tx.products, {
+        get(target, key, receiver) {
+          const value = Reflect.get(target, key, receiver);
+          if (key === 'get') return (...args: unknown[]) => (reads.products++, value.apply(target, args));
+          if (key === 'getPricePlan') return (...args: unknown[]) => (reads.pricePlans++, value.apply(target, args));
+          return value;
+        },
+      });
+      const records = [];
+      for (const s of subscriptions) records.push((await tx.subscriptions.get(org, s.id))!);
+      return toResources({ ...tx, products }, org, records, new Date('2026-01-15T10:00:00Z'));
+    });
+    const plan = resources[0]!.plan;
+    const distinct = (ids: string[]) => new Set(ids).size;
+    expect(reads.products).toBe(distinct([...plan.charges, ...plan.addons].map((c) => c.product.id)));
+    expect(reads.pricePlans).toBe(distinct([...plan.charges, ...plan.addons].map((c) => c.pricePlan.id)));
+    expect(resources.map((r) => r.items.map((i) => i.product.id))).toEqual(subscriptions.map((s) => s.items.map((i: any) => i.product.id)));
   });
 });

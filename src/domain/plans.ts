@@ -4,6 +4,7 @@ import type { Family, Plan, PlanStatus, PricePlan, Product } from '../schemas/ca
 import type { PageRequest } from '../schemas/common.js';
 import type { PlanChargeRecord, PlanItemRecord, PlanRecord } from '../store/ports/plans.js';
 import type { Tx } from '../store/store.js';
+import { memo } from './memo.js';
 import { findProduct } from './products.js';
 import { microsOfNumber, numberOfMicros, QUANTITY_DIGITS } from './quantity.js';
 
@@ -157,27 +158,25 @@ function chargeRecords(charges: PlanChargeInput[], previous: PlanChargeRecord[])
 }
 
 /** The stored plan with its products and price plans resolved. */
-async function resolve(tx: Tx, org: string, r: PlanRecord): Promise<Plan> {
-  const products = new Map<string, Product>();
-  const pricePlans = new Map<string, PricePlan>();
-  const product = async (id: string): Promise<Product> => {
-    let p = products.get(id);
-    if (!p) {
-      p = await findProduct(tx, org, id);
+/** Products and price plans by id, for the plans of one read to share (a page of subscriptions reads each once). */
+export interface CatalogueLookups {
+  products: Map<string, Promise<Product>>;
+  pricePlans: Map<string, Promise<PricePlan>>;
+}
+
+async function resolve(tx: Tx, org: string, r: PlanRecord, lookups: CatalogueLookups = { products: new Map(), pricePlans: new Map() }): Promise<Plan> {
+  const product = (id: string): Promise<Product> =>
+    memo(lookups.products, id, async () => {
+      const p = await findProduct(tx, org, id);
       if (!p) throw new Error(`plan ${r.id} refers to missing product ${id}`);
-      products.set(id, p);
-    }
-    return p;
-  };
-  const pricePlan = async (id: string): Promise<PricePlan> => {
-    let p = pricePlans.get(id);
-    if (!p) {
-      p = await tx.products.getPricePlan(org, id);
+      return p;
+    });
+  const pricePlan = (id: string): Promise<PricePlan> =>
+    memo(lookups.pricePlans, id, async () => {
+      const p = await tx.products.getPricePlan(org, id);
       if (!p) throw new Error(`plan ${r.id} refers to missing price plan ${id}`);
-      pricePlans.set(id, p);
-    }
-    return p;
-  };
+      return p;
+    });
   const { originProductId, charges, addons, ...rest } = r;
   const resolvedCharges: Plan['charges'] = [];
   for (const c of charges) {
@@ -239,13 +238,13 @@ export async function createPlan(tx: Tx, org: string, input: PlanInput, now: Dat
 }
 
 /** The plan with its products and price plans, or undefined when the organisation has none with this id. */
-export async function findPlan(tx: Tx, org: string, id: string): Promise<Plan | undefined> {
+export async function findPlan(tx: Tx, org: string, id: string, lookups?: CatalogueLookups): Promise<Plan | undefined> {
   const record = await tx.plans.get(org, id);
-  return record && resolve(tx, org, record);
+  return record && resolve(tx, org, record, lookups);
 }
 
-export async function getPlan(tx: Tx, org: string, id: string): Promise<Plan> {
-  const plan = await findPlan(tx, org, id);
+export async function getPlan(tx: Tx, org: string, id: string, lookups?: CatalogueLookups): Promise<Plan> {
+  const plan = await findPlan(tx, org, id, lookups);
   if (!plan) throw notFound('Plan', id);
   return plan;
 }

@@ -19,7 +19,7 @@ import { recentMeasurementValues } from '../usage.js';
 import { loadSubscription } from './records.js';
 import { intervalsOf, reachableTermEnds, toPeriods } from './terms.js';
 
-
+/** What a read of subscriptions looks up again and again, each once (products and price plans also for their plans). */
 interface Lookups {
   products: Map<string, Promise<Product>>;
   pricePlans: Map<string, Promise<PricePlan>>;
@@ -85,7 +85,7 @@ export async function toResource(tx: Tx, org: string, record: SubscriptionRecord
 async function resourceOf(tx: Tx, org: string, record: SubscriptionRecord, now: Date, parts: PageParts): Promise<Subscription> {
   const cache = parts.lookups;
   const customer = await memo(cache.customers, record.customerId, async () => (await tx.customers.get(org, record.customerId)) as Customer);
-  const plan = await memo(cache.plans, record.planId, () => getPlan(tx, org, record.planId));
+  const plan = await memo(cache.plans, record.planId, () => getPlan(tx, org, record.planId, cache));
   const items = parts.items.get(record.id) ?? [];
   const billingGroup = record.billingGroupId ? await findBillingGroup(tx, org, record.billingGroupId) : undefined;
   const paymentMethod = record.paymentMethodId ? await getPaymentMethod(tx, org, record.customerId, record.paymentMethodId, now) : undefined;
@@ -93,7 +93,7 @@ async function resourceOf(tx: Tx, org: string, record: SubscriptionRecord, now: 
     ? await getInvoiceAddress(tx, org, record.customerId, record.invoiceAddressId)
     : undefined;
   const subscriptionPeriods = toPeriods(record.periods);
-  const pendingPlan = record.pendingPlanId ? await memo(cache.plans, record.pendingPlanId, () => getPlan(tx, org, record.pendingPlanId!)) : undefined;
+  const pendingPlan = record.pendingPlanId ? await memo(cache.plans, record.pendingPlanId, () => getPlan(tx, org, record.pendingPlanId!, cache)) : undefined;
 
   const itemResources: SubscriptionItem[] = [];
   for (const item of items) {
