@@ -157,13 +157,13 @@ function chargeRecords(charges: PlanChargeInput[], previous: PlanChargeRecord[])
   }));
 }
 
-/** The stored plan with its products and price plans resolved. */
 /** Products and price plans by id, for the plans of one read to share (a page of subscriptions reads each once). */
 export interface CatalogueLookups {
   products: Map<string, Promise<Product>>;
   pricePlans: Map<string, Promise<PricePlan>>;
 }
 
+/** The stored plan with its products and price plans resolved (read once per `lookups`). */
 async function resolve(tx: Tx, org: string, r: PlanRecord, lookups: CatalogueLookups = { products: new Map(), pricePlans: new Map() }): Promise<Plan> {
   const product = (id: string): Promise<Product> =>
     memo(lookups.products, id, async () => {
