@@ -32,12 +32,6 @@ export class SqliteSql extends Sql {
     return { changes: this.stmt(sql).run(...params).changes };
   }
 
-  /** Synchronously, without a promise per run. */
-  override async runEach(sql: string, paramLists: readonly Params[]): Promise<number[]> {
-    const s = this.stmt(sql);
-    return paramLists.map((params) => s.run(...params).changes);
-  }
-
   async allExact<T>(sql: string, ...params: Params): Promise<T[]> {
     let s = this.exactCache.get(sql);
     if (!s) {

@@ -36,7 +36,7 @@ const toRecord = (r: Row): UsageEventRecord => ({
   receivedAt: r.received_at,
 });
 
-/** Rows per multi-row INSERT (12 values each, far below either engine's limit of bound values). */
+/** Rows per multi-row INSERT on PostgreSQL (12 values each, far below its limit of bound values). */
 const ROWS_PER_INSERT = 100;
 const INSERT_HEAD = `INSERT INTO usage_events (subscription_id, event_name, ts, seq, organisation_id, event_id, target, customer_id, properties, unmatched, late, received_at) VALUES `;
 
@@ -104,10 +104,10 @@ export class SqlUsageEventRepo implements UsageEventRepo {
     if (this.sql.dialect === 'sqlite') {
       // In-process, one prepared single-row INSERT per event costs 15 % less than multi-row INSERTs
       // with RETURNING (measured on batches of 1,000); PostgreSQL saves round trips with the latter.
-      const changes = await this.sql.runEach(`${INSERT_HEAD}${this.p.tuple} ON CONFLICT DO NOTHING`, rows.map(values));
-      rows.forEach((r, i) => {
-        if (changes[i] === 1 && r.target === 0) claimed.add(r.id);
-      });
+      const one = `${INSERT_HEAD}${this.p.tuple} ON CONFLICT DO NOTHING`;
+      for (const r of rows) {
+        if ((await this.sql.run(one, ...values(r))).changes === 1 && r.target === 0) claimed.add(r.id);
+      }
       return claimed;
     }
     for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
