@@ -1,6 +1,6 @@
 /** The read model: a subscription record becomes the resource of interface 2.1, every derived field computed as of `now`. */
 import { notFound } from '../../errors.js';
-import type { Plan, PricePlan, Product } from '../../schemas/catalogue.js';
+import type { Plan } from '../../schemas/catalogue.js';
 import type { PageRequest } from '../../schemas/common.js';
 import type { Customer } from '../../schemas/customers.js';
 import type { Subscription, SubscriptionItem } from '../../schemas/subscriptions.js';
@@ -13,16 +13,14 @@ import { findCoupon } from '../coupons.js';
 import { customerIdOf } from '../customers.js';
 import { termsAfter, toIso, zoned } from '../dates.js';
 import { memo } from '../memo.js';
-import { getPlan } from '../plans.js';
+import { type CatalogueLookups, getPlan } from '../plans.js';
 import { getPricePlan, getProduct } from '../products.js';
 import { recentMeasurementValues } from '../usage.js';
 import { loadSubscription } from './records.js';
 import { intervalsOf, reachableTermEnds, toPeriods } from './terms.js';
 
 /** What a read of subscriptions looks up again and again, each once (products and price plans also for their plans). */
-interface Lookups {
-  products: Map<string, Promise<Product>>;
-  pricePlans: Map<string, Promise<PricePlan>>;
+interface Lookups extends CatalogueLookups {
   plans: Map<string, Promise<Plan>>;
   customers: Map<string, Promise<Customer>>;
 }
