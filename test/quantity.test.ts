@@ -84,6 +84,8 @@ describe('averages, rounded half-up to the millionth', () => {
     [13_500_002n, 4n, 3_375_001n], // 3.3750005 -> 3.375001
     [13_500_001n, 4n, 3_375_000n], // 3.37500025 -> 3.375
     [0n, 0n, 0n],
+    [-10n, 4n, -3n], // usage events may be negative: -2.5 -> -3, half away from zero
+    [-9n, 4n, -2n],
   ])('sum %s over %s values averages %s', (sum, count, avg) => {
     expect(averageMicros(sum, count)).toBe(avg);
   });

@@ -93,9 +93,13 @@ export function divideHalfUp(numerator: bigint, denominator: bigint): bigint {
   return divideRounded(numerator, denominator);
 }
 
-/** Average of `count` values summing to `sumMicros`, in micro-units rounded half-up; 0 for no values. */
+/**
+ * Average of `count` values summing to `sumMicros`, in micro-units rounded half-up (a negative
+ * average, of usage events carrying negative values, half away from zero); 0 for no values.
+ */
 export function averageMicros(sumMicros: bigint, count: bigint): bigint {
-  return count === 0n ? 0n : divideHalfUp(sumMicros, count);
+  if (count === 0n) return 0n;
+  return sumMicros < 0n ? -divideHalfUp(-sumMicros, count) : divideHalfUp(sumMicros, count);
 }
 
 export interface Level {
