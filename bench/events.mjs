@@ -4,9 +4,10 @@
 //   same rows (migration 022's table, same WAL mode and `synchronous`) with prepared statements: one
 //   INSERT … ON CONFLICT DO NOTHING per event, a batch in one transaction. Targets: batches >= 100,000
 //   events/s and >= 0.7 of the bare rate; single events >= 0.8 of it, p99 reported.
-// - aggregation: 1,000,000 events of one subscription in one interval, a filter on a property; the
-//   domain's `aggregateEvents` in a store read unit against the bare SQL aggregate on the same
-//   connection. Target: <= 1.5x the bare SQL and < 400 ms.
+// - aggregation: 1,000,000 events of one subscription in one 30-day interval, a filter on a
+//   property; the domain's `aggregateEvents` in a store read unit, over the events alone and then
+//   with the hourly rollups the jobs loop keeps (the time to roll them up reported), against the bare
+//   SQL aggregate of the events. Target: <= 1.5x the bare SQL and < 400 ms.
 // - deduplication: `ingestUsageEvents` in units of 1,000 fresh random ids into a table holding
 //   10,000,000 events (made by SQL) against an empty one. Target: >= 0.8 of the empty table's rate.
 // `node bench/events.mjs [ingestion|aggregation|dedup]` runs one part (after `npm run build`).
@@ -16,6 +17,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { aggregateEvents } from '../dist/domain/aggregation.js';
 import { ingestUsageEvents } from '../dist/domain/usageEvents.js';
+import { rollUpMetric } from '../dist/domain/usageRollups.js';
 import { createOrganisation } from '../dist/server.js';
 import { openDatabase, SqliteStore } from '../dist/store/sqlite.js';
 import { compare, median, report, restClient, serveJson, startBare, startServer, tempDb } from './lib.mjs';
@@ -133,19 +135,23 @@ export async function benchEventIngestion() {
   }
 }
 
-/** Fills usage_events by SQL: `count` events of one subscription spread over the hour before now, ids random, in transactions of 1,000,000. */
-function fill(db, org, subscription, count, properties) {
+/** Fills usage_events by SQL: `count` events of one subscription spread over the `spanMs` before now (default an hour), ids random, in transactions of 1,000,000. */
+function fill(db, org, subscription, count, properties, spanMs = 3_600_000) {
   const end = Date.now();
   const insert = db.prepare(
     `WITH RECURSIVE n(i) AS (SELECT CAST(? AS INTEGER) UNION ALL SELECT i + 1 FROM n WHERE i < ?)
      INSERT INTO usage_events (subscription_id, event_name, ts, seq, organisation_id, event_id, target, customer_id, properties, unmatched, late, received_at)
-     SELECT ?, 'completion', CAST(? - 3600000 + i * 3600000 / ? AS INTEGER), i, ?, lower(hex(randomblob(16))), 0, NULL, jsonb(${properties}), 0, 0, ? FROM n`,
+     SELECT ?, 'completion', CAST(? - ? + i * ? / ? AS INTEGER), i, ?, lower(hex(randomblob(16))), 0, NULL, jsonb(${properties}), 0, 0, ? FROM n`,
   );
   for (let first = 1; first <= count; first += 1_000_000) {
-    db.transaction(() => insert.run(first, Math.min(count, first + 999_999), subscription, end, count, org, end))();
+    db.transaction(() => insert.run(first, Math.min(count, first + 999_999), subscription, end, spanMs, spanMs, count, org, end))();
   }
   db.prepare('INSERT INTO usage_event_sequence (organisation_id, last) VALUES (?, ?)').run(org, count);
+  return end;
 }
+
+/** The aggregation bench's events span a monthly billing interval: 30 days before now. */
+const AGG_SPAN_MS = 30 * 24 * 3_600_000;
 
 export async function benchEventAggregation() {
   const file = tempDb('events-aggregation');
@@ -156,10 +162,11 @@ export async function benchEventAggregation() {
     const setup = new Database(file);
     setup.pragma('cache_size = -1000000');
     let t = performance.now();
-    fill(setup, org, subscription, AGG_EVENTS, `json_object('tokens', i % 500 + 1, 'model', CASE WHEN i % 3 = 0 THEN 'small' WHEN i % 3 = 1 THEN 'large' ELSE 'xl' END, 'user', 'u' || (i % 10000))`);
+    const end = fill(setup, org, subscription, AGG_EVENTS, `json_object('tokens', i % 500 + 1, 'model', CASE WHEN i % 3 = 0 THEN 'small' WHEN i % 3 = 1 THEN 'large' ELSE 'xl' END, 'user', 'u' || (i % 10000))`, AGG_SPAN_MS);
     const fillMs = performance.now() - t;
     setup.close();
-    const scope = { subscriptionId: subscription, eventName: 'completion', from: 0, to: Date.now() + 1 };
+    // The billing interval of the events: from the first to just after the last, not on whole hours.
+    const scope = { subscriptionId: subscription, eventName: 'completion', from: end - AGG_SPAN_MS, to: end + 1 };
     const filters = [{ property: 'model', values: ['large', 'xl'] }];
     const bareSql = {
       count: 'count(*)',
@@ -168,15 +175,22 @@ export async function benchEventAggregation() {
       average: "avg(properties ->> '$.tokens')",
       unique_count: "count(DISTINCT properties ->> '$.user')",
     };
+    const metricOf = (aggregation) => ({
+      eventName: 'completion',
+      aggregation,
+      property: aggregation === 'count' ? null : aggregation === 'unique_count' ? 'user' : 'tokens',
+      filters,
+      type: 'metered',
+    });
     const raw = new Database(file, { readonly: true });
-    const figures = {};
-    for (const aggregation of ['count', 'sum', 'max', 'average', 'unique_count', 'latest']) {
-      const metric = { eventName: 'completion', aggregation, property: aggregation === 'count' ? null : aggregation === 'unique_count' ? 'user' : 'tokens', filters, type: 'metered' };
-      const where = `FROM usage_events WHERE subscription_id = ? AND event_name = 'completion' AND ts >= ? AND ts < ? AND properties ->> '$.model' IN ('large', 'xl')`;
-      const bare =
-        aggregation === 'latest'
-          ? raw.prepare(`SELECT properties ->> '$.tokens' AS v ${where} ORDER BY ts DESC, seq DESC LIMIT 1`)
-          : raw.prepare(`SELECT ${bareSql[aggregation]} AS v ${where}`);
+    const where = `FROM usage_events WHERE subscription_id = ? AND event_name = 'completion' AND ts >= ? AND ts < ? AND properties ->> '$.model' IN ('large', 'xl')`;
+    const bareOf = (aggregation) =>
+      aggregation === 'latest'
+        ? raw.prepare(`SELECT properties ->> '$.tokens' AS v ${where} ORDER BY ts DESC, seq DESC LIMIT 1`)
+        : raw.prepare(`SELECT ${bareSql[aggregation]} AS v ${where}`);
+    /** Medians of AGG_RUNS alternating runs of the bare SQL and of `aggregateEvents`, and the value. */
+    const measure = async (aggregation) => {
+      const bare = bareOf(aggregation);
       const b = [];
       const c = [];
       let value;
@@ -185,15 +199,33 @@ export async function benchEventAggregation() {
         bare.get(subscription, scope.from, scope.to);
         b.push(performance.now() - t);
         t = performance.now();
-        value = await store.read((tx) => aggregateEvents(tx, org, scope, metric));
+        value = await store.read((tx) => aggregateEvents(tx, org, scope, metricOf(aggregation)));
         c.push(performance.now() - t);
       }
-      const bareMs = median(b);
-      const oursMs = median(c);
-      figures[aggregation] = { bareMs: Number(bareMs.toFixed(1)), oursMs: Number(oursMs.toFixed(1)), ratio: Number((oursMs / bareMs).toFixed(2)), valueMicros: String(value) };
+      return { bareMs: median(b), oursMs: median(c), value: String(value) };
+    };
+    const aggregations = ['count', 'sum', 'max', 'average', 'unique_count', 'latest'];
+    // First over the events alone (no rollups yet), then as the jobs loop leaves them: rolled up.
+    const overEvents = {};
+    for (const aggregation of aggregations) overEvents[aggregation] = await measure(aggregation);
+    t = performance.now();
+    for (const aggregation of ['count', 'sum']) await rollUpMetric(store, org, metricOf(aggregation));
+    const rollupMs = performance.now() - t;
+    const figures = {};
+    for (const aggregation of aggregations) {
+      const rolled = await measure(aggregation);
+      if (rolled.value !== overEvents[aggregation].value) throw new Error(`${aggregation}: ${rolled.value} with the rollups, ${overEvents[aggregation].value} over the events`);
+      figures[aggregation] = {
+        bareMs: Number(rolled.bareMs.toFixed(1)),
+        oursMs: Number(rolled.oursMs.toFixed(1)),
+        ratio: Number((rolled.oursMs / rolled.bareMs).toFixed(3)),
+        overEventsMs: Number(overEvents[aggregation].oursMs.toFixed(1)),
+        overEventsRatio: Number((overEvents[aggregation].oursMs / overEvents[aggregation].bareMs).toFixed(2)),
+        valueMicros: rolled.value,
+      };
     }
     raw.close();
-    report(`usage events aggregation: ${AGG_EVENTS} events of one subscription, filter model IN (large, xl), ${AGG_RUNS} runs each (filled in ${Math.round(fillMs)} ms)`, {
+    report(`usage events aggregation: ${AGG_EVENTS} events of one subscription over 30 days, filter model IN (large, xl), ${AGG_RUNS} runs each (filled in ${Math.round(fillMs)} ms; the count and sum metrics rolled up in ${Math.round(rollupMs)} ms)`, {
       ...figures,
       target: '<= 1.5x bare and < 400 ms',
     });

@@ -313,6 +313,7 @@ describe('PostgreSQL schema', () => {
       expect(columns.filter((c) => c.identity !== '').map((c) => `${c.table}.${c.name}:${c.identity}`).sort()).toEqual([
         'measurement_value_ids.key:d',
         'subscription_items.rowid:d',
+        'usage_rollup_marks.id:d',
       ]);
     });
 

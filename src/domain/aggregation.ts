@@ -6,9 +6,10 @@
 import type { UsageMetric } from '../schemas/catalogue.js';
 import type { AggregationType, Measurement } from '../schemas/measurements.js';
 import type { UsageScope } from '../store/ports/usage.js';
-import type { EventScope } from '../store/ports/usageEvents.js';
+import type { EventScope, EventStats } from '../store/ports/usageEvents.js';
 import type { Tx } from '../store/store.js';
 import { averageMicros, MICROS, timeWeightedMicros } from './quantity.js';
+import { rolledUpStats } from './usageRollups.js';
 
 /** One aggregate of the values in a scope, in micro-units (counts too: 3 values are 3,000,000). */
 export async function aggregate(tx: Tx, org: string, scope: UsageScope, aggregation: AggregationType): Promise<bigint> {
@@ -68,8 +69,37 @@ export async function timeWeightedValue(tx: Tx, org: string, interval: ItemInter
 }
 
 
-/** A metric's aggregate of the events in a scope, in micro-units; never below 0 (a quantity to price). */
+/**
+ * A metric's aggregate of the events in a scope, in micro-units; never below 0 (a quantity to price).
+ * count, sum, max and average read the hourly rollups where they can answer (src/domain/usageRollups.ts),
+ * else the events; unique_count and latest always read the events (latest reads one).
+ */
 export async function aggregateEvents(tx: Tx, org: string, scope: EventScope, metric: UsageMetric): Promise<bigint> {
+  const { aggregation } = metric;
+  let value: bigint | undefined;
+  if (aggregation !== 'unique_count' && aggregation !== 'latest') {
+    const rolled = await rolledUpStats(tx, org, scope, metric);
+    if (rolled) value = fromStats(rolled, aggregation);
+  }
+  value ??= await overEvents(tx, org, scope, metric);
+  return value < 0n ? 0n : value;
+}
+
+/** count, sum, max or average from the stats of a scope. */
+function fromStats(stats: EventStats, aggregation: 'count' | 'sum' | 'max' | 'average'): bigint {
+  switch (aggregation) {
+    case 'count':
+      return stats.events * MICROS;
+    case 'max':
+      return stats.max ?? 0n;
+    case 'average':
+      return averageMicros(stats.sum, stats.valued);
+    case 'sum':
+      return stats.sum;
+  }
+}
+
+async function overEvents(tx: Tx, org: string, scope: EventScope, metric: UsageMetric): Promise<bigint> {
   let value: bigint;
   switch (metric.aggregation) {
     case 'count':
@@ -92,7 +122,13 @@ export async function aggregateEvents(tx: Tx, org: string, scope: EventScope, me
       value = averageMicros(sum, count);
     }
   }
-  return value < 0n ? 0n : value;
+  return value;
+}
+
+/** How many events of a scope match the metric's filters, and how many of them are late: from the rollups where they can answer. */
+export async function countEvents(tx: Tx, org: string, scope: EventScope, metric: UsageMetric): Promise<{ events: number; late: number }> {
+  const rolled = await rolledUpStats(tx, org, scope, metric);
+  return rolled ? { events: Number(rolled.events), late: Number(rolled.late) } : tx.usageEvents.count(org, scope, metric);
 }
 
 /**

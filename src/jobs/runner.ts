@@ -6,6 +6,7 @@ import { applyDunning } from '../domain/dunning.js';
 import type { EmailSender } from '../email/sender.js';
 import { breakIfOverdue, overdueCutoff } from '../domain/paymentPlans.js';
 import { collectDueSepa } from '../domain/sepa.js';
+import { rollUpUsage } from '../domain/usageRollups.js';
 import { announceEndingTrials, cancelDueSubscriptions } from '../domain/subscriptions/lifecycle.js';
 import { applyDuePlanChange } from '../domain/subscriptions/planChange.js';
 import type { Logger } from '../logger.js';
@@ -50,6 +51,7 @@ function nothingDone(): Record<string, Record<string, number>> {
     dueCancellations: { cancelled: 0 },
     planChanges: { applied: 0 },
     trials: { announced: 0 },
+    usageRollups: { metricsUpdated: 0 },
     billing: { subscriptionsBilled: 0, invoicesCreated: 0, subscriptionsFailed: 0 },
     overdueInstallments: { plansBroken: 0 },
     sepaCollections: { statements: 0, payments: 0 },
@@ -175,7 +177,7 @@ async function applyDuePlanChanges(deps: JobsDeps, now: Date): Promise<number> {
 /**
  * Runs every job that is due as of `now`, each in its own unit of work; no job holds a transaction
  * across network I/O. Billing runs come after due cancellations, so a subscription cancelled now has
- * its final period billed in the same run; dunning after overdue installments break their plans, so a
+ * its final period billed in the same run, and after the usage rollups, so that they read them up to date; dunning after overdue installments break their plans, so a
  * broken plan's invoice is dunned in the same run. E-mails and webhook deliveries go last, so what
  * the other jobs wrote goes out in the same run.
  *
@@ -229,6 +231,9 @@ async function runPasses(deps: JobsDeps, now: Date, trigger: 'schedule' | 'cli',
     },
     async () => {
       jobs.trials = { announced: await deps.store.transaction((tx) => announceEndingTrials(tx, now)) };
+    },
+    async () => {
+      jobs.usageRollups = { metricsUpdated: await rollUpUsage(deps.store) };
     },
     async () => {
       const runs = await runBilling({ store: deps.store, settings: { paymentTermDays: deps.config.paymentTermDays } }, { trigger, asOf: now, now });

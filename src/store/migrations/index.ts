@@ -28,6 +28,7 @@ import { sepaMandateLifecycle } from './028_sepa_mandate_lifecycle.js';
 import { sepaPreNotifications } from './029_sepa_pre_notifications.js';
 import { dunningLetters } from './030_dunning_letters.js';
 import { jobLeases } from './031_job_leases.js';
+import { usageRollups } from './032_usage_rollups.js';
 
 import { AppError } from '../../errors.js';
 
@@ -69,6 +70,7 @@ export const MIGRATIONS: Migration[] = [
   sepaPreNotifications,
   dunningLetters,
   jobLeases,
+  usageRollups,
 ];
 
 /** The schema version this billing-mcp writes, the same for both engines. */

@@ -42,6 +42,30 @@ export interface MeteringItem {
   lastBilledTo: string | null;
 }
 
+/**
+ * What counts of a metric's events in a scope, gathered in one pass (by the rollups or over the
+ * events): all that count, sum, max and average need.
+ */
+export interface EventStats {
+  /** Events matching the metric's filters. */
+  events: bigint;
+  /** How many of them arrived late. */
+  late: bigint;
+  /** How many of them have the property. */
+  valued: bigint;
+  /** The sum of the property in micro-units, exact per event (an integer value as it is, others rounded to micro-units). */
+  sum: bigint;
+  /** The largest value in micro-units, null when none has the property. */
+  max: bigint | null;
+}
+
+/** Where an organisation's rollups of one metric stand. */
+export interface RollupMark {
+  id: number;
+  /** Every event with an arrival number (seq) up to this is rolled up; null: rollups given up for this metric. */
+  upto: number | null;
+}
+
 export interface UsageEventRepo {
   /** Reserves `count` arrival numbers of the organisation; returns the first. */
   reserveSeq(org: string, count: number): Promise<number>;
@@ -70,4 +94,32 @@ export interface UsageEventRepo {
   page(org: string, scope: EventScope, metric: UsageMetric, limit: number, offset: number): Promise<UsageEventRecord[]>;
   /** A page of events newest first (by arrival), `limit` at most. */
   list(org: string, filter: UsageEventFilter, limit: number): Promise<UsageEventRecord[]>;
+  /**
+   * The stats of the scope's events matching the metric's filters; with `afterSeq`, only those that
+   * arrived after it (read along the arrival order). Null when a sum leaves 64 bits.
+   */
+  stats(org: string, scope: EventScope, metric: UsageMetric, afterSeq?: number): Promise<EventStats | null>;
+  /** The arrival number of the organisation's latest event (0 before the first). */
+  lastSeq(org: string): Promise<number>;
+  /** Every usage metric that some product of some organisation has (each organisation's distinct ones). */
+  productMetrics(): Promise<Array<{ org: string; metric: UsageMetric }>>;
+  /** The mark of the organisation's rollups of `key` (a metric's canonical text), if they were started. */
+  rollupMark(org: string, key: string): Promise<RollupMark | undefined>;
+  /** The mark of `key`, started at 0 (nothing rolled up) if there was none. */
+  openRollup(org: string, key: string): Promise<RollupMark>;
+  /** Every rollup mark, with its organisation and key. */
+  rollupMarks(): Promise<Array<RollupMark & { org: string; key: string }>>;
+  /** Drops a mark and its rollups. */
+  dropRollup(markId: number): Promise<void>;
+  /** Gives the rollups of a mark up: aggregation then reads the events alone. */
+  abandonRollup(markId: number): Promise<void>;
+  /**
+   * Adds the events that arrived after `mark.upto` up to `toSeq` (those of a subscription, with a
+   * timestamp from 1970 on) to the mark's hourly rollups and moves the mark to `toSeq`. Answers
+   * 'moved' (nothing written) when the mark no longer stands at `mark.upto`, and 'overflow' when a
+   * sum left 64 bits (on PostgreSQL the failed statement aborted the transaction: the unit must roll back).
+   */
+  rollUp(org: string, mark: RollupMark & { upto: number }, metric: UsageMetric, toSeq: number): Promise<'rolled' | 'moved' | 'overflow'>;
+  /** The sum of a mark's rollups of one subscription over the hours starting in [fromHour, toHour) (ms). Null when a sum leaves 64 bits. */
+  rolledUp(markId: number, subscriptionId: string, fromHour: number, toHour: number): Promise<EventStats | null>;
 }

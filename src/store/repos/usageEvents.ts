@@ -1,7 +1,9 @@
 import type { UsageMetric } from '../../schemas/catalogue.js';
 import type {
   EventScope,
+  EventStats,
   MeteringItem,
+  RollupMark,
   UsageEventFilter,
   UsageEventRecord,
   UsageEventRepo,
@@ -54,6 +56,13 @@ interface PropertySql {
   organisation: string;
   prop(name: string): string;
   micros(name: string): string;
+  /**
+   * The columns `whole` and `part` of one event's value in micro-units, exact: SQLite reads an
+   * integer as it is (whole units) and rounds others to micro-units; PostgreSQL's numeric is exact.
+   */
+  exact(name: string): { whole: string; part: string };
+  /** How a statement reads the events along their arrival order. */
+  byArrival: string;
 }
 
 const SQLITE: PropertySql = {
@@ -63,6 +72,15 @@ const SQLITE: PropertySql = {
   organisation: '+organisation_id',
   prop: (name) => `properties ->> '$."${name}"'`,
   micros: (name) => `CAST(round(properties ->> '$."${name}"' * 1000000) AS INTEGER)`,
+  exact: (name) => {
+    const v = `properties ->> '$."${name}"'`;
+    const micros = `CAST(round(${v} * 1000000) AS INTEGER)`;
+    return {
+      whole: `CASE WHEN typeof(${v} + 0) = 'integer' THEN ${v} + 0 ELSE ${micros} / 1000000 END`,
+      part: `CASE WHEN typeof(${v} + 0) = 'integer' THEN 0 ELSE ${micros} % 1000000 END`,
+    };
+  },
+  byArrival: 'INDEXED BY usage_events_arrival',
 };
 
 /** A JSON number, or a string that is one (as SQLite's arithmetic reads it); other values count as 0. */
@@ -77,7 +95,34 @@ const POSTGRES: PropertySql = {
   organisation: 'organisation_id',
   prop: (name) => `properties ->> '${name}'`,
   micros: (name) => `round(${pgNumber(name)} * 1000000)`,
+  exact: (name) => ({ whole: `trunc(round(${pgNumber(name)} * 1000000) / 1000000)`, part: `round(${pgNumber(name)} * 1000000) % 1000000` }),
+  byArrival: '',
 };
+
+/** An hour in milliseconds: the rollups' bucket. */
+const HOUR_MS = 3_600_000;
+
+interface StatsRow {
+  events: bigint;
+  late: bigint;
+  valued: bigint;
+  whole: bigint;
+  part: bigint;
+  max: bigint | null;
+}
+
+const toStats = (r: StatsRow): EventStats => ({
+  events: BigInt(r.events),
+  late: BigInt(r.late),
+  valued: BigInt(r.valued),
+  sum: BigInt(r.whole) * 1_000_000n + BigInt(r.part),
+  max: r.max === null ? null : BigInt(r.max),
+});
+
+/** A value that left 64 bits: SQLite's sum() stops, a STRICT column refuses the REAL that `+` made of it, PostgreSQL's bigint is out of range. */
+const isOverflow = (err: unknown) =>
+  err instanceof Error &&
+  (err.message === 'integer overflow' || ('code' in err && (err.code === 'SQLITE_CONSTRAINT_DATATYPE' || err.code === '22003')));
 
 /** SQLite's sum() of integers stops with this error rather than lose precision. */
 const isIntegerOverflow = (err: unknown) => err instanceof Error && err.message === 'integer overflow';
@@ -139,15 +184,125 @@ export class SqlUsageEventRepo implements UsageEventRepo {
       .map((r) => ({ eventName: (JSON.parse(r.usage_metric) as UsageMetric).eventName, lastBilledTo: r.last_billed_to }));
   }
 
-  /** The WHERE clause of a scope with the metric's filters, and its parameters. */
-  private where(org: string, scope: EventScope, metric: UsageMetric): { text: string; params: unknown[] } {
-    let text = `WHERE subscription_id = ? AND event_name = ? AND ts >= ? AND ts < ? AND ${this.p.organisation} = ?`;
-    const params: unknown[] = [scope.subscriptionId, scope.eventName, scope.from, scope.to, org];
+  /**
+   * The WHERE clause of a scope with the metric's filters, and its parameters; with `afterSeq`, of
+   * the events that arrived after it, read along the arrival index (a short tail, not the scope).
+   */
+  private where(org: string, scope: EventScope, metric: UsageMetric, afterSeq?: number): { text: string; params: unknown[] } {
+    let text: string;
+    let params: unknown[];
+    if (afterSeq === undefined) {
+      text = `WHERE subscription_id = ? AND event_name = ? AND ts >= ? AND ts < ? AND ${this.p.organisation} = ?`;
+      params = [scope.subscriptionId, scope.eventName, scope.from, scope.to, org];
+    } else {
+      text = `${this.p.byArrival} WHERE organisation_id = ? AND seq > ? AND subscription_id = ? AND event_name = ? AND ts >= ? AND ts < ?`;
+      params = [org, afterSeq, scope.subscriptionId, scope.eventName, scope.from, scope.to];
+    }
+    return this.filtered(text, params, metric);
+  }
+
+  private filtered(text: string, params: unknown[], metric: UsageMetric): { text: string; params: unknown[] } {
     for (const f of metric.filters) {
       text += ` AND ${this.p.prop(f.property)} IN (${f.values.map(() => '?').join(', ')})`;
       params.push(...f.values);
     }
     return { text, params };
+  }
+
+  /** The aggregates of EventStats over a metric's events, SQLite's sums as whole units and millionths. */
+  private statsColumns(metric: UsageMetric): string {
+    if (metric.property === null) return `count(*) AS events, coalesce(sum(late), 0) AS late, 0 AS valued, 0 AS whole, 0 AS part, NULL AS max`;
+    const { whole, part } = this.p.exact(metric.property);
+    return `count(*) AS events, coalesce(sum(late), 0) AS late, count(${this.p.prop(metric.property)}) AS valued,
+      coalesce(sum(${whole}), 0) AS whole, coalesce(sum(${part}), 0) AS part, max(${this.p.micros(metric.property)}) AS max`;
+  }
+
+  async stats(org: string, scope: EventScope, metric: UsageMetric, afterSeq?: number): Promise<EventStats | null> {
+    const { text, params } = this.where(org, scope, metric, afterSeq);
+    try {
+      return toStats((await this.sql.getExact(`SELECT ${this.statsColumns(metric)} FROM usage_events ${text}`, ...params)) as StatsRow);
+    } catch (err) {
+      if (isOverflow(err)) return null;
+      throw err;
+    }
+  }
+
+  async lastSeq(org: string): Promise<number> {
+    return (await this.sql.get<{ last: number }>('SELECT last FROM usage_event_sequence WHERE organisation_id = ?', org))?.last ?? 0;
+  }
+
+  async productMetrics(): Promise<Array<{ org: string; metric: UsageMetric }>> {
+    return (await this.sql
+      .all<{ organisation_id: string; usage_metric: string }>('SELECT DISTINCT organisation_id, usage_metric FROM products WHERE usage_metric IS NOT NULL ORDER BY organisation_id, usage_metric'))
+      .map((r) => ({ org: r.organisation_id, metric: JSON.parse(r.usage_metric) as UsageMetric }));
+  }
+
+  async rollupMark(org: string, key: string): Promise<RollupMark | undefined> {
+    return this.sql.get<RollupMark>('SELECT id, upto FROM usage_rollup_marks WHERE organisation_id = ? AND metric = ?', org, key);
+  }
+
+  async openRollup(org: string, key: string): Promise<RollupMark> {
+    await this.sql.run('INSERT INTO usage_rollup_marks (organisation_id, metric, upto) VALUES (?, ?, 0) ON CONFLICT (organisation_id, metric) DO NOTHING', org, key);
+    return (await this.rollupMark(org, key)) as RollupMark;
+  }
+
+  async rollupMarks(): Promise<Array<RollupMark & { org: string; key: string }>> {
+    return this.sql.all<RollupMark & { org: string; key: string }>('SELECT id, upto, organisation_id AS org, metric AS key FROM usage_rollup_marks ORDER BY id');
+  }
+
+  async dropRollup(markId: number): Promise<void> {
+    await this.sql.run('DELETE FROM usage_rollup_marks WHERE id = ?', markId);
+  }
+
+  async abandonRollup(markId: number): Promise<void> {
+    await this.sql.run('UPDATE usage_rollup_marks SET upto = NULL WHERE id = ?', markId);
+  }
+
+  async rollUp(org: string, mark: RollupMark & { upto: number }, metric: UsageMetric, toSeq: number): Promise<'rolled' | 'moved' | 'overflow'> {
+    const moved = await this.sql.run('UPDATE usage_rollup_marks SET upto = ? WHERE id = ? AND upto = ?', toSeq, mark.id, mark.upto);
+    if (moved.changes !== 1) return 'moved';
+    const { text, params } = this.filtered(
+      `${this.p.byArrival} WHERE organisation_id = ? AND seq > ? AND seq <= ? AND event_name = ? AND subscription_id <> '' AND ts >= 0`,
+      [org, mark.upto, toSeq, metric.eventName],
+      metric,
+    );
+    try {
+      await this.sql.run(
+        `INSERT INTO usage_rollups (mark_id, subscription_id, hour, events, late, valued, whole, part, max)
+         SELECT CAST(? AS BIGINT), subscription_id, ts - ts % ${HOUR_MS} AS hour, ${this.statsColumns(metric)}
+         FROM usage_events ${text}
+         GROUP BY subscription_id, hour
+         ON CONFLICT (mark_id, subscription_id, hour) DO UPDATE SET
+           events = usage_rollups.events + excluded.events, late = usage_rollups.late + excluded.late,
+           valued = usage_rollups.valued + excluded.valued, whole = usage_rollups.whole + excluded.whole,
+           part = usage_rollups.part + excluded.part,
+           max = CASE WHEN usage_rollups.max IS NULL OR excluded.max > usage_rollups.max THEN excluded.max ELSE usage_rollups.max END`,
+        mark.id,
+        ...params,
+      );
+    } catch (err) {
+      if (isOverflow(err)) return 'overflow';
+      throw err;
+    }
+    return 'rolled';
+  }
+
+  async rolledUp(markId: number, subscriptionId: string, fromHour: number, toHour: number): Promise<EventStats | null> {
+    try {
+      const row = await this.sql.getExact(
+        `SELECT coalesce(sum(events), 0) AS events, coalesce(sum(late), 0) AS late, coalesce(sum(valued), 0) AS valued,
+           coalesce(sum(whole), 0) AS whole, coalesce(sum(part), 0) AS part, max(max) AS max
+         FROM usage_rollups WHERE mark_id = ? AND subscription_id = ? AND hour >= ? AND hour < ?`,
+        markId,
+        subscriptionId,
+        fromHour,
+        toHour,
+      );
+      return toStats(row as StatsRow);
+    } catch (err) {
+      if (isOverflow(err)) return null;
+      throw err;
+    }
   }
 
   async countEvents(org: string, scope: EventScope, metric: UsageMetric): Promise<bigint> {
