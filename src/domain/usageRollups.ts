@@ -55,7 +55,7 @@ export async function rolledUpStats(tx: Tx, org: string, scope: EventScope, metr
   const mark = await tx.usageEvents.rollupMark(org, rollupKey(metric));
   if (!mark || mark.upto === null || (await tx.usageEvents.lastSeq(org)) - mark.upto > MAX_TAIL) return null;
   const parts: Array<() => Promise<EventStats | null>> = [
-    () => tx.usageEvents.rolledUp(mark.id, scope.subscriptionId, first, last),
+    () => tx.usageEvents.rolledUp(org, mark.id, scope.subscriptionId, first, last),
     () => tx.usageEvents.stats(org, { ...scope, from: first, to: last }, metric, mark.upto as number),
   ];
   if (scope.from < first) parts.push(() => tx.usageEvents.stats(org, { ...scope, to: first }, metric));

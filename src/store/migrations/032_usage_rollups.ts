@@ -12,7 +12,8 @@ import type { Migration } from './index.js';
  * reads the events alone. `usage_rollups` holds, per mark, subscription and hour (its first
  * millisecond, UTC), the events matching the filters, the late ones among them, those having the
  * property, the sum of the property in micro-units (exact per event: whole units and millionths
- * apart) and its largest value in micro-units.
+ * apart) and its largest value in micro-units. The mark leads its key (a dropped mark's rollups go
+ * with it by its foreign key); the organisation is a column, as in every table.
  */
 export const usageRollups: Migration = {
   version: 32,
@@ -26,6 +27,7 @@ CREATE TABLE usage_rollup_marks (
   UNIQUE (organisation_id, metric)
 ) STRICT;
 CREATE TABLE usage_rollups (
+  organisation_id TEXT NOT NULL REFERENCES organisations(id),
   mark_id INTEGER NOT NULL REFERENCES usage_rollup_marks(id) ON DELETE CASCADE,
   subscription_id TEXT NOT NULL,
   hour INTEGER NOT NULL,

@@ -1038,6 +1038,7 @@ CREATE TABLE usage_rollup_marks (
   UNIQUE (organisation_id, metric)
 );
 CREATE TABLE usage_rollups (
+  organisation_id TEXT COLLATE "C" NOT NULL REFERENCES organisations(id),
   mark_id BIGINT NOT NULL REFERENCES usage_rollup_marks(id) ON DELETE CASCADE,
   subscription_id TEXT COLLATE "C" NOT NULL,
   hour BIGINT NOT NULL,

@@ -121,5 +121,5 @@ export interface UsageEventRepo {
    */
   rollUp(org: string, mark: RollupMark & { upto: number }, metric: UsageMetric, toSeq: number): Promise<'rolled' | 'moved' | 'overflow'>;
   /** The sum of a mark's rollups of one subscription over the hours starting in [fromHour, toHour) (ms). Null when a sum leaves 64 bits. */
-  rolledUp(markId: number, subscriptionId: string, fromHour: number, toHour: number): Promise<EventStats | null>;
+  rolledUp(org: string, markId: number, subscriptionId: string, fromHour: number, toHour: number): Promise<EventStats | null>;
 }

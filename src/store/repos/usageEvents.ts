@@ -268,10 +268,10 @@ export class SqlUsageEventRepo implements UsageEventRepo {
     );
     try {
       await this.sql.run(
-        `INSERT INTO usage_rollups (mark_id, subscription_id, hour, events, late, valued, whole, part, max)
-         SELECT CAST(? AS BIGINT), subscription_id, ts - ts % ${HOUR_MS} AS hour, ${this.statsColumns(metric)}
+        `INSERT INTO usage_rollups (organisation_id, mark_id, subscription_id, hour, events, late, valued, whole, part, max)
+         SELECT organisation_id, CAST(? AS BIGINT), subscription_id, ts - ts % ${HOUR_MS} AS hour, ${this.statsColumns(metric)}
          FROM usage_events ${text}
-         GROUP BY subscription_id, hour
+         GROUP BY organisation_id, subscription_id, hour
          ON CONFLICT (mark_id, subscription_id, hour) DO UPDATE SET
            events = usage_rollups.events + excluded.events, late = usage_rollups.late + excluded.late,
            valued = usage_rollups.valued + excluded.valued, whole = usage_rollups.whole + excluded.whole,
@@ -287,16 +287,17 @@ export class SqlUsageEventRepo implements UsageEventRepo {
     return 'rolled';
   }
 
-  async rolledUp(markId: number, subscriptionId: string, fromHour: number, toHour: number): Promise<EventStats | null> {
+  async rolledUp(org: string, markId: number, subscriptionId: string, fromHour: number, toHour: number): Promise<EventStats | null> {
     try {
       const row = await this.sql.getExact(
         `SELECT coalesce(sum(events), 0) AS events, coalesce(sum(late), 0) AS late, coalesce(sum(valued), 0) AS valued,
            coalesce(sum(whole), 0) AS whole, coalesce(sum(part), 0) AS part, max(max) AS max
-         FROM usage_rollups WHERE mark_id = ? AND subscription_id = ? AND hour >= ? AND hour < ?`,
+         FROM usage_rollups WHERE mark_id = ? AND subscription_id = ? AND hour >= ? AND hour < ? AND organisation_id = ?`,
         markId,
         subscriptionId,
         fromHour,
         toHour,
+        org,
       );
       return toStats(row as StatsRow);
     } catch (err) {
