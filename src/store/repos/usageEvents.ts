@@ -119,13 +119,13 @@ const toStats = (r: StatsRow): EventStats => ({
   max: r.max === null ? null : BigInt(r.max),
 });
 
-/** A value that left 64 bits: SQLite's sum() stops, a STRICT column refuses the REAL that `+` made of it, PostgreSQL's bigint is out of range. */
+/**
+ * A value that left 64 bits: SQLite's sum() of integers stops rather than lose precision, a STRICT
+ * column refuses the REAL that `+` made of it, PostgreSQL's bigint is out of range.
+ */
 const isOverflow = (err: unknown) =>
   err instanceof Error &&
   (err.message === 'integer overflow' || ('code' in err && (err.code === 'SQLITE_CONSTRAINT_DATATYPE' || err.code === '22003')));
-
-/** SQLite's sum() of integers stops with this error rather than lose precision. */
-const isIntegerOverflow = (err: unknown) => err instanceof Error && err.message === 'integer overflow';
 
 export class SqlUsageEventRepo implements UsageEventRepo {
   private readonly p: PropertySql;
@@ -357,7 +357,7 @@ export class SqlUsageEventRepo implements UsageEventRepo {
       const row = await this.sql.getExact(`SELECT sum(${this.p.micros(property)}) AS s, ${count} AS n ${from}`, ...params) as { s: bigint | null; n: bigint };
       return { sum: row.s ?? 0n, count: row.n };
     } catch (err) {
-      if (!isIntegerOverflow(err)) throw err;
+      if (!isOverflow(err)) throw err;
       const row = await this.sql.getExact(`SELECT sum(${this.p.micros(property)} / 1000000) AS whole, sum(${this.p.micros(property)} % 1000000) AS part, count(${this.p.prop(property)}) AS n ${from}`, ...params) as { whole: bigint; part: bigint; n: bigint };
       return { sum: row.whole * 1_000_000n + row.part, count: row.n };
     }
