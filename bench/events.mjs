@@ -11,7 +11,7 @@
 // - deduplication: `ingestUsageEvents` in units of 1,000 fresh random ids into a table holding
 //   10,000,000 events (made by SQL) against an empty one. Target: >= 0.8 of the empty table's rate.
 // `node bench/events.mjs [ingestion|aggregation|dedup]` runs one part (after `npm run build`).
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -138,12 +138,12 @@ export async function benchEventIngestion() {
 }
 
 /** Fills usage_events by SQL: `count` events of one subscription spread over the `spanMs` before now (default an hour), ids random, in transactions of 1,000,000. */
-function fill(db, org, subscription, count, properties, spanMs = 3_600_000) {
+function fill(db, org, subscription, count, properties, spanMs = 3_600_000, idSql = 'lower(hex(randomblob(16)))') {
   const end = Date.now();
   const insert = db.prepare(
     `WITH RECURSIVE n(i) AS (SELECT CAST(? AS INTEGER) UNION ALL SELECT i + 1 FROM n WHERE i < ?)
      INSERT INTO usage_events (subscription_id, event_name, ts, seq, organisation_id, event_id, target, customer_id, properties, unmatched, late, received_at)
-     SELECT ?, 'completion', CAST(? - ? + i * ? / ? AS INTEGER), i, ?, lower(hex(randomblob(16))), 0, NULL, jsonb(${properties}), 0, 0, ? FROM n`,
+     SELECT ?, 'completion', CAST(? - ? + i * ? / ? AS INTEGER), i, ?, ${idSql}, 0, NULL, jsonb(${properties}), 0, 0, ? FROM n`,
   );
   for (let first = 1; first <= count; first += 1_000_000) {
     db.transaction(() => insert.run(first, Math.min(count, first + 999_999), subscription, end, spanMs, spanMs, count, org, end))();
@@ -241,15 +241,33 @@ export async function benchEventAggregation() {
   }
 }
 
-/** Events per second that `ingestUsageEvents` stores in units of 1,000 fresh random ids, on the store `file`. */
+/**
+ * BENCH_DEDUP_IDS: `uuidv4` (default; random, the claim index's worst case) or `uuidv7` (time-ordered,
+ * as UUIDv7 and ULID clients send: the stored events' ids are older, new ones append).
+ */
+const DEDUP_IDS = process.env.BENCH_DEDUP_IDS ?? 'uuidv4';
+/** A UUIDv7: 48 bits of Unix milliseconds, then random bits (RFC 9562). */
+function uuidv7() {
+  const b = randomBytes(16);
+  b.writeUIntBE(Date.now(), 0, 6);
+  b[6] = (b[6] & 0x0f) | 0x70;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = b.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+const newEventId = DEDUP_IDS === 'uuidv7' ? uuidv7 : randomUUID;
+/** The stored events' ids: random, or time-ordered from 2020 on (older than any new UUIDv7). */
+const STORED_ID_SQL = DEDUP_IDS === 'uuidv7' ? "printf('%012x', 1577836800000 + i) || lower(hex(randomblob(10)))" : undefined;
+
+/** Events per second that `ingestUsageEvents` stores in units of 1,000 fresh ids (BENCH_DEDUP_IDS), on the store `file`. */
 async function ingestRate(file, org, subscription) {
   const store = SqliteStore.open(file, { synchronous: SYNCHRONOUS });
   try {
     const timestamp = new Date(Date.now() - 60_000).toISOString();
     const batch = () =>
-      Array.from({ length: BATCH }, (_, i) => ({ id: randomUUID(), eventName: 'completion', timestamp, subscription, properties: { tokens: i + 1, model: 'large' } }));
+      Array.from({ length: BATCH }, (_, i) => ({ id: newEventId(), eventName: 'completion', timestamp, subscription, properties: { tokens: i + 1, model: 'large' } }));
     const batches = Array.from({ length: DEDUP_BATCHES }, batch);
-    for (const events of batches.slice(0, 5)) await store.transaction((tx) => ingestUsageEvents(tx, org, events.map((e) => ({ ...e, id: randomUUID() })), false, new Date()));
+    for (const events of batches.slice(0, 5)) await store.transaction((tx) => ingestUsageEvents(tx, org, events.map((e) => ({ ...e, id: newEventId() })), false, new Date()));
     const t = performance.now();
     let accepted = 0;
     for (const events of batches) accepted += (await store.transaction((tx) => ingestUsageEvents(tx, org, events, false, new Date()))).accepted;
@@ -274,7 +292,7 @@ export async function benchDeduplication() {
     const full = new Database(files[1]);
     full.pragma('cache_size = -2000000');
     let t = performance.now();
-    fill(full, made[1].org, made[1].subscription, STORED, `'{"tokens":1,"model":"large"}'`);
+    fill(full, made[1].org, made[1].subscription, STORED, `'{"tokens":1,"model":"large"}'`, undefined, STORED_ID_SQL);
     const fillMs = performance.now() - t;
     full.close();
     // The filled rows name a subscription id only; the ingested events address a real subscription on both sides.
@@ -295,7 +313,7 @@ export async function benchDeduplication() {
       filledMs: Math.round(fillMs),
       target: 'ratio >= 0.8',
     };
-    report(`usage events deduplication: ${DEDUP_BATCHES} units of ${BATCH} new random ids into ${STORED} stored events vs none, synchronous=${SYNCHRONOUS}`, figures);
+    report(`usage events deduplication: ${DEDUP_BATCHES} units of ${BATCH} new ${DEDUP_IDS} ids into ${STORED} stored events vs none, synchronous=${SYNCHRONOUS}`, figures);
     return figures;
   } finally {
     for (const file of files) fs.rmSync(path.dirname(file), { recursive: true, force: true });
