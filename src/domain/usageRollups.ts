@@ -54,9 +54,10 @@ export async function rolledUpStats(tx: Tx, org: string, scope: EventScope, metr
   if (scope.from < 0 || first >= last) return null;
   const mark = await tx.usageEvents.rollupMark(org, rollupKey(metric));
   if (!mark || mark.upto === null || (await tx.usageEvents.lastSeq(org)) - mark.upto > MAX_TAIL) return null;
+  const { id, upto } = mark;
   const parts: Array<() => Promise<EventStats | null>> = [
-    () => tx.usageEvents.rolledUp(org, mark.id, scope.subscriptionId, first, last),
-    () => tx.usageEvents.stats(org, { ...scope, from: first, to: last }, metric, mark.upto as number),
+    () => tx.usageEvents.rolledUp(org, id, scope.subscriptionId, first, last),
+    () => tx.usageEvents.stats(org, { ...scope, from: first, to: last }, metric, upto),
   ];
   if (scope.from < first) parts.push(() => tx.usageEvents.stats(org, { ...scope, to: first }, metric));
   if (last < scope.to) parts.push(() => tx.usageEvents.stats(org, { ...scope, from: last }, metric));
