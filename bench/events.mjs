@@ -11,11 +11,12 @@
 // - deduplication: `ingestUsageEvents` in units of 1,000 fresh random ids into a table holding
 //   10,000,000 events (made by SQL) against an empty one. Target: >= 0.8 of the empty table's rate.
 // `node bench/events.mjs [ingestion|aggregation|dedup]` runs one part (after `npm run build`).
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
+import { v7 as uuidv7 } from 'uuid';
 import { aggregateEvents } from '../dist/domain/aggregation.js';
 import { ingestUsageEvents } from '../dist/domain/usageEvents.js';
 import { rollUpMetric } from '../dist/domain/usageRollups.js';
@@ -246,15 +247,6 @@ export async function benchEventAggregation() {
  * as UUIDv7 and ULID clients send: the stored events' ids are older, new ones append).
  */
 const DEDUP_IDS = process.env.BENCH_DEDUP_IDS ?? 'uuidv4';
-/** A UUIDv7: 48 bits of Unix milliseconds, then random bits (RFC 9562). */
-function uuidv7() {
-  const b = randomBytes(16);
-  b.writeUIntBE(Date.now(), 0, 6);
-  b[6] = (b[6] & 0x0f) | 0x70;
-  b[8] = (b[8] & 0x3f) | 0x80;
-  const h = b.toString('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-}
 const newEventId = DEDUP_IDS === 'uuidv7' ? uuidv7 : randomUUID;
 /** The stored events' ids: random, or time-ordered from 2020 on (older than any new UUIDv7). */
 const STORED_ID_SQL = DEDUP_IDS === 'uuidv7' ? "printf('%012x', 1577836800000 + i) || lower(hex(randomblob(10)))" : undefined;
