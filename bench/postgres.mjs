@@ -23,7 +23,9 @@
 // and pages BENCH_PG_LIST_CONNECTIONS (10), the size of the pool, since more only queue. Also
 // BENCH_PG_PAGE_LIMIT (30); BILLING_DB_POOL_SIZE is passed to the servers and the bare handler
 // (default 10); BENCH_CPU_PROFILE=<dir> makes the PostgreSQL instances write V8 CPU profiles there.
-// Run: `npm run build && node bench/postgres.mjs [single,batch,list]` (all three without an argument).
+// - aggregation (only when named): usage events aggregated with and without the hourly rollups, see
+//   `benchAggregation` below.
+// Run: `npm run build && node bench/postgres.mjs [single,batch,list,aggregation]` (the first three without an argument).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -550,7 +552,84 @@ export async function benchPostgres(parts = ['single', 'batch', 'list']) {
   }
 }
 
+const AGG_EVENTS = Number(process.env.BENCH_AGG_EVENTS ?? 1_000_000);
+const AGG_RUNS = Number(process.env.BENCH_AGG_RUNS ?? 5);
+const AGG_SPAN_MS = 30 * 24 * 3_600_000;
+
+/**
+ * Usage aggregation on PostgreSQL (as bench/events.mjs measures it on SQLite): AGG_EVENTS events of
+ * one subscription over 30 days, filled by SQL, the sum of `tokens` where `model` is large or xl,
+ * from the domain's `aggregateEvents` in a PgStore read unit, over the events alone and then with the
+ * hourly rollups (rolled up as the jobs loop does, timed), against the bare SQL aggregate.
+ */
+export async function benchAggregation() {
+  const { PgStore } = await import('../dist/store/pg/store.js');
+  const { createOrganisation } = await import('../dist/server.js');
+  const { aggregateEvents } = await import('../dist/domain/aggregation.js');
+  const { rollUpMetric } = await import('../dist/domain/usageRollups.js');
+  const pgServer = await startPostgres();
+  const store = await PgStore.open(pgServer.url, { poolSize: 2 });
+  try {
+    const { organisationId: org } = await createOrganisation(store, 'Bench');
+    const subscription = randomBytes(16).toString('hex');
+    const end = Date.now();
+    const client = new pg.Client({ connectionString: pgServer.url });
+    await client.connect();
+    let t = performance.now();
+    await client.query(
+      `INSERT INTO usage_events (subscription_id, event_name, ts, seq, organisation_id, event_id, target, customer_id, properties, unmatched, late, received_at)
+       SELECT $1, 'completion', ($2::bigint - $3::bigint + i * $3::bigint / $4::bigint), i, $5, md5(random()::text), 0, NULL,
+         jsonb_build_object('tokens', i % 500 + 1, 'model', CASE WHEN i % 3 = 0 THEN 'small' WHEN i % 3 = 1 THEN 'large' ELSE 'xl' END), 0, 0, $2::bigint
+       FROM generate_series(1, $4::bigint) AS i`,
+      [subscription, end, AGG_SPAN_MS, AGG_EVENTS, org],
+    );
+    await client.query('INSERT INTO usage_event_sequence (organisation_id, last) VALUES ($1, $2)', [org, AGG_EVENTS]);
+    await client.query('VACUUM ANALYZE usage_events');
+    const fillMs = performance.now() - t;
+    const scope = { subscriptionId: subscription, eventName: 'completion', from: end - AGG_SPAN_MS, to: end + 1 };
+    const metric = { eventName: 'completion', aggregation: 'sum', property: 'tokens', filters: [{ property: 'model', values: ['large', 'xl'] }], type: 'metered' };
+    const bareSql = `SELECT sum((properties ->> 'tokens')::numeric) AS v FROM usage_events
+      WHERE subscription_id = $1 AND event_name = 'completion' AND ts >= $2 AND ts < $3 AND properties ->> 'model' IN ('large', 'xl')`;
+    const measure = async () => {
+      const b = [];
+      const c = [];
+      let value;
+      for (let i = 0; i < AGG_RUNS; i++) {
+        t = performance.now();
+        await client.query(bareSql, [subscription, scope.from, scope.to]);
+        b.push(performance.now() - t);
+        t = performance.now();
+        value = await store.read((tx) => aggregateEvents(tx, org, scope, metric));
+        c.push(performance.now() - t);
+      }
+      return { bareMs: Number(median(b).toFixed(1)), oursMs: Number(median(c).toFixed(1)), value: String(value) };
+    };
+    const overEvents = await measure();
+    t = performance.now();
+    await rollUpMetric(store, org, metric);
+    const rollupMs = Math.round(performance.now() - t);
+    const rolled = await measure();
+    await client.end();
+    if (rolled.value !== overEvents.value) throw new Error(`sum: ${rolled.value} with the rollups, ${overEvents.value} over the events`);
+    const figures = {
+      overEvents: { ...overEvents, ratio: Number((overEvents.oursMs / overEvents.bareMs).toFixed(2)) },
+      withRollups: { ...rolled, ratio: Number((rolled.oursMs / rolled.bareMs).toFixed(3)) },
+      rollupMs,
+      fillMs: Math.round(fillMs),
+      target: '<= 1.5x bare and < 400 ms',
+    };
+    report(`postgres aggregation: ${AGG_EVENTS} events of one subscription over 30 days, sum with a filter, PostgreSQL ${pgServer.settings.server_version}, ${AGG_RUNS} runs each`, figures);
+    return figures;
+  } finally {
+    await store.close();
+    await pgServer.stop();
+  }
+}
+
 if (process.argv[2] === '--bare') await serveBare(process.argv[3]);
 else if (import.meta.url === `file://${process.argv[1]}`) {
-  await benchPostgres(process.argv[2] ? process.argv[2].split(',') : undefined);
+  const parts = process.argv[2] ? process.argv[2].split(',') : undefined;
+  if (parts?.includes('aggregation')) await benchAggregation();
+  const others = parts?.filter((p) => p !== 'aggregation');
+  if (!parts || others.length) await benchPostgres(others);
 }
