@@ -75,13 +75,27 @@ export async function timeWeightedValue(tx: Tx, org: string, interval: ItemInter
  * else the events; unique_count and latest always read the events (latest reads one).
  */
 export async function aggregateEvents(tx: Tx, org: string, scope: EventScope, metric: UsageMetric): Promise<bigint> {
+  const rolled = metric.aggregation === 'unique_count' || metric.aggregation === 'latest' ? null : await rolledUpStats(tx, org, scope, metric);
+  return valueOf(tx, org, scope, metric, rolled);
+}
+
+/**
+ * What the usage read shows of a metric over a scope: its value (as `aggregateEvents`), the events
+ * matching the filters and the late ones among them, with one pass of the rollups where they answer.
+ */
+export async function metricReading(tx: Tx, org: string, scope: EventScope, metric: UsageMetric): Promise<{ value: bigint; events: number; late: number }> {
+  const rolled = await rolledUpStats(tx, org, scope, metric);
+  if (rolled) return { value: await valueOf(tx, org, scope, metric, rolled), events: Number(rolled.events), late: Number(rolled.late) };
+  const counts = await tx.usageEvents.count(org, scope, metric);
+  // A count is the number of events just counted.
+  const value = metric.aggregation === 'count' ? BigInt(counts.events) * MICROS : await valueOf(tx, org, scope, metric, null);
+  return { value, ...counts };
+}
+
+/** The metric's value from the scope's stats when it has them and its aggregation can use them, else from the events; never below 0. */
+async function valueOf(tx: Tx, org: string, scope: EventScope, metric: UsageMetric, rolled: EventStats | null): Promise<bigint> {
   const { aggregation } = metric;
-  let value: bigint | undefined;
-  if (aggregation !== 'unique_count' && aggregation !== 'latest') {
-    const rolled = await rolledUpStats(tx, org, scope, metric);
-    if (rolled) value = fromStats(rolled, aggregation);
-  }
-  value ??= await overEvents(tx, org, scope, metric);
+  const value = rolled && aggregation !== 'unique_count' && aggregation !== 'latest' ? fromStats(rolled, aggregation) : await overEvents(tx, org, scope, metric);
   return value < 0n ? 0n : value;
 }
 
@@ -123,12 +137,6 @@ async function overEvents(tx: Tx, org: string, scope: EventScope, metric: UsageM
     }
   }
   return value;
-}
-
-/** How many events of a scope match the metric's filters, and how many of them are late: from the rollups where they can answer. */
-export async function countEvents(tx: Tx, org: string, scope: EventScope, metric: UsageMetric): Promise<{ events: number; late: number }> {
-  const rolled = await rolledUpStats(tx, org, scope, metric);
-  return rolled ? { events: Number(rolled.events), late: Number(rolled.late) } : tx.usageEvents.count(org, scope, metric);
 }
 
 /**

@@ -12,7 +12,7 @@ import { parseInterval, periodContaining, toIso, zoned } from './dates.js';
 import { getPricePlan, getProduct } from './products.js';
 import { memo } from './memo.js';
 import { formatQuantity, MICROS, toMicros } from './quantity.js';
-import { aggregateEvents, countEvents, intervalValue, metricScope, timeWeightedValue, type ItemInterval } from './aggregation.js';
+import { intervalValue, metricReading, metricScope, timeWeightedValue, type ItemInterval } from './aggregation.js';
 import { renderUsageEvent } from './usageEvents.js';
 import { billInstantValues, type InstantBilling } from './billing/instant.js';
 import { alignmentOf, itemAnchor, itemBillingStart, itemEnd } from './billing/schedule.js';
@@ -393,7 +393,7 @@ export async function getSubscriptionUsage(tx: Tx, org: string, id: string, page
     if (metric) {
       const interval = await currentInterval(tx, org, subscription, item, timeZone, now);
       const scope = metricScope(interval, subscription.id, metric);
-      const counts = await countEvents(tx, org, scope, metric);
+      const reading = await metricReading(tx, org, scope, metric);
       const events = await tx.usageEvents.page(org, scope, metric, page.limit, (page.page - 1) * page.limit);
       data.push({
         subscriptionItem: item.id,
@@ -401,11 +401,10 @@ export async function getSubscriptionUsage(tx: Tx, org: string, id: string, page
         usageMetric: metric,
         periodStart: interval.from,
         periodEnd: interval.to,
-        // A count is the number of events the scope holds, counted just above.
-        value: formatQuantity(metric.aggregation === 'count' ? BigInt(counts.events) * MICROS : await aggregateEvents(tx, org, scope, metric)),
+        value: formatQuantity(reading.value),
         timeWeightedValue: null,
-        eventCount: counts.events,
-        lateEvents: counts.late,
+        eventCount: reading.events,
+        lateEvents: reading.late,
         events: events.map(renderUsageEvent),
       });
     }
