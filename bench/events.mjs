@@ -138,8 +138,11 @@ export async function benchEventIngestion() {
   }
 }
 
-/** Fills usage_events by SQL: `count` events of one subscription spread over the `spanMs` before now (default an hour), ids random, in transactions of 1,000,000. */
-function fill(db, org, subscription, count, properties, spanMs = 3_600_000, idSql = 'lower(hex(randomblob(16)))') {
+/**
+ * Fills usage_events by SQL: `count` events of one subscription spread over the `spanMs` before now
+ * (default an hour), ids from `idSql` (default random), in transactions of 1,000,000. Answers now.
+ */
+function fill(db, org, subscription, count, properties, { spanMs = 3_600_000, idSql = 'lower(hex(randomblob(16)))' } = {}) {
   const end = Date.now();
   const insert = db.prepare(
     `WITH RECURSIVE n(i) AS (SELECT CAST(? AS INTEGER) UNION ALL SELECT i + 1 FROM n WHERE i < ?)
@@ -165,7 +168,7 @@ export async function benchEventAggregation() {
     const setup = new Database(file);
     setup.pragma('cache_size = -1000000');
     let t = performance.now();
-    const end = fill(setup, org, subscription, AGG_EVENTS, `json_object('tokens', i % 500 + 1, 'model', CASE WHEN i % 3 = 0 THEN 'small' WHEN i % 3 = 1 THEN 'large' ELSE 'xl' END, 'user', 'u' || (i % 10000))`, AGG_SPAN_MS);
+    const end = fill(setup, org, subscription, AGG_EVENTS, `json_object('tokens', i % 500 + 1, 'model', CASE WHEN i % 3 = 0 THEN 'small' WHEN i % 3 = 1 THEN 'large' ELSE 'xl' END, 'user', 'u' || (i % 10000))`, { spanMs: AGG_SPAN_MS });
     const fillMs = performance.now() - t;
     setup.close();
     // The billing interval of the events: from the first to just after the last, not on whole hours.
@@ -284,7 +287,7 @@ export async function benchDeduplication() {
     const full = new Database(files[1]);
     full.pragma('cache_size = -2000000');
     let t = performance.now();
-    fill(full, made[1].org, made[1].subscription, STORED, `'{"tokens":1,"model":"large"}'`, undefined, STORED_ID_SQL);
+    fill(full, made[1].org, made[1].subscription, STORED, `'{"tokens":1,"model":"large"}'`, { idSql: STORED_ID_SQL });
     const fillMs = performance.now() - t;
     full.close();
     // The filled rows name a subscription id only; the ingested events address a real subscription on both sides.
