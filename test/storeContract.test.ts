@@ -144,4 +144,13 @@ describe('PostgreSQL statements from the shared SQL', () => {
     expect([named.text, named.names]).toEqual(['SELECT 1 FROM t WHERE a = $1 AND b = $2 AND c = $1', ['org', 'item']]);
     expect(translate('SELECT value FROM json_each(?)').text).toBe('SELECT value FROM json_array_elements_text($1::json)');
   });
+
+  it('reads a list bound as JSON through the index: IN becomes = ANY(ARRAY(…)), NOT IN stays', () => {
+    expect(translate('SELECT * FROM t WHERE a = ? AND id IN (SELECT value FROM json_each(?))').text).toBe(
+      'SELECT * FROM t WHERE a = $1 AND id = ANY(ARRAY(SELECT json_array_elements_text($2::json)))',
+    );
+    expect(translate('SELECT * FROM t WHERE id NOT IN (SELECT value FROM json_each(?))').text).toBe(
+      'SELECT * FROM t WHERE id NOT IN (SELECT value FROM json_array_elements_text($1::json))',
+    );
+  });
 });

@@ -18,15 +18,25 @@ const CAMEL_ALIAS = /\bAS\s+([a-z][a-z0-9]*[A-Z][A-Za-z0-9]*)\b/g;
 const PLANNER_HINT = /(?<=[\s(])\+([a-z_][a-z0-9_.]*)/g;
 
 /**
+ * `x IN (SELECT value FROM json_each(?))`: PostgreSQL estimates 100 rows for a set-returning function
+ * and plans a hash semi-join over a sequential scan of the table (4 ms over 10,000 items for a page of
+ * 30); `= ANY(ARRAY(…))` evaluates the list once and reads the index. `NOT IN` is left as it is.
+ */
+const IN_JSON_LIST = /(?<!\bNOT\s+)\bIN\s*\(\s*SELECT value FROM json_each\(\?\)\s*\)/g;
+
+/**
  * SQLite's SQL as the repositories write it, in PostgreSQL's: `?` becomes `$1`, `$2`…; `@name` becomes
  * one `$n` per distinct name; camelCase aliases are quoted; planner hints (`+column`) are dropped; `json_each(?)` (a JSON array of values
- * bound as text) becomes `json_array_elements_text(?::json)`, whose column is also `value`. Quoted
+ * bound as text) becomes `json_array_elements_text(?::json)`, whose column is also `value`, and
+ * `IN (SELECT value FROM json_each(?))` becomes `= ANY(ARRAY(SELECT json_array_elements_text(?::json)))`. Quoted
  * strings and identifiers are left alone. Anything else must already be SQL both engines speak.
  */
 export function translate(sql: string): Translated {
   const cached = translations.get(sql);
   if (cached) return cached;
-  const source = sql.replace(/json_each\(\?\)/g, 'json_array_elements_text(?::json)');
+  const source = sql
+    .replace(IN_JSON_LIST, '= ANY(ARRAY(SELECT json_array_elements_text(?::json)))')
+    .replace(/json_each\(\?\)/g, 'json_array_elements_text(?::json)');
   let text = '';
   let n = 0;
   let names: string[] | undefined;
