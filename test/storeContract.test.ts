@@ -105,6 +105,46 @@ describe.each(engines)('%s store', (_engine, open) => {
   });
 });
 
+describe('PostgreSQL read units', () => {
+  it('read one snapshot: BEGIN goes out before the first statement, even when it is not awaited first', async () => {
+    const store = await newPgStore();
+    const org = await newOrganisation(store, 'Before');
+    const o = (await store.read((tx) => tx.organisations.get(org)))!;
+    let wrote!: () => void;
+    const written = new Promise<void>((resolve) => (wrote = resolve));
+    const names = await store.read(async (tx) => {
+      const first = (await tx.organisations.get(org))!.name;
+      await store.transaction((w) => w.organisations.update({ ...o, name: 'After' }));
+      wrote();
+      return [first, (await tx.organisations.get(org))!.name];
+    });
+    await written;
+    expect(names).toEqual(['Before', 'Before']);
+    expect((await store.read((tx) => tx.organisations.get(org)))?.name).toBe('After');
+    await store.close();
+  });
+
+  it('answer before their COMMIT, and their connection is back in the pool, idle, once it is answered', async () => {
+    const store = await newPgStore(undefined, { poolSize: 1 });
+    const org = await newOrganisation(store);
+    const results = await Promise.allSettled(
+      Array.from({ length: 30 }, (_, i) =>
+        store.read(async (tx) => {
+          const [a, b] = await Promise.all([tx.organisations.get(org), tx.organisations.get(org)]);
+          if (i % 3 === 0) throw new AppError('conflict', `read ${i} failed`);
+          return a!.id === b!.id;
+        }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array.from({ length: 30 }, (_, i) => (i % 3 === 0 ? 'rejected' : 'fulfilled')));
+    const client = await store.pool.connect();
+    expect(client.getTransactionStatus()).toBe('I');
+    client.release();
+    expect([store.pool.totalCount, store.pool.idleCount]).toEqual([1, 1]);
+    await store.close();
+  });
+});
+
 describe('PostgreSQL schema versions', () => {
   it('migrate reports the versions, applies nothing twice, and a newer database is refused', async () => {
     const admin = postgresUrl();

@@ -94,7 +94,9 @@ export class PgStore implements Store {
   }
 
   static async open(url: string, options: PgStoreOptions = {}): Promise<PgStore> {
-    const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, ssl: options.ssl });
+    // Pipeline mode: a unit's statements issued together (its BEGIN and first read, reads awaited as one)
+    // go out at once instead of each waiting for the answer to the one before.
+    const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, ssl: options.ssl, pipeline: true });
     // An idle connection the server dropped must not take the process down; the next checkout reconnects.
     pool.on('error', () => undefined);
     try {
@@ -115,21 +117,23 @@ export class PgStore implements Store {
     return tx;
   }
 
+  /**
+   * A read unit: its BEGIN goes out without waiting for an answer (the pool's connections pipeline
+   * their statements), and the result does not wait for the COMMIT of the read-only snapshot; the
+   * connection goes back to the pool once that COMMIT is answered.
+   */
   async read<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    const done = (err?: Error) => client.release(err);
+    let value: T;
     try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      try {
-        const value = await fn(this.txOf(client));
-        await client.query('COMMIT');
-        return value;
-      } catch (err) {
-        await client.query('ROLLBACK');
-        throw err;
-      }
-    } finally {
-      client.release();
+      [, value] = await Promise.all([client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY'), fn(this.txOf(client))]);
+    } catch (err) {
+      await client.query('ROLLBACK').then(() => done(), done);
+      throw err;
     }
+    void client.query('COMMIT').then(() => done(), done);
+    return value;
   }
 
   async transaction<T>(fn: (tx: Tx) => Promise<T>, options: UnitOptions = {}): Promise<T> {
