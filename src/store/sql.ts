@@ -90,17 +90,15 @@ export abstract class Sql {
    * `from` is the FROM and WHERE part; its table must expose created_at and id (qualify with `alias`).
    */
   async page<R>(from: string, params: Params, req: PageRequest, columns = '*', alias = ''): Promise<{ rows: R[]; total: number }> {
-    const total = ((await this.get<{ n: number }>(`SELECT count(*) AS n ${from}`, ...params)) as { n: number }).n;
-    if (req.limit === 0) return { rows: [], total };
+    const counted = this.get<{ n: number }>(`SELECT count(*) AS n ${from}`, ...params);
     const dir = req.descending ? 'DESC' : 'ASC';
     const p = alias ? `${alias}.` : '';
-    const rows = await this.all<R>(
-      `SELECT ${columns} ${from} ORDER BY ${p}created_at ${dir}, ${p}id ${dir} LIMIT ? OFFSET ?`,
-      ...params,
-      req.limit,
-      (req.page - 1) * req.limit,
-    );
-    return { rows, total };
+    const rows =
+      req.limit === 0
+        ? Promise.resolve([])
+        : this.all<R>(`SELECT ${columns} ${from} ORDER BY ${p}created_at ${dir}, ${p}id ${dir} LIMIT ? OFFSET ?`, ...params, req.limit, (req.page - 1) * req.limit);
+    const [count, page] = await Promise.all([counted, rows]);
+    return { rows: page, total: (count as { n: number }).n };
   }
 }
 

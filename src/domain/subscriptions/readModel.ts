@@ -46,25 +46,30 @@ interface PageParts {
 async function pageParts(tx: Tx, org: string, records: readonly SubscriptionRecord[]): Promise<PageParts> {
   const lookups = newLookups();
   const customerIds = [...new Set(records.map((r) => r.customerId))];
-  for (const c of await tx.customers.getMany(org, customerIds)) lookups.customers.set(c.id, Promise.resolve(c));
-  const all = await tx.subscriptions.items(
-    org,
-    records.map((r) => r.id),
-  );
+  const [customers, all] = await Promise.all([
+    tx.customers.getMany(org, customerIds),
+    tx.subscriptions.items(
+      org,
+      records.map((r) => r.id),
+    ),
+  ]);
+  for (const c of customers) lookups.customers.set(c.id, Promise.resolve(c));
   const items = new Map<string, ItemRecord[]>(records.map((r) => [r.id, []]));
   for (const item of all) items.get(item.subscriptionId)?.push(item);
+  // The discounts and the items' products are read together (one round trip on PostgreSQL).
+  const [discountRows, products] = await Promise.all([
+    tx.subscriptions.discounts(
+      org,
+      all.map((i) => i.id),
+    ),
+    Promise.all(all.map((item) => memo(lookups.products, item.productId, () => getProduct(tx, org, item.productId)))),
+  ]);
   const discounts = new Map<string, AppliedDiscountRecord[]>();
-  for (const d of await tx.subscriptions.discounts(
-    org,
-    all.map((i) => i.id),
-  )) {
-    discounts.set(d.itemId, [...(discounts.get(d.itemId) ?? []), d]);
-  }
-  const metered = [];
-  for (const item of all) {
-    const { measurement } = await memo(lookups.products, item.productId, () => getProduct(tx, org, item.productId));
-    if (measurement) metered.push({ item, measurement });
-  }
+  for (const d of discountRows) discounts.set(d.itemId, [...(discounts.get(d.itemId) ?? []), d]);
+  const metered = all.flatMap((item, i) => {
+    const { measurement } = products[i]!;
+    return measurement ? [{ item, measurement }] : [];
+  });
   return { lookups, items, discounts, values: await recentMeasurementValues(tx, org, metered) };
 }
 
