@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBilling } from '../src/domain/billing/run.js';
 import { runDueJobs } from '../src/jobs/runner.js';
+import type { Store } from '../src/store/store.js';
 import { fails, ok, paths, setup, type TestEnv } from './helpers.js';
 
 let env: TestEnv;
@@ -515,6 +516,41 @@ describe('runs', () => {
       expect(billed).toHaveLength(2);
       for (const i of billed) expect(invoices.has(i.id)).toBe(true);
     }
+  });
+
+  it('one run bills 30 subscriptions without a failure; where units commit alone (PostgreSQL) the next starts only after the previous is answered', async () => {
+    env.setNow('2026-02-20T08:00:00Z');
+    const fee = await charge({});
+    const plan = await ok(env.mcp, 'create_plan', { code: `plan-${n}`, name: `Plan ${n}`, charges: [{ ...fee, quantity: 1 }] });
+    const subs = [];
+    for (let i = 0; i < 30; i++) {
+      subs.push(await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods: [{ contractPeriod: '12M', cancellationPeriod: '1M' }], activate: true }));
+    }
+    const store = env.app.store;
+    const units = { inFlight: 0, most: 0 };
+    const counting: Store = {
+      groupCommit: store.groupCommit,
+      read: (fn) => store.read(fn),
+      transaction: async (fn, options) => {
+        units.most = Math.max(units.most, ++units.inFlight);
+        try {
+          return await store.transaction(fn, options);
+        } finally {
+          units.inFlight -= 1;
+        }
+      },
+      findApiKey: (hash) => store.findApiKey(hash),
+      findCustomerToken: (hash) => store.findCustomerToken(hash),
+      ping: () => store.ping(),
+      close: () => store.close(),
+    };
+    const asOf = new Date('2026-02-20T08:00:00Z');
+    const [run] = await runBilling({ store: counting, settings: { paymentTermDays: 14 } }, { trigger: 'cli', asOf, now: asOf, recordEmpty: true });
+    expect(run!.subscriptionsFailed).toBe(0);
+    for (const s of subs) expect((await ok(env.mcp, 'list_invoices', { subscription: s.id })).data).toHaveLength(1);
+    // SQLite's units share a group commit, so a run keeps several in flight; PostgreSQL's would abort one another.
+    if (store.groupCommit) expect(units.most).toBeGreaterThan(1);
+    else expect(units.most).toBe(1);
   });
 });
 

@@ -122,6 +122,7 @@ interface Group {
 }
 
 export class SqliteStore implements Store {
+  readonly groupCommit = true;
   private readonly tx: Tx;
   /** Write units and the group's COMMIT; with no reader connection, read units too. */
   private readonly writeTurn = new Turn();

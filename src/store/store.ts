@@ -86,6 +86,13 @@ export interface UnitOptions {
  * write lock. No network I/O belongs inside either (docs/architecture.md, "Units of work").
  */
 export interface Store {
+  /**
+   * Whether units that follow one another share a COMMIT (SQLite's group commit): a long run of
+   * units may then start the next one before the previous one's COMMIT. False on PostgreSQL, where
+   * every unit commits alone and two units in flight that write one row (the invoice number counter)
+   * abort one another.
+   */
+  readonly groupCommit: boolean;
   read<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   transaction<T>(fn: (tx: Tx) => Promise<T>, options?: UnitOptions): Promise<T>;
   /**

@@ -235,9 +235,11 @@ export async function runBilling(deps: RunDeps, request: RunRequest): Promise<Bi
       { lingerMs: LINGER_MS },
     );
     outcomes.push(unit.then((outcome) => recordOutcome(counted, subscriptionId, outcome, deps), (err: unknown) => recordFailure(counted, subscriptionId, err)));
-    // The next unit starts as soon as this one has run, without waiting for its COMMIT: the units of
-    // one slice share the store's group commit (one disk sync), each still in its own savepoint.
-    await Promise.race([done, unit.then(noop, noop)]);
+    // With a group commit the next unit starts as soon as this one has run, without waiting for its
+    // COMMIT: the units of one slice share one disk sync, each still in its own savepoint. Where each
+    // unit commits alone (PostgreSQL), the next one waits for it: two in flight would both move the
+    // invoice number counter, and one of them would be aborted and run again.
+    await (store.groupCommit ? Promise.race([done, unit.then(noop, noop)]) : unit.then(noop, noop));
     if (performance.now() - slice >= SLICE_MS) {
       await yieldToLoop();
       slice = performance.now();

@@ -86,6 +86,7 @@ export async function migrateUrl(url: string): Promise<{ from: number; to: numbe
  * their rows with `FOR UPDATE SKIP LOCKED`, so that instances claiming at once take disjoint rows.
  */
 export class PgStore implements Store {
+  readonly groupCommit = false;
   private readonly txs = new WeakMap<pg.PoolClient, Tx>();
   private readonly lookups: Tx;
 
