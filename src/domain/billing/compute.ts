@@ -383,12 +383,18 @@ export async function computeDue(
   options: { asOf: Date | null; now: Date; cache: CatalogueCache; items?: ItemRecord[] | undefined },
 ): Promise<DueBilling> {
   const { cache, now } = options;
-  const customer = (await tx.customers.get(org, record.customerId)) as Customer;
+  // Reads that do not depend on one another are issued together (one round trip on PostgreSQL).
+  const [customerRecord, group, items, address, seller] = await Promise.all([
+    tx.customers.get(org, record.customerId),
+    record.billingGroupId ? cache.billingGroup(tx, org, record.billingGroupId) : undefined,
+    options.items ?? tx.subscriptions.items(org, [record.id]),
+    billingAddressOf(tx, org, record),
+    cache.seller(tx, org),
+  ]);
+  const customer = customerRecord as Customer;
   const timeZone = zoneOf(customer.timeZone);
   const calendar = new Calendar(timeZone);
-  const group = record.billingGroupId ? await cache.billingGroup(tx, org, record.billingGroupId) : undefined;
   const alignment = alignmentOf(group);
-  const items = options.items ?? (await tx.subscriptions.items(org, [record.id]));
 
   const states: ItemState[] = [];
   for (const item of items) {
@@ -402,9 +408,17 @@ export async function computeDue(
     states.push({ item, product, plan, prices, kind, terms, termsKey: termsKey(terms), changes: [] });
   }
   const flat = states.filter((s) => s.kind === 'flat');
-  for (const c of await tx.subscriptions.quantityChanges(org, flat.map((s) => s.item.id))) {
-    flat.find((s) => s.item.id === c.itemId)!.changes.push(c);
-  }
+  const [changes, appliedDiscounts] = await Promise.all([
+    tx.subscriptions.quantityChanges(
+      org,
+      flat.map((s) => s.item.id),
+    ),
+    tx.subscriptions.discounts(
+      org,
+      items.map((i) => i.id),
+    ),
+  ]);
+  for (const c of changes) flat.find((s) => s.item.id === c.itemId)!.changes.push(c);
 
   const asOf = options.asOf ? zoned(options.asOf, timeZone) : null;
   const byDate = new Map<string, Array<{ state: ItemState; period: BillingPeriod }>>();
@@ -420,13 +434,19 @@ export async function computeDue(
   let dates = [...byDate.keys()].sort();
   if (!asOf) dates = dates.slice(0, 1);
 
-  const address = await billingAddressOf(tx, org, record);
-  const seller = await cache.seller(tx, org);
   const sellerCountry = seller.address?.countryCode ?? null;
   const discounts = new Map<string, AppliedDiscountRecord[]>();
-  for (const d of await tx.subscriptions.discounts(org, items.map((i) => i.id))) {
-    discounts.set(d.itemId, [...(discounts.get(d.itemId) ?? []), d]);
-  }
+  for (const d of appliedDiscounts) discounts.set(d.itemId, [...(discounts.get(d.itemId) ?? []), d]);
+  // Every usage period of the invoices to compute, measured together.
+  const usagePeriods = dates.flatMap((date) => byDate.get(date)!.filter((e) => e.state.kind !== 'flat'));
+  const measured = await Promise.all(usagePeriods.map((e) => usageMicros(tx, org, e.state, e.period)));
+  // By item and period: items of equal terms share their period objects.
+  const usage = new Map<ItemState, Map<BillingPeriod, bigint>>();
+  usagePeriods.forEach((e, i) => {
+    let byPeriod = usage.get(e.state);
+    if (!byPeriod) usage.set(e.state, (byPeriod = new Map()));
+    byPeriod.set(e.period, measured[i]!);
+  });
 
   const drafts: DraftInvoice[] = [];
   for (const date of dates) {
@@ -457,7 +477,7 @@ export async function computeDue(
             for (const line of priceCharge(plan, q, share)) priced.push({ line, q, share, part: label });
           }
         } else {
-          const q = await usageMicros(tx, org, state, period);
+          const q = usage.get(state)!.get(period)!;
           for (const line of priceCharge(plan, q)) priced.push({ line, q, share: undefined, part: null });
         }
         for (const { line, q, share, part } of priced) {

@@ -64,26 +64,28 @@ export async function billSubscription(
       },
       now,
     );
-    if ((await tx.billing.claim(org, draft.keys, invoice.id)) < draft.keys.length) throw new AlreadyBilled();
+    const [claimed] = await Promise.all([tx.billing.claim(org, draft.keys, invoice.id), ...draft.discounts.map((d) => tx.subscriptions.updateDiscount(org, d))]);
+    if (claimed < draft.keys.length) throw new AlreadyBilled();
     invoices.push(invoice);
-    for (const d of draft.discounts) await tx.subscriptions.updateDiscount(org, d);
   }
   const at = now.toISOString();
   const last = due.drafts[due.drafts.length - 1]!;
   // The items computeDue read in this unit, where they stand after the last invoice that billed each.
   const progress = new Map(due.drafts.flatMap((d) => [...d.progress].map(([id, p]) => [id, { ...p, billedAt: d.billingDate }] as const)));
-  await tx.subscriptions.updateItemsBilling(
-    org,
-    [...progress].map(([id, p]) => ({
-      id,
-      lastBilledAt: p.billedAt,
-      lastBilledFrom: p.lastBilledFrom,
-      lastBilledTo: p.lastBilledTo,
-      nextBillingAt: p.nextBillingAt,
-      updatedAt: at,
-    })),
-  );
-  await tx.subscriptions.updateLastBilling(org, record.id, last.billingDate, at);
+  await Promise.all([
+    tx.subscriptions.updateItemsBilling(
+      org,
+      [...progress].map(([id, p]) => ({
+        id,
+        lastBilledAt: p.billedAt,
+        lastBilledFrom: p.lastBilledFrom,
+        lastBilledTo: p.lastBilledTo,
+        nextBillingAt: p.nextBillingAt,
+        updatedAt: at,
+      })),
+    ),
+    tx.subscriptions.updateLastBilling(org, record.id, last.billingDate, at),
+  ]);
   return { invoices };
 }
 
