@@ -22,6 +22,7 @@ const ENGINE_NEUTRAL = [
   'test/pgSchema.test.ts',
   'test/pricing.test.ts',
   'test/quantity.test.ts',
+  'test/queryPlans.test.ts',
   'test/store.test.ts',
   'test/storeContract.test.ts',
   'test/storeLocking.test.ts',

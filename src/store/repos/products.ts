@@ -65,8 +65,9 @@ interface PricePlanRow {
   updated_at: string;
 }
 
+/** `in_use`: a plan or an item names the price plan; the items are searched by (organisation, price plan), their index. */
 const PRICE_PLAN_COLUMNS = `p.*, (EXISTS (SELECT 1 FROM plan_items i WHERE i.price_plan_id = p.id)
-  OR EXISTS (SELECT 1 FROM subscription_items s WHERE s.price_plan_id = p.id)) AS in_use`;
+  OR EXISTS (SELECT 1 FROM subscription_items s WHERE s.organisation_id = p.organisation_id AND s.price_plan_id = p.id)) AS in_use`;
 
 const toPricePlan = (r: PricePlanRow): PricePlan => ({
   id: r.id,
