@@ -56,13 +56,17 @@ async function pageParts(tx: Tx, org: string, records: readonly SubscriptionReco
   for (const c of customers) lookups.customers.set(c.id, Promise.resolve(c));
   const items = new Map<string, ItemRecord[]>(records.map((r) => [r.id, []]));
   for (const item of all) items.get(item.subscriptionId)?.push(item);
-  // The discounts and the items' products are read together (one round trip on PostgreSQL).
+  // The discounts, the items' products and price plans and the subscriptions' plans are read together
+  // (pipelined on PostgreSQL); the resources then find the catalogue in the lookups.
+  const planIds = [...new Set(records.flatMap((r) => (r.pendingPlanId ? [r.planId, r.pendingPlanId] : [r.planId])))];
   const [discountRows, products] = await Promise.all([
     tx.subscriptions.discounts(
       org,
       all.map((i) => i.id),
     ),
     Promise.all(all.map((item) => memo(lookups.products, item.productId, () => getProduct(tx, org, item.productId)))),
+    ...all.map((item) => memo(lookups.pricePlans, item.pricePlanId, () => getPricePlan(tx, org, item.pricePlanId))),
+    ...planIds.map((id) => memo(lookups.plans, id, () => getPlan(tx, org, id, lookups))),
   ]);
   const discounts = new Map<string, AppliedDiscountRecord[]>();
   for (const d of discountRows) discounts.set(d.itemId, [...(discounts.get(d.itemId) ?? []), d]);
