@@ -440,13 +440,8 @@ export async function computeDue(
   // Every usage period of the invoices to compute, measured together.
   const usagePeriods = dates.flatMap((date) => byDate.get(date)!.filter((e) => e.state.kind !== 'flat'));
   const measured = await Promise.all(usagePeriods.map((e) => usageMicros(tx, org, e.state, e.period)));
-  // By item and period: items of equal terms share their period objects.
-  const usage = new Map<ItemState, Map<BillingPeriod, bigint>>();
-  usagePeriods.forEach((e, i) => {
-    let byPeriod = usage.get(e.state);
-    if (!byPeriod) usage.set(e.state, (byPeriod = new Map()));
-    byPeriod.set(e.period, measured[i]!);
-  });
+  // By entry (item and period): items of equal terms share their period objects.
+  const usage = new Map(usagePeriods.map((e, i) => [e, measured[i]!]));
 
   const drafts: DraftInvoice[] = [];
   for (const date of dates) {
@@ -458,7 +453,8 @@ export async function computeDue(
       if (!own.length) continue;
       const rate = taxRateE4(state.product, address, sellerCountry, localDate);
       let itemNet = 0;
-      for (const { period } of own) {
+      for (const entry of own) {
+        const { period } = entry;
         const periodStart = calendar.iso(period.start);
         const periodEnd = calendar.iso(period.end);
         const plan = pricePlanAt(state.plan, state.prices, periodStart);
@@ -477,7 +473,7 @@ export async function computeDue(
             for (const line of priceCharge(plan, q, share)) priced.push({ line, q, share, part: label });
           }
         } else {
-          const q = usage.get(state)!.get(period)!;
+          const q = usage.get(entry)!;
           for (const line of priceCharge(plan, q)) priced.push({ line, q, share: undefined, part: null });
         }
         for (const { line, q, share, part } of priced) {
