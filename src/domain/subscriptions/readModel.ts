@@ -65,8 +65,10 @@ async function pageParts(tx: Tx, org: string, records: readonly SubscriptionReco
       all.map((i) => i.id),
     ),
     Promise.all(all.map((item) => memo(lookups.products, item.productId, () => getProduct(tx, org, item.productId)))),
-    ...all.map((item) => memo(lookups.pricePlans, item.pricePlanId, () => getPricePlan(tx, org, item.pricePlanId))),
-    ...planIds.map((id) => memo(lookups.plans, id, () => getPlan(tx, org, id, lookups))),
+    Promise.all([
+      ...all.map((item) => memo(lookups.pricePlans, item.pricePlanId, () => getPricePlan(tx, org, item.pricePlanId))),
+      ...planIds.map((id) => memo(lookups.plans, id, () => getPlan(tx, org, id, lookups))),
+    ]),
   ]);
   const discounts = new Map<string, AppliedDiscountRecord[]>();
   for (const d of discountRows) discounts.set(d.itemId, [...(discounts.get(d.itemId) ?? []), d]);
