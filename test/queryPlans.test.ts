@@ -12,11 +12,15 @@ import { SqliteStore } from '../src/store/sqlite.js';
 import type { Tx } from '../src/store/store.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-plans-'));
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+/** One migrated, empty database for every read: plans depend on the schema, not on rows. */
+const store = SqliteStore.open(path.join(dir, 'plans.sqlite'));
+afterAll(async () => {
+  await store.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
 
 /** Every scan of a table or index SQLite plans for the statements `read` runs (a bound JSON list's own scan aside). */
 async function scansOf(read: (tx: Tx) => Promise<unknown>): Promise<string[]> {
-  const store = SqliteStore.open(path.join(dir, `${Math.random().toString(36).slice(2)}.sqlite`));
   const statements: Array<[string, unknown[]]> = [];
   for (const method of ['get', 'all', 'allExact'] as const) {
     const original = SqliteSql.prototype[method];
@@ -33,7 +37,6 @@ async function scansOf(read: (tx: Tx) => Promise<unknown>): Promise<string[]> {
   const scans = statements.flatMap(([sql, params]) =>
     (store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail).filter((d) => /^SCAN /.test(d) && !/^SCAN json_each/.test(d)),
   );
-  await store.close();
   return scans;
 }
 
