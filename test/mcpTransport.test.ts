@@ -1,8 +1,10 @@
 import { request } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
+import { jsonPieces } from '../src/http/send.js';
 import { OPERATIONS } from '../src/tools/index.js';
 import { ok, setup, type TestEnv } from './helpers.js';
 
@@ -185,6 +187,30 @@ describe('gzip', () => {
     const openApi = await raw('GET', '/openapi.json', { 'accept-encoding': '*' });
     expect(openApi.headers['content-encoding']).toBe('gzip');
     expect(JSON.parse(gunzipSync(openApi.body).toString('utf8')).openapi).toMatch(/^3\.1/);
+  });
+
+  it('writes a REST list that is not gzipped row by row: its length and JSON are those of the whole', async () => {
+    const list = await raw('GET', '/catalogue/units?limit=40', {});
+    expect(list.headers['content-encoding']).toBeUndefined();
+    expect(Number(list.headers['content-length'])).toBe(list.body.length);
+    const zipped = await raw('GET', '/catalogue/units?limit=40', { 'accept-encoding': 'gzip' });
+    expect(list.body.toString('utf8')).toBe(gunzipSync(zipped.body).toString('utf8'));
+    const page = JSON.parse(list.body.toString('utf8'));
+    expect(page.data).toHaveLength(40);
+    expect(list.body.toString('utf8')).toBe(JSON.stringify(page));
+  });
+
+  it('splits a list envelope into pieces that join to exactly JSON.stringify of it', () => {
+    const row = fc.oneof(fc.jsonValue(), fc.constant(undefined), fc.constant(() => 1), fc.date({ noInvalidDate: true }));
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.oneof(fc.jsonValue(), fc.constant(undefined))), fc.array(row, { minLength: 2 }), fc.boolean(), (rest, data, first) => {
+        const body = first ? { data, ...rest } : { ...rest, data };
+        expect(jsonPieces(body).join('')).toBe(JSON.stringify(body));
+      }),
+    );
+    for (const body of [{ data: [1] }, { data: [] }, [1, 2], { data: [1, 2], toJSON: () => 'x' }, 'text', null]) {
+      expect(jsonPieces(body)).toEqual([JSON.stringify(body)]);
+    }
   });
 
   it('sends plain JSON when gzip is not accepted, and small answers always plain', async () => {

@@ -17,7 +17,7 @@ import { KeyConcurrency, RETRY_AFTER_SECONDS } from './limits.js';
 import { corsHeaders, OriginPolicy, preflightHeaders, protocolVersionError } from './mcpTransport.js';
 import { buildOpenApi } from './openapi.js';
 import { queryToInput } from './query.js';
-import { PROBLEM_TYPE, sendBytes, sendText, StaticBody } from './send.js';
+import { jsonPieces, PROBLEM_TYPE, sendBytes, sendText, StaticBody } from './send.js';
 import type { JsonSchemaProperties } from './types.js';
 
 export interface HttpDeps {
@@ -60,7 +60,7 @@ function send(req: IncomingMessage, res: ServerResponse, status: number, body: u
     res.end();
     return;
   }
-  sendText(req, res, status, JSON.stringify(body), headers);
+  sendText(req, res, status, jsonPieces(body), headers);
 }
 
 function sendProblem(req: IncomingMessage, res: ServerResponse, err: AppError, headers: Record<string, string> = {}): void {

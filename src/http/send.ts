@@ -53,35 +53,72 @@ function withVary(headers: Record<string, string>): Record<string, string> {
 }
 
 /**
- * Writes a serialized body. From `GZIP_MIN_BYTES` on, the response carries `Vary: Accept-Encoding`
- * and is gzipped when the request accepts it.
+ * A JSON body serialized as the pieces it is written in: `JSON.stringify(body)` split so that a list
+ * envelope's rows are serialized one by one (`pieces.join('')` is exactly `JSON.stringify(body)`).
+ * V8 builds the string of a whole large answer as a rope, and making it flat (for its byte length
+ * or its write) copies it into a fresh large-object allocation: 0.6-0.7 ms for a page of 30
+ * subscriptions (165 KB), a tenth of the page's CPU in the server. Rows of a few KB each stay cheap.
+ */
+export function jsonPieces(body: unknown): string[] {
+  if (!isListEnvelope(body)) return [JSON.stringify(body)];
+  const pieces: string[] = [];
+  let separator = '{';
+  for (const key of Object.keys(body)) {
+    const value = body[key];
+    if (key === 'data') {
+      pieces.push(`${separator}"data":[`);
+      (value as unknown[]).forEach((row, i) => pieces.push((i === 0 ? '' : ',') + (JSON.stringify(row) ?? 'null')));
+      pieces.push(']');
+    } else {
+      const json = JSON.stringify(value);
+      if (json === undefined) continue;
+      pieces.push(`${separator}${JSON.stringify(key)}:${json}`);
+    }
+    separator = ',';
+  }
+  pieces.push('}');
+  return pieces;
+}
+
+/** A plain object with a `data` array of more than one row (a list's answer), which `jsonPieces` splits. */
+function isListEnvelope(body: unknown): body is Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Object.getPrototypeOf(body) !== Object.prototype) return false;
+  const { data, toJSON } = body as { data?: unknown; toJSON?: unknown };
+  return toJSON === undefined && Array.isArray(data) && data.length > 1 && (data as { toJSON?: unknown }).toJSON === undefined;
+}
+
+/**
+ * Writes a serialized body, whole or as pieces (`jsonPieces`): pieces go out in one write of the
+ * corked socket without being joined. From `GZIP_MIN_BYTES` on, the response carries
+ * `Vary: Accept-Encoding` and is gzipped (joined first) when the request accepts it.
  */
 export function sendText(
   req: IncomingMessage,
   res: ServerResponse,
   status: number,
-  body: string | StaticBody,
+  body: string | string[] | StaticBody,
   headers: Record<string, string> = {},
   contentType = JSON_TYPE,
 ): void {
-  const text = typeof body === 'string' ? body : body.text;
-  const size = Buffer.byteLength(text);
-  if (size < GZIP_MIN_BYTES) {
-    res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': size, ...headers });
-    res.end(text);
-    return;
-  }
-  const varied = { 'Content-Type': contentType, ...withVary(headers) };
-  if (!acceptsGzip(req.headers['accept-encoding'])) {
+  const pieces = typeof body === 'string' ? [body] : Array.isArray(body) ? body : [body.text];
+  let size = 0;
+  for (const piece of pieces) size += Buffer.byteLength(piece);
+  const plain = size < GZIP_MIN_BYTES;
+  const varied = plain ? { 'Content-Type': contentType, ...headers } : { 'Content-Type': contentType, ...withVary(headers) };
+  if (plain || !acceptsGzip(req.headers['accept-encoding'])) {
     res.writeHead(status, { ...varied, 'Content-Length': size });
-    res.end(text);
+    if (pieces.length === 1) return void res.end(pieces[0]);
+    res.cork();
+    for (const piece of pieces) res.write(piece);
+    res.end();
     return;
   }
+  const text = pieces.length === 1 ? (pieces[0] as string) : pieces.join('');
   const write = (compressed: Buffer) => {
     res.writeHead(status, { ...varied, 'Content-Encoding': 'gzip', 'Content-Length': compressed.length });
     res.end(compressed);
   };
-  if (typeof body !== 'string') return write(body.gzipped());
+  if (body instanceof StaticBody) return write(body.gzipped());
   if (size <= GZIP_SYNC_MAX_BYTES) return write(gzipSync(text, GZIP_OPTIONS));
   gzip(text, GZIP_OPTIONS, (err, compressed) => {
     if (!err) return write(compressed);
