@@ -145,6 +145,30 @@ describe('PostgreSQL read units', () => {
   });
 });
 
+describe('PostgreSQL list pages', () => {
+  it('plan a first page once: its statement has no LIMIT or OFFSET parameter, so the connection keeps a generic plan', async () => {
+    const store = await newPgStore(undefined, { poolSize: 1 });
+    const org = await newOrganisation(store);
+    const at = new Date().toISOString();
+    await store.transaction(async (tx) => {
+      for (let i = 0; i < 5; i++) await tx.catalogue.insertUnit(org, { id: newId(), name: `unit ${i}`, createdAt: at, updatedAt: at });
+    });
+    const pages = [];
+    for (let i = 0; i < 12; i++) pages.push(await store.read((tx) => tx.catalogue.listUnits(org, { page: 1, limit: 2, descending: false })));
+    expect(pages.every((p) => p.total === 5 && p.rows.length === 2)).toBe(true);
+    expect((await store.read((tx) => tx.catalogue.listUnits(org, { page: 3, limit: 2, descending: false }))).rows.map((u) => u.name)).toEqual(['unit 4']);
+    const client = await store.pool.connect();
+    const { rows } = await client.query<{ generic: number; custom: number }>(
+      "SELECT generic_plans AS generic, custom_plans AS custom FROM pg_prepared_statements WHERE statement LIKE '%FROM units WHERE organisation_id = $1 ORDER BY created_at ASC, id ASC LIMIT 2'",
+    );
+    client.release();
+    expect(rows).toHaveLength(1);
+    expect(Number(rows[0]!.custom)).toBeLessThanOrEqual(5);
+    expect(Number(rows[0]!.generic)).toBeGreaterThanOrEqual(7);
+    await store.close();
+  });
+});
+
 describe('PostgreSQL schema versions', () => {
   it('migrate reports the versions, applies nothing twice, and a newer database is refused', async () => {
     const admin = postgresUrl();

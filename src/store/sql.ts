@@ -88,15 +88,21 @@ export abstract class Sql {
   /**
    * One page of `SELECT <columns> <from>` ordered by (created_at, id), with the total count.
    * `from` is the FROM and WHERE part; its table must expose created_at and id (qualify with `alias`).
+   * The LIMIT is written into the statement (one text per limit in use, at most 101) and the OFFSET
+   * only past the first page: PostgreSQL planned `LIMIT $n OFFSET $m` anew on every call (a custom
+   * plan, 0.3-0.4 ms of a page of 30), where a statement whose only parameters are the filter's keeps
+   * its generic plan.
    */
   async page<R>(from: string, params: Params, req: PageRequest, columns = '*', alias = ''): Promise<{ rows: R[]; total: number }> {
+    if (!Number.isSafeInteger(req.limit) || req.limit < 0 || !Number.isSafeInteger(req.page) || req.page < 1) {
+      throw new Error(`page: limit ${req.limit} and page ${req.page} must be integers (limit >= 0, page >= 1)`);
+    }
     const counted = this.get<{ n: number }>(`SELECT count(*) AS n ${from}`, ...params);
     const dir = req.descending ? 'DESC' : 'ASC';
     const p = alias ? `${alias}.` : '';
-    const rows =
-      req.limit === 0
-        ? Promise.resolve([])
-        : this.all<R>(`SELECT ${columns} ${from} ORDER BY ${p}created_at ${dir}, ${p}id ${dir} LIMIT ? OFFSET ?`, ...params, req.limit, (req.page - 1) * req.limit);
+    const select = `SELECT ${columns} ${from} ORDER BY ${p}created_at ${dir}, ${p}id ${dir} LIMIT ${req.limit}`;
+    const offset = (req.page - 1) * req.limit;
+    const rows = req.limit === 0 ? Promise.resolve([]) : offset === 0 ? this.all<R>(select, ...params) : this.all<R>(`${select} OFFSET ?`, ...params, offset);
     const [count, page] = await Promise.all([counted, rows]);
     return { rows: page, total: (count as { n: number }).n };
   }
