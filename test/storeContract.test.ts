@@ -169,6 +169,22 @@ describe('PostgreSQL list pages', () => {
   });
 });
 
+describe('PostgreSQL latest measurement values', () => {
+  it('are read with one statement text whatever the number of items, so it is planned once per connection', async () => {
+    const store = await newPgStore(undefined, { poolSize: 1 });
+    const org = await newOrganisation(store);
+    for (const n of [1, 2, 3, 30]) {
+      const scopes = Array.from({ length: n }, () => ({ itemId: newId(), measurementId: newId() }));
+      expect(await store.read((tx) => tx.usage.latest(org, scopes, 5))).toEqual([]);
+    }
+    const client = await store.pool.connect();
+    const { rows } = await client.query("SELECT statement FROM pg_prepared_statements WHERE statement LIKE '%FROM measurement_values v%'");
+    client.release();
+    expect(rows).toHaveLength(1);
+    await store.close();
+  });
+});
+
 describe('PostgreSQL schema versions', () => {
   it('migrate reports the versions, applies nothing twice, and a newer database is refused', async () => {
     const admin = postgresUrl();

@@ -182,6 +182,13 @@ describe('create_subscription_measurement', () => {
     });
     expect((await ok(env.mcp, 'get_subscription_item', { id: itemOf(t, 'seats').id })).currentMeasurementValue).toBeNull();
     expect((await ok(env.mcp, 'get_subscription_item', { id: base.id })).currentMeasurementValue).toBeNull();
+    // each item its own latest values, newest first, whichever item was measured last
+    const seats = itemOf(t, 'seats').id;
+    await record({ subscriptionItem: seats, quantity: '9', measuredAt: '2026-03-19T12:00:00Z' });
+    await record({ subscriptionItem: seats, quantity: '8', measuredAt: '2026-03-18T12:00:00Z' });
+    const again = (await env.http('GET', `/subscriptions/${t.id}`)).body;
+    expect(itemOf(again, 'seats').measurementValues.map((v: any) => v.quantity)).toEqual(['9', '8']);
+    expect(itemOf(again, 'calls').measurementValues.map((v: any) => v.quantity)).toEqual(['7', '6', '5', '4', '3']);
   });
 });
 

@@ -193,9 +193,28 @@ export class SqlUsageRepo implements UsageRepo {
     ).map(toValue);
   }
 
+  /**
+   * The latest `limit` values of each scope, scope after scope, each read from its own index range in
+   * one round trip. SQLite: a UNION ALL of one read per scope. PostgreSQL: one statement whatever the
+   * number of scopes, a LATERAL read per element of a JSON list: it planned the UNION ALL of a page's
+   * 30 items for about 37 ms, anew for every number of items and on every new connection.
+   */
   async latest(org: string, scopes: ReadonlyArray<{ itemId: string; measurementId: string }>, limit: number): Promise<MeasurementValueRecord[]> {
     if (scopes.length === 0) return [];
-    // Each scope reads its own index range up to the limit; UNION ALL keeps a page of items to one round trip.
+    if (this.sql.dialect === 'postgres') {
+      return (
+        (await this.sql.allExact(
+          `SELECT latest.* FROM json_array_elements(?::json) WITH ORDINALITY AS s(scope, n)
+           CROSS JOIN LATERAL (${VALUE_SELECT}
+             WHERE v.organisation_id = ? AND v.item_id = s.scope->>0 AND v.measurement_id = s.scope->>1
+             ORDER BY v.measured_at DESC, v.id DESC LIMIT ?) AS latest
+           ORDER BY s.n, latest.measured_at DESC, latest.id DESC`,
+          JSON.stringify(scopes.map((s) => [s.itemId, s.measurementId])),
+          org,
+          limit,
+        )) as ValueRow[]
+      ).map(toValue);
+    }
     const one = `SELECT * FROM (${VALUE_SELECT} WHERE v.organisation_id = ? AND v.item_id = ? AND v.measurement_id = ?
          ORDER BY v.measured_at DESC, v.id DESC LIMIT ?) AS latest`;
     return (
