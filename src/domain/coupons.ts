@@ -2,6 +2,7 @@ import { invalidMany, notFound, type Violation } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Coupon } from '../schemas/catalogue.js';
 import type { PageRequest } from '../schemas/common.js';
+import type { AppliedDiscountRecord } from '../store/ports/subscriptions.js';
 import type { Tx } from '../store/store.js';
 import { decimalOfNumber, unitsAt } from '../values/decimal.js';
 import { amountViolation, toMinor } from '../values/money.js';
@@ -112,4 +113,15 @@ export async function updateCoupon(
   const next: Coupon = { ...current, name: patch.name ?? current.name, isEnabled: patch.isEnabled ?? current.isEnabled, updatedAt: now.toISOString() };
   await tx.billingSetup.updateCoupon(org, current.id, next);
   return next;
+}
+
+/** Applied discounts by the id of their item, each item's in the order they were read (creation order). */
+export function discountsByItem(rows: readonly AppliedDiscountRecord[]): Map<string, AppliedDiscountRecord[]> {
+  const byItem = new Map<string, AppliedDiscountRecord[]>();
+  for (const d of rows) {
+    const list = byItem.get(d.itemId);
+    if (list) list.push(d);
+    else byItem.set(d.itemId, [d]);
+  }
+  return byItem;
 }

@@ -18,7 +18,7 @@ import { intervalValue, metricValue, timeWeightedValue, type ItemInterval } from
 import { billingAddressOf } from '../billingDetails.js';
 import { findBillingGroup } from '../billingGroups.js';
 import { EU_MEMBER_STATES } from '../countries.js';
-import { findCoupon, percentageE2 } from '../coupons.js';
+import { discountsByItem, findCoupon, percentageE2 } from '../coupons.js';
 import { toIso, zoned, zoneOf } from '../dates.js';
 import type { BilledLineInput } from '../invoices.js';
 import { percentOf, rateToE4, toMinor } from '../../values/money.js';
@@ -435,8 +435,7 @@ export async function computeDue(
   if (!asOf) dates = dates.slice(0, 1);
 
   const sellerCountry = seller.address?.countryCode ?? null;
-  const discounts = new Map<string, AppliedDiscountRecord[]>();
-  for (const d of appliedDiscounts) discounts.set(d.itemId, [...(discounts.get(d.itemId) ?? []), d]);
+  const discounts = discountsByItem(appliedDiscounts);
   // Every usage period of the invoices to compute, measured together.
   const usagePeriods = dates.flatMap((date) => byDate.get(date)!.filter((e) => e.state.kind !== 'flat'));
   const measured = await Promise.all(usagePeriods.map((e) => usageMicros(tx, org, e.state, e.period)));

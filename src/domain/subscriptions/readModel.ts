@@ -9,7 +9,7 @@ import type { AppliedDiscountRecord, ItemRecord, SubscriptionRecord } from '../.
 import type { Tx } from '../../store/store.js';
 import { findBillingGroup } from '../billingGroups.js';
 import { getInvoiceAddress, getPaymentMethod } from '../billingDetails.js';
-import { findCoupon } from '../coupons.js';
+import { discountsByItem, findCoupon } from '../coupons.js';
 import { customerIdOf } from '../customers.js';
 import { termsAfter, toIso, zoned } from '../dates.js';
 import { memo } from '../memo.js';
@@ -70,13 +70,11 @@ async function pageParts(tx: Tx, org: string, records: readonly SubscriptionReco
       ...planIds.map((id) => memo(lookups.plans, id, () => getPlan(tx, org, id, lookups))),
     ]),
   ]);
-  const discounts = new Map<string, AppliedDiscountRecord[]>();
-  for (const d of discountRows) discounts.set(d.itemId, [...(discounts.get(d.itemId) ?? []), d]);
   const metered = all.flatMap((item, i) => {
     const { measurement } = products[i]!;
     return measurement ? [{ item, measurement }] : [];
   });
-  return { lookups, items, discounts, values: await recentMeasurementValues(tx, org, metered) };
+  return { lookups, items, discounts: discountsByItem(discountRows), values: await recentMeasurementValues(tx, org, metered) };
 }
 
 /** The resources of these subscription records, as of `now`, reading what they share once. */
