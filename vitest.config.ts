@@ -7,6 +7,7 @@ import { defineConfig } from 'vitest/config';
  * test, which covers both engines once), and the tool surface and HTTP limits, which no engine changes.
  */
 const ENGINE_NEUTRAL = [
+  'test/batching.test.ts',
   'test/budgets.test.ts',
   'test/cli.test.ts',
   'test/dates.test.ts',

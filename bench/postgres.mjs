@@ -230,7 +230,7 @@ function listening(child, json) {
 /** Statement executions (BEGIN and COMMIT included) since the last reset, the commits and rollbacks. */
 async function pgCounters(pgServer) {
   const { rows } = await pgServer.monitor.query(
-    `SELECT calls, left(regexp_replace(query, '\\s+', ' ', 'g'), 90) AS query
+    `SELECT calls, rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 90) AS query
        FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'billing') ORDER BY calls DESC`,
   );
   const db = (
@@ -241,7 +241,7 @@ async function pgCounters(pgServer) {
 
 /**
  * Every target in turn, `ROUNDS` times, after a 2 s warm-up each. Each target: { name, opts,
- * value(result) }. Per run: the figure, latency, CPU per process group, and on PostgreSQL the
+ * value(result), valuesPerRequest (for targets inserting measurement values on PostgreSQL) }. Per run: the figure, latency, CPU per process group, and on PostgreSQL the
  * statements per request, rollbacks and serialization failures. Medians over rounds.
  */
 async function alternate(targets, { groups, pgServer }) {
@@ -262,10 +262,12 @@ async function alternate(targets, { groups, pgServer }) {
       await settle(groups);
       const after = await pgCounters(pgServer);
       const calls = after.statements.reduce((s, x) => s + Number(x.calls), 0);
-      // Requests still queued when autocannon stops are not in its count: where each request runs one
-      // unit of work, its BEGIN counts the requests the database served.
-      const begins = after.statements.filter((x) => /^BEGIN/.test(x.query)).reduce((s, x) => s + Number(x.calls), 0);
-      const served = begins > 0 ? begins : r.total;
+      // Requests still queued when autocannon stops are not in its count: for a target that inserts
+      // values, the rows inserted count the requests the database served. Concurrent single values
+      // share units of work (Operation.coalesce): requestsPerUnit is how many, on average.
+      const sum = (re, field) => after.statements.filter((x) => re.test(x.query)).reduce((s, x) => s + Number(x[field]), 0);
+      const served = t.valuesPerRequest ? sum(/^INSERT INTO (bare_)?measurement_values/, 'rows') / t.valuesPerRequest : r.total;
+      const begins = sum(/^BEGIN/, 'calls');
       runs[t.name].push({
         value: t.value(r),
         p50: r.p50,
@@ -273,6 +275,7 @@ async function alternate(targets, { groups, pgServer }) {
         requests: r.total,
         cpu: cpuBetween(a, b),
         statementsPerRequest: Number((calls / served).toFixed(2)),
+        requestsPerUnit: begins > 0 ? Number((served / begins).toFixed(1)) : null,
         rollbacks: after.rollbacks - before.rollbacks,
         serializationFailures: pgServer.log.serializationFailures - failuresBefore,
         topStatements: after.statements.slice(0, 12).map((s) => `${(Number(s.calls) / served).toFixed(2)}/req ${s.query}`),
@@ -298,6 +301,7 @@ async function alternate(targets, { groups, pgServer }) {
           .map(([k, v]) => [k, Number(((v / 100 / perSecond) * 1000).toFixed(3))]),
       ),
       statementsPerRequest: median(rs.map((x) => x.statementsPerRequest)),
+      requestsPerUnit: median(rs.map((x) => x.requestsPerUnit)),
       rollbacks: rs.map((x) => x.rollbacks),
       serializationFailures: rs.map((x) => x.serializationFailures),
       topStatements: rs.at(-1).topStatements,
@@ -483,14 +487,15 @@ export async function benchPostgres(parts = ['single', 'batch', 'list']) {
       const f = await alternate(
         [
           { name: 'sqlite', opts: { url: `${sqlite.url}/subscription-measurements`, method: 'POST', headers: lite.headers, body: single(lite.itemId) }, value: requests },
-          { name: 'pgOneInstance', opts: { url: `${one.url}/subscription-measurements`, method: 'POST', headers: pgItem.headers, body }, value: requests },
+          { name: 'pgOneInstance', opts: { url: `${one.url}/subscription-measurements`, method: 'POST', headers: pgItem.headers, body }, value: requests, valuesPerRequest: 1 },
           {
             name: 'pgTwoInstances',
             // one key works on both instances (one database); autocannon gives connection i the url i % 2
             opts: { url: [`${one.url}/subscription-measurements`, `${two.url}/subscription-measurements`], method: 'POST', headers: pgItem.headers, body },
             value: requests,
+            valuesPerRequest: 1,
           },
-          { name: 'barePg', opts: { url: `${bare.url}/single`, method: 'POST', headers: json, body }, value: requests },
+          { name: 'barePg', opts: { url: `${bare.url}/single`, method: 'POST', headers: json, body }, value: requests, valuesPerRequest: 1 },
         ],
         { groups, pgServer },
       );
@@ -507,8 +512,8 @@ export async function benchPostgres(parts = ['single', 'batch', 'list']) {
       const opts = { method: 'POST', connections: BATCH_CONNECTIONS, timeout: 30 };
       const f = await alternate(
         [
-          { name: 'barePg', opts: { ...opts, url: `${bare.url}/batch`, headers: json, body: batchBody(pgItem.itemId) }, value: values },
-          { name: 'pg', opts: { ...opts, url: `${one.url}/subscription-measurements/batch`, headers: pgItem.headers, body: batchBody(pgItem.itemId) }, value: values },
+          { name: 'barePg', opts: { ...opts, url: `${bare.url}/batch`, headers: json, body: batchBody(pgItem.itemId) }, value: values, valuesPerRequest: BATCH },
+          { name: 'pg', opts: { ...opts, url: `${one.url}/subscription-measurements/batch`, headers: pgItem.headers, body: batchBody(pgItem.itemId) }, value: values, valuesPerRequest: BATCH },
           { name: 'sqlite', opts: { ...opts, url: `${sqlite.url}/subscription-measurements/batch`, headers: lite.headers, body: batchBody(lite.itemId) }, value: values },
         ],
         { groups, pgServer },

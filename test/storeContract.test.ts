@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { AppError } from '../src/errors.js';
 import { openStore } from '../src/server.js';
@@ -181,6 +181,37 @@ describe('PostgreSQL latest measurement values', () => {
     const { rows } = await client.query("SELECT statement FROM pg_prepared_statements WHERE statement LIKE '%FROM measurement_values v%'");
     client.release();
     expect(rows).toHaveLength(1);
+    await store.close();
+  });
+});
+
+describe('PostgreSQL API key lookups', () => {
+  it('that run at once share one statement, and each gets its own key; a revoked key is seen revoked by the next lookup', async () => {
+    const store = await newPgStore();
+    const org = await newOrganisation(store);
+    const at = new Date().toISOString();
+    const keys = Array.from({ length: 5 }, (_, i) => ({
+      id: newId(),
+      organisationId: org,
+      name: `key ${i}`,
+      prefix: `bk_${i}`,
+      permissions: ['*'],
+      expiresAt: null,
+      revokedAt: null,
+      createdAt: at,
+    }));
+    await store.transaction(async (tx) => {
+      for (const [i, key] of keys.entries()) await tx.system.createApiKey(key, `hash-${i}`);
+    });
+    const hashes = Array.from({ length: 30 }, (_, i) => (i % 6 === 5 ? `unknown-${i}` : `hash-${i % 6}`));
+    const query = vi.spyOn(store.pool, 'query');
+    const found = await Promise.all(hashes.map((h) => store.findApiKey(h)));
+    expect(query.mock.calls.length).toBe(1);
+    query.mockRestore();
+    expect(found.map((k) => k?.name)).toEqual(hashes.map((h) => (h.startsWith('hash-') ? `key ${h.slice(5)}` : undefined)));
+
+    await store.transaction((tx) => tx.system.revokeApiKey(keys[0]!.id, at));
+    expect((await store.findApiKey('hash-0'))?.revokedAt).toBe(at);
     await store.close();
   });
 });

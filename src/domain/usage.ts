@@ -1,4 +1,4 @@
-import { conflict, invalidMany, notFound, type Violation } from '../errors.js';
+import { AppError, conflict, invalidMany, notFound, type Violation } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Product } from '../schemas/catalogue.js';
 import type { Customer } from '../schemas/customers.js';
@@ -252,31 +252,25 @@ async function plan(
   return { targets: accepted, measurement, measuredAt, quantityMicros: toMicros(input.quantity), valueId: input.id ?? null };
 }
 
-async function record(
+/** The error a value is answered with when it failed its checks: every 422 together, else every 409. */
+function refused(violations: Violation[], conflicts: string[]): AppError | undefined {
+  if (violations.length) return invalidMany(violations);
+  if (conflicts.length) return conflict(conflicts.join('; '));
+  return undefined;
+}
+
+/** Inserts the planned values (each on every one of its targets); the rendered values of each. */
+async function write(
   tx: Tx,
   org: string,
-  inputs: readonly MeasurementValueInput[],
+  planned: readonly Planned[],
+  clock: Clock,
   now: Date,
-  batch: boolean,
   settings: InstantBilling,
-): Promise<MeasurementValue[]> {
-  const lookups = new Lookups(tx, org);
-  const clock: Clock = { ms: now.getTime(), iso: now.toISOString() };
-  const violations: Violation[] = [];
-  const conflicts: string[] = [];
-  const planned: Planned[] = [];
-  for (let i = 0; i < inputs.length; i++) {
-    const at = batch ? (field: string) => `values[${i}].${field}` : (field: string) => field;
-    const p = await plan(lookups, inputs[i] as MeasurementValueInput, at, clock, violations, conflicts, batch ? `values[${i}]: ` : '');
-    if (p) planned.push(p);
-  }
-  if (violations.length) throw invalidMany(violations);
-  if (conflicts.length) throw conflict(conflicts.join('; '));
-
+): Promise<MeasurementValue[][]> {
   const records: MeasurementValueRecord[] = [];
-  const out: MeasurementValue[] = [];
-  for (const p of planned) {
-    for (const t of p.targets) {
+  const out = planned.map((p) =>
+    p.targets.map((t) => {
       const r: MeasurementValueRecord = {
         id: newId(),
         itemId: t.itemId,
@@ -288,12 +282,41 @@ async function record(
         createdAt: clock.iso,
       };
       records.push(r);
-      out.push(render(r, t.subscriptionId, p.measurement));
-    }
-  }
+      return render(r, t.subscriptionId, p.measurement);
+    }),
+  );
   await tx.usage.insert(org, records);
   await billInstantValues(tx, org, records, now, settings);
   return out;
+}
+
+const clockOf = (now: Date): Clock => ({ ms: now.getTime(), iso: now.toISOString() });
+
+/**
+ * Records the values of separate requests in one unit of work (the executor coalesces concurrent
+ * requests of POST /subscription-measurements): each value is checked on its own and answered as
+ * `recordMeasurement` alone would answer it, with its first recorded value or its error; the
+ * accepted values are inserted together.
+ */
+export async function recordMeasurements(
+  tx: Tx,
+  org: string,
+  inputs: readonly MeasurementValueInput[],
+  now: Date,
+  settings: InstantBilling,
+): Promise<Array<MeasurementValue | AppError>> {
+  const lookups = new Lookups(tx, org);
+  const clock = clockOf(now);
+  const outcomes: Array<Planned | AppError> = [];
+  for (const input of inputs) {
+    const violations: Violation[] = [];
+    const conflicts: string[] = [];
+    const p = await plan(lookups, input, (field) => field, clock, violations, conflicts, '');
+    outcomes.push(refused(violations, conflicts) ?? (p as Planned));
+  }
+  const written = await write(tx, org, outcomes.filter((o): o is Planned => !(o instanceof AppError)), clock, now, settings);
+  let next = 0;
+  return outcomes.map((o) => (o instanceof AppError ? o : (written[next++]![0] as MeasurementValue)));
 }
 
 /**
@@ -308,8 +331,9 @@ export async function recordMeasurement(
   now: Date,
   settings: InstantBilling,
 ): Promise<MeasurementValue> {
-  const [first] = await record(tx, org, [input], now, false, settings);
-  return first as MeasurementValue;
+  const [outcome] = await recordMeasurements(tx, org, [input], now, settings);
+  if (outcome instanceof AppError) throw outcome;
+  return outcome as MeasurementValue;
 }
 
 /** Records every value of a batch or none: all violations come back at once as `values[i].field`. */
@@ -320,7 +344,19 @@ export async function recordMeasurementBatch(
   now: Date,
   settings: InstantBilling,
 ): Promise<MeasurementValue[]> {
-  return record(tx, org, inputs, now, true, settings);
+  const lookups = new Lookups(tx, org);
+  const clock = clockOf(now);
+  const violations: Violation[] = [];
+  const conflicts: string[] = [];
+  const planned: Planned[] = [];
+  for (let i = 0; i < inputs.length; i++) {
+    const at = (field: string) => `values[${i}].${field}`;
+    const p = await plan(lookups, inputs[i] as MeasurementValueInput, at, clock, violations, conflicts, `values[${i}]: `);
+    if (p) planned.push(p);
+  }
+  const error = refused(violations, conflicts);
+  if (error) throw error;
+  return (await write(tx, org, planned, clock, now, settings)).flat();
 }
 
 export async function getMeasurementValue(tx: Tx, org: string, id: string): Promise<MeasurementValue> {

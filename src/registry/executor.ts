@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
+import type DataLoader from 'dataloader';
 import { can, type Principal } from '../auth/keys.js';
 import type { Config } from '../config.js';
 import { AppError, invalid } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { naturalBatches } from '../batching.js';
 import type { Links } from '../domain/links.js';
 import type { Store, Tx } from '../store/store.js';
 import {
@@ -24,6 +26,17 @@ export interface Outcome {
 }
 
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** At most this many calls share a unit of work (`Operation.coalesce`). */
+const MAX_COALESCED = 1000;
+
+/** A call waiting to share a unit of work with others of its operation. */
+interface Call {
+  principal: Principal;
+  input: Record<string, unknown>;
+}
+
+/** What a batch answers for a call that failed: an Error, which rejects only that call. */
+const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
 
 function stableStringify(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
@@ -86,6 +99,8 @@ const NO_UNIT = new Proxy({} as Tx, {
  */
 export class Executor {
   private readonly inFlight = new Set<string>();
+  /** Per operation with `coalesce`: its calls, gathered into units (`naturalBatches`). */
+  private readonly coalescers = new Map<Operation, DataLoader<Call, Outcome>>();
 
   constructor(
     private readonly deps: {
@@ -120,6 +135,7 @@ export class Executor {
     if (idempotencyKey !== undefined && acceptsIdempotencyKey(op)) {
       return this.idempotent(op, principal, input, idempotencyKey);
     }
+    if (op.coalesce && principal.kind === 'api_key') return this.coalesced(op, principal, input);
     return this.run(op, principal, input);
   }
 
@@ -129,12 +145,34 @@ export class Executor {
     input: Record<string, unknown>,
     around?: (tx: Tx, body: () => Promise<Outcome>) => Promise<Outcome>,
   ): Promise<Outcome> {
+    return this.unitOfWork(
+      op,
+      principal,
+      async (ctx) => {
+        const result = await op.handler(ctx, input);
+        const owner = op.customerAccess?.resultCustomer;
+        if (principal.kind === 'customer' && owner && owner(result as never) !== principal.customerId) {
+          throw new AppError('not_found', `${String(input.id ?? 'The resource')} was not found`);
+        }
+        return { status: successStatus(op), body: result, replayed: false };
+      },
+      around,
+    );
+  }
+
+  /** Runs `work` in the operation's unit of work (a transaction for writes), then its after-commit effects. */
+  private async unitOfWork<T>(
+    op: Operation,
+    principal: Principal,
+    work: (ctx: OperationContext) => Promise<T>,
+    around?: (tx: Tx, body: () => Promise<T>) => Promise<T>,
+  ): Promise<T> {
     const effects: Array<() => void> = [];
     const now = this.deps.clock();
     const baseUrl = this.deps.baseUrl();
     const links = await this.deps.links();
-    const body = async (tx: Tx): Promise<Outcome> => {
-      const ctx: OperationContext = {
+    const body = (tx: Tx): Promise<T> =>
+      work({
         tx,
         principal,
         org: principal.organisationId,
@@ -146,14 +184,7 @@ export class Executor {
         store: this.deps.store,
         baseUrl,
         links,
-      };
-      const result = await op.handler(ctx, input);
-      const owner = op.customerAccess?.resultCustomer;
-      if (principal.kind === 'customer' && owner && owner(result as never) !== principal.customerId) {
-        throw new AppError('not_found', `${String(input.id ?? 'The resource')} was not found`);
-      }
-      return { status: successStatus(op), body: result, replayed: false };
-    };
+      });
     const unit = (tx: Tx) => (around ? around(tx, () => body(tx)) : body(tx));
     if (op.dryRun) return this.deps.store.transaction(unit, { rollback: true });
     const outcome = op.ownUnitsOfWork
@@ -169,6 +200,51 @@ export class Executor {
       }
     }
     return outcome;
+  }
+
+  /** A call of an operation with `coalesce`: it joins the next unit its operation runs for calls that arrived together. */
+  private coalesced(op: Operation, principal: Principal, input: Record<string, unknown>): Promise<Outcome> {
+    let calls = this.coalescers.get(op);
+    if (!calls) {
+      calls = naturalBatches((together) => this.runTogether(op, together), MAX_COALESCED);
+      this.coalescers.set(op, calls);
+    }
+    return calls.load({ principal, input });
+  }
+
+  /** Calls that arrived together: one unit of work per organisation among them. */
+  private async runTogether(op: Operation, calls: readonly Call[]): Promise<Array<Outcome | Error>> {
+    const byOrg = new Map<string, number[]>();
+    calls.forEach((call, i) => {
+      const org = call.principal.organisationId;
+      const indexes = byOrg.get(org);
+      if (indexes) indexes.push(i);
+      else byOrg.set(org, [i]);
+    });
+    const outcomes: Array<Outcome | Error> = [];
+    await Promise.all(
+      [...byOrg.values()].map(async (indexes) => {
+        const answers = await this.oneUnit(op, indexes.map((i) => calls[i] as Call));
+        indexes.forEach((i, k) => (outcomes[i] = answers[k] as Outcome | Error));
+      }),
+    );
+    return outcomes;
+  }
+
+  /**
+   * One unit of work for calls of one organisation, each answered with its result or its own error.
+   * When the unit fails as a whole (the database refused it), each call runs again alone, so that no
+   * call fails for another's sake.
+   */
+  private async oneUnit(op: Operation, calls: readonly Call[]): Promise<Array<Outcome | Error>> {
+    const status = successStatus(op);
+    try {
+      const results = await this.unitOfWork(op, (calls[0] as Call).principal, (ctx) => op.coalesce!(ctx, calls.map((c) => c.input)));
+      return results.map((r) => (r instanceof Error ? r : { status, body: r, replayed: false }));
+    } catch (err) {
+      if (calls.length === 1) return [asError(err)];
+      return Promise.all(calls.map((c) => this.run(op, c.principal, c.input).catch(asError)));
+    }
   }
 
   private async idempotent(

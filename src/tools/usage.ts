@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MAX_QUANTITY_TEXT, formatQuantity, parseQuantity } from '../domain/quantity.js';
-import { getMeasurementValue, getSubscriptionUsage, recordMeasurement, recordMeasurementBatch } from '../domain/usage.js';
+import { getMeasurementValue, getSubscriptionUsage, recordMeasurement, recordMeasurementBatch, recordMeasurements } from '../domain/usage.js';
 import type { InstantBilling } from '../domain/billing/instant.js';
 import { defineOperation, type OperationContext } from '../registry/operation.js';
 import { dateTimeInput, idOrNumber, pageInput, pathId } from '../schemas/common.js';
@@ -85,9 +85,8 @@ export const usageOperations = [
     input: z.strictObject(value),
     output: measurementValueSchema,
     mcp: { output: measurementValueView },
-    handler: (ctx, input) => {
-      return recordMeasurement(ctx.tx, ctx.org, input, ctx.now, instantBilling(ctx));
-    },
+    handler: (ctx, input) => recordMeasurement(ctx.tx, ctx.org, input, ctx.now, instantBilling(ctx)),
+    coalesce: (ctx, inputs) => recordMeasurements(ctx.tx, ctx.org, inputs, ctx.now, instantBilling(ctx)),
   }),
   defineOperation({
     name: 'create_subscription_measurements_batch',

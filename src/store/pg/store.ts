@@ -1,4 +1,6 @@
+import type DataLoader from 'dataloader';
 import pg from 'pg';
+import { naturalBatches } from '../../batching.js';
 import { AppError } from '../../errors.js';
 import type { CustomerTokenLookup } from '../ports/customerTokens.js';
 import type { ApiKeyRecord } from '../ports/system.js';
@@ -26,6 +28,9 @@ function isRetryable(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return code === '40001' || code === '40P01';
 }
+
+/** At most this many API key lookups share one statement. */
+const MAX_KEY_LOOKUPS = 500;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -90,8 +95,18 @@ export class PgStore implements Store {
   private readonly txs = new WeakMap<pg.PoolClient, Tx>();
   private readonly lookups: Tx;
 
+  /**
+   * API key lookups, batched: every request authenticates with a read of its key, which on its own
+   * would be a round trip per request (docs/performance.md, "PostgreSQL").
+   */
+  private readonly apiKeys: DataLoader<string, ApiKeyRecord | null>;
+
   private constructor(readonly pool: pg.Pool) {
     this.lookups = repositories(new PgSql(pool));
+    this.apiKeys = naturalBatches(async (hashes) => {
+      const found = await this.lookups.system.findApiKeysByHash(hashes);
+      return hashes.map((hash) => found.get(hash) ?? null);
+    }, MAX_KEY_LOOKUPS);
   }
 
   static async open(url: string, options: PgStoreOptions = {}): Promise<PgStore> {
@@ -185,8 +200,9 @@ export class PgStore implements Store {
     }
   }
 
-  findApiKey(keyHash: string): Promise<ApiKeyRecord | undefined> {
-    return this.lookups.system.findApiKeyByHash(keyHash);
+  /** Concurrent lookups go out together, one statement for all of them (`naturalBatches`); none is cached. */
+  async findApiKey(keyHash: string): Promise<ApiKeyRecord | undefined> {
+    return (await this.apiKeys.load(keyHash)) ?? undefined;
   }
 
   findCustomerToken(tokenHash: string): Promise<CustomerTokenLookup | undefined> {

@@ -30,6 +30,8 @@ export interface SystemRepo {
   listOrganisations(): Promise<Organisation[]>;
   createApiKey(key: ApiKeyRecord, keyHash: string): Promise<void>;
   findApiKeyByHash(keyHash: string): Promise<ApiKeyRecord | undefined>;
+  /** The API keys with these hashes, by hash (unknown hashes are absent): one read for many concurrent lookups. */
+  findApiKeysByHash(keyHashes: readonly string[]): Promise<Map<string, ApiKeyRecord>>;
   getApiKey(id: string): Promise<ApiKeyRecord | undefined>;
   listApiKeys(organisationId: string): Promise<ApiKeyRecord[]>;
   revokeApiKey(id: string, at: string): Promise<void>;

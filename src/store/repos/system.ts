@@ -60,6 +60,14 @@ export class SqlSystemRepo implements SystemRepo {
     return row && toApiKey(row);
   }
 
+  async findApiKeysByHash(keyHashes: readonly string[]): Promise<Map<string, ApiKeyRecord>> {
+    const rows = await this.sql.all<ApiKeyRow & { keyHash: string }>(
+      `SELECT ${KEY_COLUMNS}, key_hash AS keyHash FROM api_keys WHERE key_hash IN (SELECT value FROM json_each(?))`,
+      JSON.stringify(keyHashes),
+    );
+    return new Map(rows.map((r) => [r.keyHash, toApiKey(r)]));
+  }
+
   async getApiKey(id: string): Promise<ApiKeyRecord | undefined> {
     const row = await this.sql.get<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`, id);
     return row && toApiKey(row);
