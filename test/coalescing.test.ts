@@ -1,7 +1,7 @@
 /**
- * Concurrent single values (POST /subscription-measurements) share units of work
- * (Operation.coalesce): each request is answered exactly as it would be alone, a request never fails
- * for another's sake, and organisations never share a unit.
+ * Concurrent single values (POST /subscription-measurements) and single usage events (POST
+ * /usage-events) share units of work (Operation.coalesce): each request is answered exactly as it
+ * would be alone, a request never fails for another's sake, and organisations never share a unit.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -86,10 +86,10 @@ describe('concurrent single values', () => {
 
     // The first unit takes 200 ms, so that the other requests arrive while it is in flight.
     const op = env.app.catalog.find('create_subscription_measurement')!;
-    const coalesce = op.coalesce!;
-    const slow = vi.spyOn(op, 'coalesce').mockImplementationOnce(async (ctx, inputs) => {
+    const run = op.coalesce!.run;
+    const slow = vi.spyOn(op.coalesce!, 'run').mockImplementationOnce(async (ctx, inputs) => {
       await new Promise((resolve) => setTimeout(resolve, 200));
-      return coalesce(ctx, inputs);
+      return run(ctx, inputs);
     });
     const { result: answers, units } = await countingUnits(env.app.store, () => Promise.all(bodies.map((body) => post(body))));
     slow.mockRestore();
@@ -132,15 +132,15 @@ describe('concurrent single values', () => {
 
   it('run again one by one when their shared unit fails as a whole: no request fails for another’s sake, none is recorded twice', async () => {
     const op = env.app.catalog.find('create_subscription_measurement')!;
-    const coalesce = op.coalesce!;
+    const run = op.coalesce!.run;
     let failed = 0;
-    const spy = vi.spyOn(op, 'coalesce').mockImplementation(async (ctx, inputs) => {
+    const spy = vi.spyOn(op.coalesce!, 'run').mockImplementation(async (ctx, inputs) => {
       if (inputs.length > 1 && failed === 0) {
         failed = inputs.length;
-        await coalesce(ctx, inputs);
+        await run(ctx, inputs);
         throw Object.assign(new Error('could not extend file'), { code: '53100' });
       }
-      return coalesce(ctx, inputs);
+      return run(ctx, inputs);
     });
     try {
       const before = (await ok(env.mcp, 'get_subscription_usage', { id: a.subscription })).data[0];
@@ -162,5 +162,60 @@ describe('concurrent single values', () => {
     const again = await Promise.all(Array.from({ length: 5 }, (_, i) => keyed(i)));
     expect(again.map((r) => r.body)).toEqual(first.map((r) => r.body));
     expect(again.map((r) => r.headers.get('idempotent-replayed'))).toEqual(Array(5).fill('true'));
+  });
+});
+
+describe('concurrent single usage events', () => {
+  let subscription: string;
+  beforeAll(async () => {
+    const product = await ok(env.mcp, 'create_product', { name: 'Tokens', unit: 'token', usageMetric: { eventName: 'tokens', aggregation: 'sum', property: 'n' } });
+    const pricePlan = await ok(env.mcp, 'create_price_plan', { id: product.id, type: 'per_unit', currencyCode: 'EUR', price: { amount: 0.01 }, billingInterval: '1M', payInAdvance: false });
+    const plan = await ok(env.mcp, 'create_plan', { code: 'tokens', name: 'Tokens', charges: [{ product: product.id, pricePlan: pricePlan.id }] });
+    const customer = await ok(env.mcp, 'create_customer', { lastName: 'Tokens', timeZone: 'Europe/Berlin', currencyCode: 'EUR' });
+    subscription = (await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods: [{ contractPeriod: '12M', cancellationPeriod: '1M' }], activate: true })).id;
+  });
+
+  const event = (id: string, n: number, to = subscription) => ({ id, eventName: 'tokens', subscription: to, properties: { n } });
+  const send = (body: unknown, query = '') => env.http('POST', `/usage-events${query}`, { body });
+
+  it('share units of work; each call is answered as alone, after the calls before it', async () => {
+    const op = env.app.catalog.find('ingest_usage_events')!;
+    const run = op.coalesce!.run;
+    const slow = vi.spyOn(op.coalesce!, 'run').mockImplementationOnce(async (ctx, inputs) => {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return run(ctx, inputs);
+    });
+    const bodies = [
+      ...Array.from({ length: 12 }, (_, i) => event(`single-${i}`, i + 1)),
+      event('twice', 100),
+      event('twice', 100),
+      event('nowhere', 1, 'SUB-999999'),
+    ];
+    const { result: answers, units } = await countingUnits(env.app.store, () =>
+      Promise.all([...bodies.map((body) => send(body)), send(event('atomic-nowhere', 1, 'SUB-999999'), '?atomic=true')]),
+    );
+    slow.mockRestore();
+    expect(units).toBeLessThanOrEqual(3);
+
+    expect(answers.slice(0, 12).map((r) => [r.status, r.body.accepted, r.body.duplicates])).toEqual(Array(12).fill([200, 1, 0]));
+    expect(answers.slice(12, 14).map((r) => [r.body.accepted, r.body.duplicates]).sort()).toEqual([
+      [0, 1],
+      [1, 0],
+    ]);
+    expect(answers[14]!.body).toMatchObject({ accepted: 0, duplicates: 0, errors: [{ index: 0, id: 'nowhere', propertyPath: 'events[0].subscription' }] });
+    expect(answers[15]!.status).toBe(422);
+    expect(answers[15]!.body.violations[0].propertyPath).toBe('events[0].subscription');
+
+    const listed = await ok(env.mcp, 'list_usage_events', { subscription, limit: 100 });
+    expect(listed.data.map((e: { id: string }) => e.id).sort()).toEqual([...Array.from({ length: 12 }, (_, i) => `single-${i}`), 'twice'].sort());
+    const usage = await ok(env.mcp, 'get_subscription_usage', { id: subscription });
+    expect(usage.data[0]).toMatchObject({ value: '178', eventCount: 13 });
+  });
+
+  it('run a call of more than one event alone: a batch fills its own unit', async () => {
+    const calls = Array.from({ length: 5 }, (_, i) => send({ events: [event(`pair-${i}-a`, 1), event(`pair-${i}-b`, 1)] }));
+    const { result: answers, units } = await countingUnits(env.app.store, () => Promise.all(calls));
+    expect(answers.map((r) => r.body.accepted)).toEqual(Array(5).fill(2));
+    expect(units).toBe(5);
   });
 });

@@ -218,40 +218,65 @@ async function place(lookups: Lookups, c: Checked): Promise<Placement | string> 
   return { rows, customerId: customer.id, unmatched: false };
 }
 
+/** One call of POST /usage-events. */
+export interface IngestCall {
+  events: readonly unknown[];
+  /** All or nothing: any error answers 422 and stores nothing of the call. */
+  atomic: boolean;
+}
+
+/** A call's events, checked and addressed: what it stores and what its answer counts already. */
+interface Sorted {
+  placed: Array<{ event: Checked; placement: Placement }>;
+  errors: IngestError[];
+  duplicates: number;
+}
+
 /**
- * Stores the events of a batch (POST /usage-events). Each event is checked and addressed on its own;
- * a bad one is an error of the answer and never blocks the others, unless `atomic` (then 422 with
- * every error and nothing stored). An id already stored, or earlier in the batch, is a duplicate.
- * The claims and the rows are written in the caller's unit of work, so a retried batch counts every
- * event exactly once.
+ * Stores the events of calls of POST /usage-events in one unit of work: a single call, or calls the
+ * executor coalesced. Each event is checked and addressed on its own; a bad one is an error of its
+ * call's answer and never blocks the others, unless the call is `atomic` (then that call is answered
+ * 422 with every error and stores nothing). An id already stored, or earlier in the call or in an
+ * earlier call of the unit, is a duplicate: each call is answered as it would be alone, after the
+ * calls before it. The claims and the rows are written in the caller's unit of work, so a retried
+ * call counts every event exactly once.
  */
-export async function ingestUsageEvents(tx: Tx, org: string, events: readonly unknown[], atomic: boolean, now: Date): Promise<IngestResult> {
+export async function ingestUsageEventCalls(tx: Tx, org: string, calls: readonly IngestCall[], now: Date): Promise<Array<IngestResult | AppError>> {
   const clock = now.getTime();
-  const errors: IngestError[] = [];
   const lookups = new Lookups(tx, org);
-  const seen = new Set<string>();
   const times = new Map<string, number>();
-  let duplicates = 0;
-  const placed: Array<{ event: Checked; placement: Placement }> = [];
-  for (let i = 0; i < events.length; i++) {
-    const c = check(events[i], i, clock, errors, times);
-    if (!c) continue;
-    if (seen.has(c.id)) {
-      duplicates += 1;
+  /** Ids the unit stores or claims, over the calls sorted so far. */
+  const seen = new Set<string>();
+  const sorted: Array<Sorted | AppError> = [];
+  for (const { events, atomic } of calls) {
+    const errors: IngestError[] = [];
+    const mine = new Set<string>();
+    const placed: Sorted['placed'] = [];
+    let duplicates = 0;
+    for (let i = 0; i < events.length; i++) {
+      const c = check(events[i], i, clock, errors, times);
+      if (!c) continue;
+      if (seen.has(c.id) || mine.has(c.id)) {
+        duplicates += 1;
+        continue;
+      }
+      const placement = await place(lookups, c);
+      if (typeof placement === 'string') {
+        errors.push({ index: i, id: c.id, propertyPath: `events[${i}].${c.ref.field}`, message: `events[${i}].${c.ref.field} ${placement}` });
+        continue;
+      }
+      mine.add(c.id);
+      placed.push({ event: c, placement });
+    }
+    if (atomic && errors.length) {
+      sorted.push(invalidMany(errors.map((e) => ({ propertyPath: e.propertyPath, message: e.message, code: 'invalid_event' }) satisfies Violation)));
       continue;
     }
-    const placement = await place(lookups, c);
-    if (typeof placement === 'string') {
-      errors.push({ index: i, id: c.id, propertyPath: `events[${i}].${c.ref.field}`, message: `events[${i}].${c.ref.field} ${placement}` });
-      continue;
-    }
-    seen.add(c.id);
-    placed.push({ event: c, placement });
-  }
-  if (atomic && errors.length) {
-    throw invalidMany(errors.map((e) => ({ propertyPath: e.propertyPath, message: e.message, code: 'invalid_event' }) satisfies Violation));
+    for (const id of mine) seen.add(id);
+    sorted.push({ placed, errors, duplicates });
   }
 
+  const placed = sorted.flatMap((s) => (s instanceof AppError ? [] : s.placed));
   const claims: UsageEventRecord[] = [];
   const extras: UsageEventRecord[] = [];
   let seq = placed.length ? await tx.usageEvents.reserveSeq(org, placed.reduce((n, p) => n + p.placement.rows.length, 0)) : 0;
@@ -277,14 +302,26 @@ export async function ingestUsageEvents(tx: Tx, org: string, events: readonly un
     org,
     extras.filter((r) => claimed.has(r.id)),
   );
-  let late = 0;
-  let unmatched = 0;
-  for (const { event, placement } of placed) {
-    if (!claimed.has(event.id)) continue;
-    if (placement.unmatched) unmatched += 1;
-    if (placement.rows.some((r) => r.late)) late += 1;
-  }
-  return { accepted: claimed.size, duplicates: duplicates + placed.length - claimed.size, late, unmatched, errors };
+  return sorted.map((s) => {
+    if (s instanceof AppError) return s;
+    let accepted = 0;
+    let late = 0;
+    let unmatched = 0;
+    for (const { event, placement } of s.placed) {
+      if (!claimed.has(event.id)) continue;
+      accepted += 1;
+      if (placement.unmatched) unmatched += 1;
+      if (placement.rows.some((r) => r.late)) late += 1;
+    }
+    return { accepted, duplicates: s.duplicates + s.placed.length - accepted, late, unmatched, errors: s.errors };
+  });
+}
+
+/** Stores the events of one call of POST /usage-events (`ingestUsageEventCalls`). */
+export async function ingestUsageEvents(tx: Tx, org: string, events: readonly unknown[], atomic: boolean, now: Date): Promise<IngestResult> {
+  const [answer] = await ingestUsageEventCalls(tx, org, [{ events, atomic }], now);
+  if (answer instanceof AppError) throw answer;
+  return answer as IngestResult;
 }
 
 /** One stored row as the list shows it. */

@@ -135,7 +135,7 @@ export class Executor {
     if (idempotencyKey !== undefined && acceptsIdempotencyKey(op)) {
       return this.idempotent(op, principal, input, idempotencyKey);
     }
-    if (op.coalesce && principal.kind === 'api_key') return this.coalesced(op, principal, input);
+    if (op.coalesce && principal.kind === 'api_key' && (op.coalesce.when?.(input) ?? true)) return this.coalesced(op, principal, input);
     return this.run(op, principal, input);
   }
 
@@ -239,7 +239,7 @@ export class Executor {
   private async oneUnit(op: Operation, calls: readonly Call[]): Promise<Array<Outcome | Error>> {
     const status = successStatus(op);
     try {
-      const results = await this.unitOfWork(op, (calls[0] as Call).principal, (ctx) => op.coalesce!(ctx, calls.map((c) => c.input)));
+      const results = await this.unitOfWork(op, (calls[0] as Call).principal, (ctx) => op.coalesce!.run(ctx, calls.map((c) => c.input)));
       return results.map((r) => (r instanceof Error ? r : { status, body: r, replayed: false }));
     } catch (err) {
       if (calls.length === 1) return [asError(err)];

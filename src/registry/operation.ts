@@ -149,14 +149,18 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodT
   secretResult?: boolean;
   /**
    * Concurrent requests of this operation run together: those that arrive while one of theirs is in
-   * its unit of work share the next unit (per organisation), through this handler, which answers each
-   * input with its result or with the error `handler` would have thrown for it alone (having written
-   * nothing for it: the unit commits the others). The results
-   * must not depend on who called beyond the organisation (no `customerAccess`); a request with an
-   * idempotency key runs alone. Where a unit costs round trips (PostgreSQL), this turns many small
-   * units into a few larger ones.
+   * its unit of work share the next unit (per organisation), through `run`, which answers each input
+   * with its result or with the error `handler` would have thrown for it alone (having written
+   * nothing for it: the unit commits the others). The results must not depend on who called beyond
+   * the organisation (no `customerAccess`); a request with an idempotency key runs alone, and so does
+   * one that `when` turns away (a call that fills a unit on its own gains nothing by waiting for
+   * others). Where a unit costs round trips (PostgreSQL), this turns many small units into a few
+   * larger ones.
    */
-  coalesce?: (ctx: OperationContext, inputs: Array<z.output<I>>) => Promise<Array<z.output<O> | Error>>;
+  coalesce?: {
+    when?: (input: z.output<I>) => boolean;
+    run: (ctx: OperationContext, inputs: Array<z.output<I>>) => Promise<Array<z.output<O> | Error>>;
+  };
   /** Text content of the MCP result instead of its summary line and JSON. */
   text?: (result: z.output<O>) => string;
   handler(ctx: OperationContext, input: z.output<I>): Promise<z.output<O>>;

@@ -86,7 +86,7 @@ export const usageOperations = [
     output: measurementValueSchema,
     mcp: { output: measurementValueView },
     handler: (ctx, input) => recordMeasurement(ctx.tx, ctx.org, input, ctx.now, instantBilling(ctx)),
-    coalesce: (ctx, inputs) => recordMeasurements(ctx.tx, ctx.org, inputs, ctx.now, instantBilling(ctx)),
+    coalesce: { run: (ctx, inputs) => recordMeasurements(ctx.tx, ctx.org, inputs, ctx.now, instantBilling(ctx)) },
   }),
   defineOperation({
     name: 'create_subscription_measurements_batch',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ingestUsageEvents, listUsageEvents, MAX_EVENTS } from '../domain/usageEvents.js';
+import { ingestUsageEventCalls, ingestUsageEvents, listUsageEvents, MAX_EVENTS } from '../domain/usageEvents.js';
 import { defineOperation } from '../registry/operation.js';
 import { dateTimeInput } from '../schemas/common.js';
 import { ingestResultSchema, usageEventListSchema } from '../schemas/usageEvents.js';
@@ -64,6 +64,8 @@ export const usageEventOperations = [
       },
     },
     handler: (ctx, input) => ingestUsageEvents(ctx.tx, ctx.org, input.events, input.atomic, ctx.now),
+    // Single events (the body itself, or one CloudEvent) share units of work; a batch fills its own.
+    coalesce: { when: (input) => input.events.length === 1, run: (ctx, inputs) => ingestUsageEventCalls(ctx.tx, ctx.org, inputs, ctx.now) },
   }),
   defineOperation({
     name: 'list_usage_events',
