@@ -218,4 +218,15 @@ describe('concurrent single usage events', () => {
     expect(answers.map((r) => r.body.accepted)).toEqual(Array(5).fill(2));
     expect(units).toBe(5);
   });
+
+  it('run their units one after another per organisation, in every instance (they all take the organisation’s event sequence)', async () => {
+    const spy = vi.spyOn(env.app.store, 'transaction');
+    try {
+      const answers = await Promise.all(Array.from({ length: 4 }, (_, i) => send({ events: [event(`seq-${i}-a`, 1), event(`seq-${i}-b`, 1)] })));
+      expect(answers.map((r) => r.body.accepted)).toEqual(Array(4).fill(2));
+      expect(spy.mock.calls.map((c) => c[1]?.serializeOn)).toEqual(Array(4).fill(`usage-event-sequence:${env.org.organisationId}`));
+    } finally {
+      spy.mockRestore();
+    }
+  });
 });

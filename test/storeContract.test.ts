@@ -18,7 +18,7 @@ import { migrateUrl, PgStore } from '../src/store/pg/store.js';
 import { SCHEMA_VERSION, SqliteStore } from '../src/store/sqlite.js';
 import type { Store } from '../src/store/store.js';
 import { createDatabase, dropDatabase, postgresUrl } from './pg.js';
-import { newPgStore } from './pgStore.js';
+import { newPgDatabase, newPgStore } from './pgStore.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-contract-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -213,6 +213,38 @@ describe('PostgreSQL API key lookups', () => {
     await store.transaction((tx) => tx.system.revokeApiKey(keys[0]!.id, at));
     expect((await store.findApiKey('hash-0'))?.revokedAt).toBe(at);
     await store.close();
+  });
+});
+
+describe('PostgreSQL units serialized on a key', () => {
+  it('wait for one another across two instances instead of aborting: each runs once; without the key they abort and run again', async () => {
+    const db = await newPgDatabase();
+    const stores = [await PgStore.open(db.url), await PgStore.open(db.url)];
+    try {
+      const org = await newOrganisation(stores[0]!);
+      let runs = 0;
+      /** Six units on each instance, each taking 10 sequence numbers of the organisation and holding its row a moment. */
+      const race = (options: { serializeOn?: string }) =>
+        Promise.all(
+          Array.from({ length: 12 }, (_, i) =>
+            stores[i % 2]!.transaction(async (tx) => {
+              runs += 1;
+              const last = await tx.usageEvents.reserveSeq(org, 10);
+              await new Promise((resolve) => setTimeout(resolve, 5));
+              return last;
+            }, options),
+          ),
+        );
+      const serialized = await race({ serializeOn: `usage-event-sequence:${org}` });
+      expect(runs).toBe(12);
+      expect(serialized.sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => 10 * i + 1));
+      runs = 0;
+      await race({});
+      expect(runs).toBeGreaterThan(12);
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+      await db.drop();
+    }
   });
 });
 

@@ -191,7 +191,7 @@ export class Executor {
       ? await unit(NO_UNIT)
       : isReadOnly(op)
         ? await this.deps.store.read(unit)
-        : await this.deps.store.transaction(unit);
+        : await this.deps.store.transaction(unit, op.serializeOn ? { serializeOn: `${op.serializeOn}:${principal.organisationId}` } : undefined);
     for (const fn of effects) {
       try {
         fn();

@@ -132,6 +132,12 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodT
   /** The MCP result when it is more compact than the REST body (required for lists: summary rows). */
   mcp?: McpView<z.output<O>>;
   /**
+   * What every unit of this operation updates in the organisation, such as one counter row
+   * ('usage-event-sequence'): units naming the same thing in one organisation run one after another,
+   * in every instance (`UnitOptions.serializeOn`), instead of aborting one another on PostgreSQL.
+   */
+  serializeOn?: string;
+  /**
    * true: a long-running operation (a billing run) that opens its own units of work through
    * `ctx.store`, one per item of work, instead of running in one; `ctx.tx` refuses every use. Such an
    * operation must be safe to repeat (it takes no idempotency key).

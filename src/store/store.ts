@@ -77,6 +77,15 @@ export interface UnitOptions {
    * run one at a time anyway.
    */
   claim?: boolean;
+  /**
+   * Units with the same key run one after another, across processes: for units that all update one
+   * row (an organisation's usage event sequence), which under SERIALIZABLE would abort one another
+   * instead of waiting. On PostgreSQL the unit takes a session advisory lock on the key before its
+   * BEGIN, so that its snapshot follows the previous unit's COMMIT (a lock taken inside the
+   * transaction comes after its snapshot, too late); units of one process queue for the key before
+   * they take a connection. SQLite ignores it: its write units run one at a time anyway.
+   */
+  serializeOn?: string;
 }
 
 /**

@@ -64,6 +64,8 @@ export const usageEventOperations = [
       },
     },
     handler: (ctx, input) => ingestUsageEvents(ctx.tx, ctx.org, input.events, input.atomic, ctx.now),
+    // Every unit takes the organisation's next event sequence numbers (rollups read them in commit order).
+    serializeOn: 'usage-event-sequence',
     // Single events (the body itself, or one CloudEvent) share units of work; a batch fills its own.
     coalesce: { when: (input) => input.events.length === 1, run: (ctx, inputs) => ingestUsageEventCalls(ctx.tx, ctx.org, inputs, ctx.now) },
   }),

@@ -29,6 +29,10 @@ function isRetryable(err: unknown): boolean {
   return code === '40001' || code === '40P01';
 }
 
+/** The session advisory lock of a `UnitOptions.serializeOn` key, and its release. */
+const LOCK = 'SELECT pg_advisory_lock(hashtextextended($1, 0))';
+const UNLOCK = 'SELECT pg_advisory_unlock(hashtextextended($1, 0))';
+
 /** At most this many API key lookups share one statement. */
 const MAX_KEY_LOOKUPS = 500;
 
@@ -89,11 +93,15 @@ export async function migrateUrl(url: string): Promise<{ from: number; to: numbe
  * snapshot of committed data. `lingerMs` does not apply: every unit commits alone. Claim units
  * (`claim: true`: the leases of webhook deliveries and of the jobs loop) run READ COMMITTED and take
  * their rows with `FOR UPDATE SKIP LOCKED`, so that instances claiming at once take disjoint rows.
+ * Units with `serializeOn` (all of which update one row) queue in the process, then take a session
+ * advisory lock on their key before BEGIN, so that they wait for one another instead of aborting.
  */
 export class PgStore implements Store {
   readonly groupCommit = false;
   private readonly txs = new WeakMap<pg.PoolClient, Tx>();
   private readonly lookups: Tx;
+  /** Per `UnitOptions.serializeOn` key: the last unit of this process that queued for it. */
+  private readonly turns = new Map<string, Promise<void>>();
 
   /**
    * API key lookups, batched: every request authenticates with a read of its key, which on its own
@@ -153,6 +161,23 @@ export class PgStore implements Store {
   }
 
   async transaction<T>(fn: (tx: Tx) => Promise<T>, options: UnitOptions = {}): Promise<T> {
+    const key = options.serializeOn;
+    if (key === undefined) return this.attempts(fn, options);
+    const previous = this.turns.get(key);
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    this.turns.set(key, mine);
+    try {
+      await previous;
+      return await this.attempts(fn, options);
+    } finally {
+      if (this.turns.get(key) === mine) this.turns.delete(key);
+      done();
+    }
+  }
+
+  /** A unit, run again from the start while PostgreSQL aborts it for a concurrent one. */
+  private async attempts<T>(fn: (tx: Tx) => Promise<T>, options: UnitOptions): Promise<T> {
     let delay = FIRST_RETRY_MS;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -176,10 +201,16 @@ export class PgStore implements Store {
   /** One try of a unit; an error that keeps its changes (AppError.keepChanges) commits them, then is thrown. */
   private async attempt<T>(fn: (tx: Tx) => Promise<T>, options: UnitOptions): Promise<T> {
     const client = await this.pool.connect();
+    const key = options.serializeOn;
+    let begun = false;
     let broken = false;
     try {
+      // With a key, its lock goes out first and BEGIN with it (pipeline mode): the server runs BEGIN once
+      // the lock is granted, so the unit's snapshot follows the COMMIT of the unit that held it.
+      const locked = key === undefined ? undefined : client.query(LOCK, [key]);
       // A claim (UnitOptions.claim) runs READ COMMITTED and locks what it takes FOR UPDATE SKIP LOCKED; every other write unit SERIALIZABLE.
-      await client.query(options.claim ? 'BEGIN ISOLATION LEVEL READ COMMITTED' : 'BEGIN ISOLATION LEVEL SERIALIZABLE');
+      await Promise.all([locked, client.query(options.claim ? 'BEGIN ISOLATION LEVEL READ COMMITTED' : 'BEGIN ISOLATION LEVEL SERIALIZABLE')]);
+      begun = true;
       let value: T;
       try {
         value = await fn(this.txOf(client));
@@ -191,12 +222,16 @@ export class PgStore implements Store {
       await client.query(options.rollback ? 'ROLLBACK' : 'COMMIT');
       return value;
     } catch (err) {
-      // An error that is not PostgreSQL's answer (a lost connection) leaves the connection in doubt: it is discarded.
+      // A unit that did not begin, or an error that is not PostgreSQL's answer (a lost connection),
+      // leaves the connection in doubt: it is discarded (closing it ends its transaction and its lock).
       const code = (err as { code?: unknown } | null)?.code;
-      broken = !(err instanceof AppError) && !(typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code));
+      broken = !begun || (!(err instanceof AppError) && !(typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)));
       throw err;
     } finally {
-      client.release(broken);
+      // The unit is answered without waiting for its key's lock to be given back; the connection
+      // returns to the pool once it is.
+      if (key !== undefined && !broken) void client.query(UNLOCK, [key]).then(() => client.release(), () => client.release(true));
+      else client.release(broken);
     }
   }
 
