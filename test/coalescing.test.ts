@@ -5,6 +5,7 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { AppError } from '../src/errors.js';
 import type { Store } from '../src/store/store.js';
 import { ok, setup, type HttpResult, type Org, type TestEnv } from './helpers.js';
 
@@ -149,6 +150,28 @@ describe('concurrent single values', () => {
       expect(answers.map((r) => r.status)).toEqual(Array(19).fill(201));
       const after = (await ok(env.mcp, 'get_subscription_usage', { id: a.subscription })).data[0];
       expect([after.eventCount - before.eventCount, Number(after.value) - Number(before.value)]).toEqual([19, 19]);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('all get the 503 of a unit the database could not take, at once, and none is recorded', async () => {
+    const op = env.app.catalog.find('create_subscription_measurement')!;
+    let largest = 0;
+    const spy = vi.spyOn(op.coalesce!, 'run').mockImplementation(async (_ctx, inputs) => {
+      // The first unit takes 200 ms, so that the other requests arrive while it is in flight.
+      if (largest === 0) await new Promise((resolve) => setTimeout(resolve, 200));
+      largest = Math.max(largest, inputs.length);
+      const busy = new AppError('unavailable', 'The database is busy; nothing was changed, retry');
+      busy.retryAfterSeconds = 1;
+      throw busy;
+    });
+    try {
+      const before = (await ok(env.mcp, 'get_subscription_usage', { id: a.subscription })).data[0];
+      const answers = await Promise.all(Array.from({ length: 10 }, () => post({ subscriptionItem: a.item, quantity: '1' })));
+      expect(answers.map((r) => [r.status, r.headers.get('retry-after')])).toEqual(Array(10).fill([503, '1']));
+      expect(largest).toBeGreaterThan(1);
+      expect((await ok(env.mcp, 'get_subscription_usage', { id: a.subscription })).data[0].eventCount).toBe(before.eventCount);
     } finally {
       spy.mockRestore();
     }

@@ -234,7 +234,9 @@ export class Executor {
   /**
    * One unit of work for calls of one organisation, each answered with its result or its own error.
    * When the unit fails as a whole (the database refused it), each call runs again alone, so that no
-   * call fails for another's sake.
+   * call fails for another's sake; when the database is unavailable (busy past its lock timeout, or
+   * aborting the unit for concurrent ones past its attempts), every call gets that answer at once, as
+   * it would alone, instead of waiting for it once more each.
    */
   private async oneUnit(op: Operation, calls: readonly Call[]): Promise<Array<Outcome | Error>> {
     const status = successStatus(op);
@@ -242,7 +244,7 @@ export class Executor {
       const results = await this.unitOfWork(op, (calls[0] as Call).principal, (ctx) => op.coalesce!.run(ctx, calls.map((c) => c.input)));
       return results.map((r) => (r instanceof Error ? r : { status, body: r, replayed: false }));
     } catch (err) {
-      if (calls.length === 1) return [asError(err)];
+      if (calls.length === 1 || (err instanceof AppError && err.kind === 'unavailable')) return calls.map(() => asError(err));
       return Promise.all(calls.map((c) => this.run(op, c.principal, c.input).catch(asError)));
     }
   }
