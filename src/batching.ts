@@ -1,4 +1,5 @@
 import DataLoader from 'dataloader';
+import { Turn } from './turn.js';
 
 /**
  * Natural batching of concurrent calls, one batch at a time: with no batch in flight, a call goes out
@@ -10,13 +11,8 @@ import DataLoader from 'dataloader';
  * value or Error per key, in order (an Error rejects only its own call).
  */
 export function naturalBatches<K, V>(fn: (keys: readonly K[]) => Promise<ReadonlyArray<V | Error>>, maxBatchSize: number): DataLoader<K, V> {
-  let busy = false;
-  const waiting: Array<() => void> = [];
-  const finished = () => {
-    const next = waiting.shift();
-    if (next) setImmediate(next);
-    else busy = false;
-  };
+  const inFlight = new Turn();
+  const finished = () => inFlight.give();
   return new DataLoader<K, V>(
     (keys) => {
       const batch = fn(keys);
@@ -27,12 +23,10 @@ export function naturalBatches<K, V>(fn: (keys: readonly K[]) => Promise<Readonl
       cache: false,
       maxBatchSize,
       batchScheduleFn: (dispatch) => {
-        if (busy) {
-          waiting.push(dispatch);
-        } else {
-          busy = true;
-          setImmediate(dispatch);
-        }
+        const go = () => setImmediate(dispatch);
+        const wait = inFlight.take();
+        if (wait) void wait.then(go);
+        else go();
       },
     },
   );

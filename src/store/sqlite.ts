@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { AppError } from '../errors.js';
+import { Turn } from '../turn.js';
 import { MIGRATIONS, pendingMigrations, SCHEMA_VERSION } from './migrations/index.js';
 import type { CustomerTokenLookup } from './ports/customerTokens.js';
 import type { ApiKeyRecord } from './ports/system.js';
@@ -89,27 +90,6 @@ function isBusy(err: unknown): boolean {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** One connection's turn: whoever holds it runs its statements; the rest wait in arrival order. */
-class Turn {
-  private busy = false;
-  private readonly waiting: Array<() => void> = [];
-
-  /** Undefined when the turn was free and is now taken; otherwise a promise of the turn. */
-  take(): Promise<void> | undefined {
-    if (!this.busy) {
-      this.busy = true;
-      return undefined;
-    }
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
-
-  give(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.busy = false;
-  }
-}
-
 /** The open group transaction: its units wait for `committed`, settled by the one COMMIT. */
 interface Group {
   committed: Promise<void>;
@@ -124,7 +104,7 @@ interface Group {
 export class SqliteStore implements Store {
   readonly groupCommit = true;
   private readonly tx: Tx;
-  /** Write units and the group's COMMIT; with no reader connection, read units too. */
+  /** The write connection's turn: write units and the group's COMMIT; with no reader connection, read units too. */
   private readonly writeTurn = new Turn();
   /** The reader connection's units and lookups (undefined: reads share the write connection). */
   private readonly reader: { db: Database.Database; tx: Tx; turn: Turn } | undefined;

@@ -1,6 +1,7 @@
 import type DataLoader from 'dataloader';
 import pg from 'pg';
 import { naturalBatches } from '../../batching.js';
+import { Turn } from '../../turn.js';
 import { AppError } from '../../errors.js';
 import type { CustomerTokenLookup } from '../ports/customerTokens.js';
 import type { ApiKeyRecord } from '../ports/system.js';
@@ -100,8 +101,8 @@ export class PgStore implements Store {
   readonly groupCommit = false;
   private readonly txs = new WeakMap<pg.PoolClient, Tx>();
   private readonly lookups: Tx;
-  /** Per `UnitOptions.serializeOn` key: the last unit of this process that queued for it. */
-  private readonly turns = new Map<string, Promise<void>>();
+  /** Per `UnitOptions.serializeOn` key in use: the turn its units of this process take one after another. */
+  private readonly turns = new Map<string, Turn>();
 
   /**
    * API key lookups, batched: every request authenticates with a read of its key, which on its own
@@ -163,16 +164,15 @@ export class PgStore implements Store {
   async transaction<T>(fn: (tx: Tx) => Promise<T>, options: UnitOptions = {}): Promise<T> {
     const key = options.serializeOn;
     if (key === undefined) return this.attempts(fn, options);
-    const previous = this.turns.get(key);
-    let done!: () => void;
-    const mine = new Promise<void>((resolve) => (done = resolve));
-    this.turns.set(key, mine);
+    let turn = this.turns.get(key);
+    if (!turn) this.turns.set(key, (turn = new Turn()));
+    const wait = turn.take();
+    if (wait) await wait;
     try {
-      await previous;
       return await this.attempts(fn, options);
     } finally {
-      if (this.turns.get(key) === mine) this.turns.delete(key);
-      done();
+      turn.give();
+      if (turn.free) this.turns.delete(key);
     }
   }
 
