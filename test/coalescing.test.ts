@@ -7,6 +7,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AppError } from '../src/errors.js';
 import type { Store } from '../src/store/store.js';
+import { buildFixture } from './fixtures.js';
 import { ok, setup, type HttpResult, type Org, type TestEnv } from './helpers.js';
 
 let env: TestEnv;
@@ -18,29 +19,17 @@ interface Metered {
   item: string;
 }
 
-/** An active subscription with one item metering `calls` (sum), per unit 0.5 EUR; `activate: false` leaves it a draft. */
+/** A subscription of the shared fixture's plan (test/fixtures.ts), and its item metering `api_calls<suffix>` (sum); `activate: false` leaves it a draft. */
 async function meteredItem(mcp: Client, suffix: string, activate = true): Promise<Metered> {
-  const customer = await ok(mcp, 'create_customer', { lastName: `Coalesce${suffix}`, timeZone: 'Europe/Berlin', currencyCode: 'EUR' });
-  await ok(mcp, 'create_unit', { name: `call${suffix}` });
-  const measurement = await ok(mcp, 'create_measurement', { unit: `call${suffix}`, code: `calls${suffix}`, aggregationType: 'sum', type: 'metered' });
-  const product = await ok(mcp, 'create_product', { name: `Calls${suffix}`, measurement: measurement.id });
-  const pricePlan = await ok(mcp, 'create_price_plan', {
-    id: product.id,
-    type: 'per_unit',
-    currencyCode: 'EUR',
-    price: { amount: 0.5 },
-    billingInterval: '1M',
-    payInAdvance: false,
-  });
-  const plan = await ok(mcp, 'create_plan', { code: `coalesce${suffix}`, name: `Coalesce${suffix}`, charges: [{ product: product.id, pricePlan: pricePlan.id }] });
+  const f = await buildFixture(mcp, suffix);
   const s = await ok(mcp, 'create_subscription', {
-    customer: customer.id,
-    plan: plan.id,
+    customer: f.customer.id,
+    plan: f.plan.id,
     periods: [{ contractPeriod: '12M', cancellationPeriod: '1M' }],
     startDate: '2026-03-01T00:00:00+01:00',
     activate,
   });
-  return { subscription: s.id, item: s.items[0].id };
+  return { subscription: s.id, item: s.items.find((i: { product: { id: string } }) => i.product.id === f.meteredProduct.id).id };
 }
 
 /** Counts the units of work the store runs while `fn` runs. */
@@ -81,7 +70,7 @@ describe('concurrent single values', () => {
       { subscriptionItem: 'no-such-item', quantity: '1' },
       { subscriptionItem: a.item, quantity: '1', measuredAt: '2026-03-21T12:00:00Z' },
       { subscriptionItem: draft.item, quantity: '1' },
-      { subscriptionItem: a.item, quantity: '1', measurementCode: 'callsDraft' },
+      { subscriptionItem: a.item, quantity: '1', measurementCode: 'api_callsDraft' },
     ];
     for (const [k, body] of wrong.entries()) bodies.splice(k * 4 + 3, 0, body);
 
