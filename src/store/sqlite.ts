@@ -57,6 +57,10 @@ function connect(file: string, synchronous: Synchronous): Database.Database {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('foreign_keys = ON');
+  // Savepoint journals (every unit of a group commit has one) and temporary tables in memory: by
+  // default a savepoint journal past 64 KiB spills to a temporary file, which cost a billing run
+  // about 12 % of its time (bench/billing.mjs).
+  db.pragma('temp_store = MEMORY');
   // Start-up (migrations) may wait for another process's write; SqliteStore then sets 0 for its writes.
   db.pragma('busy_timeout = 5000');
   db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
