@@ -1,10 +1,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { AppError } from '../src/errors.js';
 import { openDatabase, SCHEMA_VERSION, SqliteStore } from '../src/store/sqlite.js';
+import { Checkpointer } from '../src/store/checkpointer.js';
+import { WalSync } from '../src/store/walSync.js';
 
 describe('SQLite store', () => {
   const file = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'billing-store-')), 'db.sqlite');
@@ -165,4 +168,147 @@ describe('reads see committed data only', () => {
       await store.close();
     });
   }
+});
+
+describe('the WAL synced off the event loop', () => {
+  const file = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'billing-store-')), 'db.sqlite');
+  const org = (id: string) => ({ id, name: id, createdAt: '2026-01-01T00:00:00.000Z' });
+  /** A sync that finishes when the test says so; `calls` counts the syncs started. */
+  function heldSync() {
+    const held: Array<{ resolve(): void; reject(err: Error): void }> = [];
+    let calls = 0;
+    const sync = new WalSync(
+      () =>
+        new Promise<void>((resolve, reject) => {
+          calls += 1;
+          held.push({ resolve, reject });
+        }),
+    );
+    return { sync, held, calls: () => calls };
+  }
+  const storeWith = (f: string, sync: WalSync) => new SqliteStore(openDatabase(f), { walSync: sync, reader: new Database(f, { readonly: true }) });
+  const settledSoon = async (p: Promise<unknown>) => {
+    let settled = false;
+    void p.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    await new Promise((r) => setTimeout(r, 20));
+    return settled;
+  };
+
+  it('a file store syncs the WAL itself (synchronous NORMAL on its write connection); BILLING_DB_SYNCHRONOUS=normal leaves it to SQLite', async () => {
+    const full = SqliteStore.open(file());
+    expect(full.db.pragma('synchronous', { simple: true })).toBe(1);
+    await full.transaction((tx) => tx.system.createOrganisation(org('a')));
+    expect((await full.read((tx) => tx.system.getOrganisation('a')))?.id).toBe('a');
+    await full.close();
+    const normal = SqliteStore.open(file(), { synchronous: 'normal' });
+    expect(normal.db.pragma('synchronous', { simple: true })).toBe(1);
+    await normal.close();
+  });
+
+  it('answers a unit only once its COMMIT is synced, lets the next group run meanwhile, and holds reads until then', async () => {
+    const f = file();
+    const { sync, held } = heldSync();
+    const store = storeWith(f, sync);
+    const first = store.transaction((tx) => tx.system.createOrganisation(org('first')));
+    expect(await settledSoon(first)).toBe(false);
+    // Committed (another connection sees it), not yet answered.
+    const other = new Database(f, { readonly: true });
+    expect(other.prepare("SELECT id FROM organisations WHERE id = 'first'").get()).toEqual({ id: 'first' });
+    const read = store.read((tx) => tx.system.getOrganisation('first'));
+    expect(await settledSoon(read)).toBe(false);
+    // The next unit runs and commits while the first sync is under way.
+    const second = store.transaction((tx) => tx.system.createOrganisation(org('second')));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(other.prepare("SELECT id FROM organisations WHERE id = 'second'").get()).toEqual({ id: 'second' });
+    expect(held.length).toBe(1);
+    held[0]!.resolve();
+    await first;
+    expect((await read)?.id).toBe('first');
+    expect(await settledSoon(second)).toBe(false);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(held.length).toBe(2);
+    held[1]!.resolve();
+    await second;
+    other.close();
+    await store.close();
+  });
+
+  it('the COMMITs made while a sync is in flight share the next one', async () => {
+    const { sync, held, calls } = heldSync();
+    const first = sync.sync();
+    // Asked for before it started: the same sync.
+    expect(sync.sync()).toBe(first);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(calls()).toBe(1);
+    const joined = [sync.sync(), sync.sync(), sync.sync()];
+    expect(new Set(joined).size).toBe(1);
+    expect(joined[0]).not.toBe(first);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(calls()).toBe(1);
+    held[0]!.resolve();
+    await first;
+    await new Promise((r) => setTimeout(r, 0));
+    expect(calls()).toBe(2);
+    held[1]!.resolve();
+    await Promise.all(joined);
+    expect(calls()).toBe(2);
+  });
+
+  it('a failed sync fails the units of its COMMIT with 503 and refuses writes until a restart', async () => {
+    const f = file();
+    const { sync, held } = heldSync();
+    const store = storeWith(f, sync);
+    const unit = store.transaction((tx) => tx.system.createOrganisation(org('unsure')));
+    await new Promise((r) => setTimeout(r, 20));
+    held[0]!.reject(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
+    await expect(unit).rejects.toMatchObject({ kind: 'unavailable', message: expect.stringMatching(/could not be synced to disk \(EIO.*refused until the server is restarted/) });
+    await expect(store.transaction((tx) => tx.system.createOrganisation(org('next')))).rejects.toMatchObject({ kind: 'unavailable' });
+    expect(await store.read((tx) => tx.system.getOrganisation('next'))).toBeUndefined();
+    await store.close();
+  });
+
+  it('WalSync.ofFile syncs the WAL file of a database and lets it go at close', async () => {
+    const f = file();
+    const db = openDatabase(f);
+    db.prepare('INSERT INTO organisations (id, name, created_at) VALUES (?, ?, ?)').run('x', 'x', '2026-01-01T00:00:00.000Z');
+    const sync = WalSync.ofFile(f);
+    await sync.sync();
+    await sync.sync();
+    await sync.close();
+    db.close();
+    await expect(WalSync.ofFile(path.join(path.dirname(f), 'missing.sqlite')).sync()).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describe('WAL checkpoints in a worker thread', () => {
+  const file = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'billing-store-')), 'db.sqlite');
+
+  it('copies committed pages into the database file without a COMMIT checkpointing them', async () => {
+    const f = file();
+    const store = SqliteStore.open(f);
+    expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(4096);
+    const before = fs.statSync(f).size;
+    // About 2 MB of rows in 40 units: far below the 4,096 pages (16 MB) at which a COMMIT would checkpoint.
+    const name = 'x'.repeat(50_000);
+    for (let i = 0; i < 40; i++) {
+      await store.transaction((tx) => tx.system.createOrganisation({ id: `org-${i}`, name: `${name}${i}`, createdAt: '2026-01-01T00:00:00.000Z' }));
+    }
+    const deadline = Date.now() + 5000;
+    while (fs.statSync(f).size < before + 2_000_000 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(fs.statSync(f).size).toBeGreaterThanOrEqual(before + 2_000_000);
+    await store.close();
+  });
+
+  it('a worker that cannot checkpoint hands checkpoints back to the COMMITs', async () => {
+    const checkpointer = new Checkpointer(path.join(os.tmpdir(), 'no-such-dir', 'db.sqlite'));
+    const store = new SqliteStore(openDatabase(file()), { checkpointer });
+    expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(4096);
+    expect(await checkpointer.failed).toMatch(/directory does not exist|unable to open/);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(256);
+    await store.close();
+  });
 });

@@ -9,6 +9,8 @@ import type { ApiKeyRecord } from './ports/system.js';
 import { repositories } from './repositories.js';
 import { SqliteSql } from './sqliteSql.js';
 import type { Store, Tx, UnitOptions } from './store.js';
+import { WalSync } from './walSync.js';
+import { Checkpointer } from './checkpointer.js';
 
 export { SCHEMA_VERSION };
 
@@ -35,6 +37,15 @@ export function migrate(db: Database.Database): { from: number; to: number } {
  * `normal` syncs at checkpoints only: it survives a crash of the process, not of the machine.
  */
 export type Synchronous = 'full' | 'normal';
+
+/** WAL pages after which a COMMIT checkpoints on the event loop, when no worker does. */
+const LOOP_CHECKPOINT_PAGES = 256;
+/**
+ * With checkpoints in a worker: the WAL pages after which the COMMIT checkpoints all the same. The
+ * worker's PASSIVE checkpoints have then copied nearly everything, but only a checkpoint that
+ * finishes between two write transactions lets the WAL start over; under steady writes this one does.
+ */
+const WORKER_FALLBACK_CHECKPOINT_PAGES = 4096;
 
 export function openDatabase(file: string, synchronous: Synchronous = 'full'): Database.Database {
   const db = connect(file, synchronous);
@@ -66,8 +77,9 @@ function connect(file: string, synchronous: Synchronous): Database.Database {
   db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   // The COMMIT that passes this many WAL pages copies them into the database file and syncs it, on
   // the event loop: 256 pages (1 MB) keep that copy short (SQLite's default 1000 took 40-60 ms on this
-  // kind of disk during a billing run, beyond the 50 ms the loop may be held).
-  db.pragma('wal_autocheckpoint = 256');
+  // kind of disk during a billing run, beyond the 50 ms the loop may be held). A store whose
+  // checkpoints run in a worker (`Checkpointer`) raises it to WORKER_FALLBACK_CHECKPOINT_PAGES.
+  db.pragma(`wal_autocheckpoint = ${LOOP_CHECKPOINT_PAGES}`);
   return db;
 }
 
@@ -79,6 +91,14 @@ export interface StoreOptions {
   reader?: Database.Database;
   /** How long a write unit waits for the write lock before it fails with `unavailable` (503). */
   lockTimeoutMs?: number;
+  /**
+   * Syncs the WAL after each COMMIT, off the event loop (`WalSync`): the write connection is set to
+   * synchronous=NORMAL and units are answered once their COMMIT is on disk. Without it the
+   * connection's own `synchronous` setting decides.
+   */
+  walSync?: WalSync;
+  /** Runs the WAL checkpoints of the database file in a worker thread instead of inside COMMITs. */
+  checkpointer?: Checkpointer;
 }
 
 /** Back-off between attempts at the write lock: 1 ms doubling to at most 50 ms, each with ±50 % jitter. */
@@ -113,6 +133,12 @@ export class SqliteStore implements Store {
   /** The reader connection's units and lookups (undefined: reads share the write connection). */
   private readonly reader: { db: Database.Database; tx: Tx; turn: Turn } | undefined;
   private readonly lockTimeoutMs: number;
+  private readonly walSync: WalSync | undefined;
+  private readonly checkpointer: Checkpointer | undefined;
+  /** The sync of the last COMMIT while it is under way: reads wait for it, so that none sees what a power loss could undo. */
+  private unsynced: Promise<void> | undefined;
+  /** Set when a sync of the WAL failed: what was committed may not be on disk, and writes are refused until a restart. */
+  private syncFailure: Error | undefined;
   /** The open group transaction; undefined while none is open. */
   private group: Group | undefined;
   private closed = false;
@@ -128,22 +154,32 @@ export class SqliteStore implements Store {
     this.lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
     // A busy write lock answers at once; `enterGroup` waits for it asynchronously instead.
     db.pragma('busy_timeout = 0');
+    this.walSync = options.walSync;
+    if (this.walSync) db.pragma('synchronous = NORMAL');
+    this.checkpointer = options.checkpointer;
+    if (this.checkpointer) {
+      db.pragma(`wal_autocheckpoint = ${WORKER_FALLBACK_CHECKPOINT_PAGES}`);
+      void this.checkpointer.failed.then(() => {
+        if (db.open) db.pragma(`wal_autocheckpoint = ${LOOP_CHECKPOINT_PAGES}`);
+      });
+    }
     if (options.reader) this.reader = { db: options.reader, tx: repositories(new SqliteSql(options.reader)), turn: new Turn() };
   }
 
   /**
    * The store of a database file: the write connection and, for a file, a read-only connection that
-   * reads run on (`:memory:` has none: reads then share the write connection).
+   * reads run on (`:memory:` has none: reads then share the write connection). With `synchronous`
+   * full (the default) a file's WAL is synced after each COMMIT off the event loop (`WalSync`).
    */
   static open(file: string, options: { synchronous?: Synchronous; lockTimeoutMs?: number } = {}): SqliteStore {
-    const db = openDatabase(file, options.synchronous);
-    let reader: Database.Database | undefined;
-    if (file !== ':memory:') {
-      reader = new Database(file, { readonly: true });
-      // A WAL reader waits only in rare moments (recovery after a crash); never for a writer.
-      reader.pragma('busy_timeout = 100');
-    }
-    return new SqliteStore(db, { reader, lockTimeoutMs: options.lockTimeoutMs });
+    const synchronous = options.synchronous ?? 'full';
+    const db = openDatabase(file, synchronous);
+    if (file === ':memory:') return new SqliteStore(db, { lockTimeoutMs: options.lockTimeoutMs });
+    const reader = new Database(file, { readonly: true });
+    // A WAL reader waits only in rare moments (recovery after a crash); never for a writer.
+    reader.pragma('busy_timeout = 100');
+    const walSync = synchronous === 'full' ? WalSync.ofFile(file) : undefined;
+    return new SqliteStore(db, { reader, lockTimeoutMs: options.lockTimeoutMs, walSync, checkpointer: new Checkpointer(file) });
   }
 
   /**
@@ -153,6 +189,7 @@ export class SqliteStore implements Store {
    * commits the open group, whose units have all finished while the turn is free.
    */
   async read<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    if (this.unsynced) await this.unsynced.catch(() => undefined);
     const reader = this.reader;
     if (!reader) {
       const wait = this.writeTurn.take();
@@ -225,6 +262,7 @@ export class SqliteStore implements Store {
       if (this.group) return this.group;
       try {
         if (this.closed) throw new AppError('unavailable', 'The store is closing');
+        if (this.syncFailure) throw this.refusal(this.syncFailure);
         this.db.exec('BEGIN IMMEDIATE');
         return this.openGroup();
       } catch (err) {
@@ -278,7 +316,11 @@ export class SqliteStore implements Store {
     return group;
   }
 
-  /** Commits the open group (with the write turn held, or at close); a failed COMMIT fails all its units. */
+  /**
+   * Commits the open group (with the write turn held, or at close); a failed COMMIT fails all its
+   * units. With a `WalSync` the units are answered when the COMMIT is on disk; the write turn is free
+   * meanwhile, so the next group runs while the disk syncs.
+   */
   private commit(): void {
     const group = this.group;
     if (!group) return;
@@ -286,11 +328,33 @@ export class SqliteStore implements Store {
     if (!this.db.open) return group.resolve();
     try {
       this.db.exec('COMMIT');
-      group.resolve();
     } catch (err) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      group.reject(err);
+      return group.reject(err);
     }
+    this.checkpointer?.request();
+    if (!this.walSync) return group.resolve();
+    const synced = this.walSync.sync();
+    this.unsynced = synced;
+    synced.then(
+      () => {
+        if (this.unsynced === synced) this.unsynced = undefined;
+        group.resolve();
+      },
+      (err: unknown) => {
+        if (this.unsynced === synced) this.unsynced = undefined;
+        this.syncFailure = err instanceof Error ? err : new Error(String(err));
+        group.reject(this.refusal(this.syncFailure));
+      },
+    );
+  }
+
+  /** The answer to a unit after a failed sync of the WAL. */
+  private refusal(cause: Error): AppError {
+    return new AppError(
+      'unavailable',
+      `The database's write-ahead log could not be synced to disk (${cause.message}): changes committed since the last sync may not survive a power loss, and writes are refused until the server is restarted`,
+    );
   }
 
   /**
@@ -327,6 +391,8 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     this.closed = true;
     this.commit();
+    await this.walSync?.close();
+    await this.checkpointer?.close();
     this.reader?.db.close();
     this.db.close();
   }
