@@ -44,14 +44,13 @@ const line = (over: Partial<BilledLineInput> = {}): BilledLineInput => ({
 });
 
 function issue(customerId: string, lines: BilledLineInput[], over: { issuedAt?: string; paymentTermDays?: number; subscriptionId?: string | null } = {}) {
-  return store.transaction((tx) =>
+  return store.transaction(async (tx) =>
     issueBilledInvoice(
       tx,
       org,
       {
-        customerId,
+        customer: (await tx.customers.get(org, customerId))!,
         subscriptionId: over.subscriptionId ?? null,
-        currencyCode: 'EUR',
         issuedAt: over.issuedAt ?? '2027-01-01T00:00:00Z',
         lines,
         paymentTermDays: over.paymentTermDays ?? 14,

@@ -289,9 +289,9 @@ describe('WAL checkpoints in a worker thread', () => {
   it('copies committed pages into the database file without a COMMIT checkpointing them', async () => {
     const f = file();
     const store = SqliteStore.open(f);
-    expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(4096);
+    expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(65_536);
     const before = fs.statSync(f).size;
-    // About 2 MB of rows in 40 units: far below the 4,096 pages (16 MB) at which a COMMIT would checkpoint.
+    // About 2 MB of rows in 40 units: far below the 65,536 pages at which a COMMIT would checkpoint.
     const name = 'x'.repeat(50_000);
     for (let i = 0; i < 40; i++) {
       await store.transaction((tx) => tx.system.createOrganisation({ id: `org-${i}`, name: `${name}${i}`, createdAt: '2026-01-01T00:00:00.000Z' }));
@@ -302,10 +302,46 @@ describe('WAL checkpoints in a worker thread', () => {
     await store.close();
   });
 
+  it('under steady writes the WAL starts over once it passes 4,096 pages (16 MB)', async () => {
+    const f = file();
+    const store = SqliteStore.open(f);
+    const name = 'y'.repeat(500_000);
+    let largest = 0;
+    // 48 MB in units of 0.5 MB, each begun right after the one before was answered.
+    for (let i = 0; i < 96; i++) {
+      await store.transaction((tx) => tx.system.createOrganisation({ id: `org-${i}`, name: `${name}${i}`, createdAt: '2026-01-01T00:00:00.000Z' }));
+      largest = Math.max(largest, fs.statSync(`${f}-wal`).size);
+    }
+    expect(largest).toBeGreaterThan(16_000_000);
+    expect(largest).toBeLessThan(24_000_000);
+    expect((await store.read((tx) => tx.system.listOrganisations())).length).toBe(96);
+    await store.close();
+  });
+
+  it('spaces its checkpoints to copy about 256 pages each: a trickle of small commits is not synced twice per commit', async () => {
+    const f = file();
+    openDatabase(f).close();
+    const db = new Database(f);
+    const checkpointer = new Checkpointer(f);
+    const insert = db.prepare('INSERT INTO organisations (id, name, created_at) VALUES (?, ?, ?)');
+    // 100 one-row commits over about 600 ms, a checkpoint asked for after each.
+    for (let i = 0; i < 100; i++) {
+      insert.run(`org-${i}`, 'x', '2026-01-01T00:00:00.000Z');
+      checkpointer.request();
+      await new Promise((r) => setTimeout(r, 6));
+    }
+    await checkpointer.drain();
+    // At most every 20 ms would be about 30; the pace of ~1 page per 6 ms asks for one per 1 s at most.
+    expect(checkpointer.checkpoints).toBeGreaterThanOrEqual(2);
+    expect(checkpointer.checkpoints).toBeLessThanOrEqual(6);
+    await checkpointer.close();
+    db.close();
+  });
+
   it('a worker that cannot checkpoint hands checkpoints back to the COMMITs', async () => {
     const checkpointer = new Checkpointer(path.join(os.tmpdir(), 'no-such-dir', 'db.sqlite'));
     const store = new SqliteStore(openDatabase(file()), { checkpointer });
-    expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(4096);
+    expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(65_536);
     expect(await checkpointer.failed).toMatch(/directory does not exist|unable to open/);
     await new Promise((r) => setTimeout(r, 0));
     expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(256);

@@ -363,17 +363,16 @@ export async function issueBilledInvoice(
   tx: Tx,
   org: string,
   input: {
-    customerId: string;
+    /** The customer as the caller read it in this unit of work. */
+    customer: Customer;
     subscriptionId: string | null;
-    currencyCode: string;
     issuedAt: string;
     lines: BilledLineInput[];
     paymentTermDays: number;
   },
   now: Date,
 ): Promise<Invoice> {
-  const customer = await tx.customers.get(org, input.customerId);
-  if (!customer) throw notFound('Customer', input.customerId);
+  const { customer } = input;
   const issuedAt = new Date(input.issuedAt);
   if (Number.isNaN(issuedAt.getTime())) throw new RangeError(`issuedAt is not a date-time: ${input.issuedAt}`);
   const lines: InvoiceLine[] = input.lines.map((l, i) => {
@@ -394,7 +393,7 @@ export async function issueBilledInvoice(
       periodEnd: l.periodEnd,
     };
   });
-  const draft = draftOf({ customer: customer.id, subscription: input.subscriptionId, currencyCode: input.currencyCode, dueAt: null }, lines, now);
+  const draft = draftOf({ customer: customer.id, subscription: input.subscriptionId, currencyCode: customer.currencyCode, dueAt: null }, lines, now);
   if (draft.grossAmount < 0) throw new RangeError(`a billed invoice cannot total less than 0 (got ${draft.grossAmount})`);
   if (draft.grossAmount > MAX_AMOUNT_CENTS) throw new RangeError(`a billed invoice cannot total more than ${MAX_AMOUNT_CENTS} (got ${draft.grossAmount})`);
   const issued = await issue(tx, org, draft, customer, issuedAt.toISOString(), input.paymentTermDays, now);

@@ -4,13 +4,15 @@ import { Worker } from 'node:worker_threads';
 /**
  * The worker's code (CommonJS, evaluated): its own connection to the database file runs a PASSIVE
  * checkpoint on each request, which copies the committed WAL frames into the database file and syncs
- * both, without taking the write lock; it answers with the outcome.
+ * both, without taking the write lock. It answers with the frames it copied (all of the WAL's when
+ * the WAL started over since the last one) and the frames in the WAL.
  */
 const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file);
 db.pragma('synchronous = NORMAL');
+let before = 0;
 parentPort.on('message', (message) => {
   if (message === 'close') {
     db.close();
@@ -18,53 +20,82 @@ parentPort.on('message', (message) => {
     return;
   }
   try {
-    db.pragma('wal_checkpoint(PASSIVE)');
-    parentPort.postMessage({ ok: true });
+    const { log, checkpointed } = db.pragma('wal_checkpoint(PASSIVE)')[0];
+    parentPort.postMessage({ ok: true, copied: checkpointed >= before ? checkpointed - before : checkpointed, walPages: log });
+    before = checkpointed;
   } catch (err) {
     parentPort.postMessage({ ok: false, error: String(err && err.message || err) });
   }
 });
 `;
 
+type Outcome = { ok: true; copied: number; walPages: number } | { ok: false; error: string };
+
+/** The WAL pages a checkpoint should copy (as SQLite's automatic checkpoint does on the loop). */
+const PAGES_PER_CHECKPOINT = 256;
+const MIN_PAUSE_MS = 20;
+const MAX_PAUSE_MS = 1000;
+/** WAL pages past which the WAL should start over (see `restartDue`). */
+const RESTART_PAGES = 4096;
+
 /**
  * SQLite's WAL checkpoints in a worker thread, so that the event loop never waits while committed
  * pages are copied into the database file and it is synced (a checkpoint inside a COMMIT held the
  * loop for 5-200 ms, as long as the disk took). The store asks for one after each COMMIT; one runs at
- * a time, at most every `intervalMs`, and the requests made meanwhile share the next.
+ * a time and the requests made meanwhile share the next. Each checkpoint syncs the disk twice, so
+ * they are spaced to copy about PAGES_PER_CHECKPOINT pages each: the next one starts when the pages
+ * written at the rate since the one before should reach that many, between MIN_PAUSE_MS and
+ * MAX_PAUSE_MS after the last one started.
  *
- * A PASSIVE checkpoint never blocks the writer, so it cannot always finish while writes keep coming;
- * the write connection's own automatic checkpoint, at a larger size, stays as the bound on the WAL
- * and then has little left to copy. If a checkpoint fails, the worker stops and `failed` resolves
- * with why (the store then gives the checkpoints back to its COMMITs).
+ * The WAL starts over only when a write transaction begins with every frame copied, which under
+ * steady writes never happens by itself: the next transaction begins while the worker copies the
+ * last one. So past RESTART_PAGES (`restartDue`) the store lets the worker finish a checkpoint
+ * before its next write transaction (`drain`): the writes wait a moment, not the event loop. If a
+ * checkpoint fails, the worker stops and `failed` resolves with why (the store then gives the
+ * checkpoints back to its COMMITs).
  */
 export class Checkpointer {
   private readonly worker: Worker;
   private running = false;
   private wanted = false;
   private stopped = false;
+  /** When (performance.now()) the last checkpoint and the one before it started. */
   private lastAt = 0;
+  private previousAt: number | undefined;
+  private pauseMs = MIN_PAUSE_MS;
   private timer: NodeJS.Timeout | undefined;
+  /** Pages in the WAL at the last checkpoint. */
+  private walPages = 0;
+  /** Waiting for the end of the next checkpoint to start (`drain`). */
+  private drains: Array<() => void> = [];
+  /** The drains the running checkpoint answers. */
+  private finishing: Array<() => void> = [];
   private readonly exited: Promise<void>;
   /** Resolves with the reason when the worker has stopped checkpointing for good. */
   readonly failed: Promise<string>;
+  /** Checkpoints started so far. */
+  private started = 0;
   private onFailure!: (message: string) => void;
 
-  constructor(
-    file: string,
-    private readonly intervalMs = 20,
-  ) {
+  constructor(file: string) {
     this.failed = new Promise((resolve) => (this.onFailure = resolve));
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
     this.worker = new Worker(WORKER, { eval: true, workerData: { file, driver } });
     // An open store must not keep the process alive on its own.
     this.worker.unref();
     this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
-    this.worker.on('message', (outcome: { ok: boolean; error?: string }) => {
-      this.running = false;
-      if (!outcome.ok) return this.fail(outcome.error ?? 'checkpoint failed');
-      if (this.wanted) this.request();
-    });
+    this.worker.on('message', (outcome: Outcome) => this.checkpointed(outcome));
     this.worker.on('error', (err) => this.fail(err.message));
+  }
+
+  /** Checkpoints started so far (how often the disk was synced for them). */
+  get checkpoints(): number {
+    return this.started;
+  }
+
+  /** The WAL has grown past RESTART_PAGES: the next write transaction should wait for `drain`. */
+  get restartDue(): boolean {
+    return !this.stopped && this.walPages >= RESTART_PAGES;
   }
 
   /** Asks for a checkpoint of what is committed now. */
@@ -74,8 +105,8 @@ export class Checkpointer {
       this.wanted = true;
       return;
     }
-    const wait = this.lastAt + this.intervalMs - performance.now();
-    if (wait > 0) {
+    const wait = this.lastAt + this.pauseMs - performance.now();
+    if (wait > 0 && !this.drains.length) {
       this.wanted = true;
       this.timer = setTimeout(() => {
         this.timer = undefined;
@@ -84,10 +115,49 @@ export class Checkpointer {
       this.timer.unref();
       return;
     }
+    this.start();
+  }
+
+  /** Resolves when a checkpoint that starts after the call has finished (at once when stopped). */
+  drain(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    const drained = new Promise<void>((resolve) => this.drains.push(resolve));
+    if (!this.running) {
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = undefined;
+      this.start();
+    } else {
+      this.wanted = true;
+    }
+    return drained;
+  }
+
+  private start(): void {
     this.wanted = false;
     this.running = true;
+    this.started += 1;
+    this.previousAt = this.lastAt === 0 ? undefined : this.lastAt;
     this.lastAt = performance.now();
+    this.finishing = this.drains;
+    this.drains = [];
     this.worker.postMessage('checkpoint');
+  }
+
+  private checkpointed(outcome: Outcome): void {
+    this.running = false;
+    const finished = this.finishing;
+    this.finishing = [];
+    for (const resolve of finished) resolve();
+    if (!outcome.ok) return this.fail(outcome.error);
+    // After a drain the WAL starts over with the next write transaction (or, if a reader kept the
+    // checkpoint from finishing, the next checkpoint tells again).
+    this.walPages = finished.length ? 0 : outcome.walPages;
+    if (this.previousAt !== undefined) {
+      const pagesPerMs = Math.max(outcome.copied, 1) / Math.max(this.lastAt - this.previousAt, 1);
+      this.pauseMs = Math.min(MAX_PAUSE_MS, Math.max(MIN_PAUSE_MS, PAGES_PER_CHECKPOINT / pagesPerMs));
+    }
+    if (this.drains.length) this.start();
+    else if (this.wanted) this.request();
   }
 
   private fail(message: string): void {
@@ -100,6 +170,9 @@ export class Checkpointer {
   async close(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    for (const resolve of [...this.finishing, ...this.drains]) resolve();
+    this.finishing = [];
+    this.drains = [];
     // Kept alive until the worker has closed its connection.
     this.worker.ref();
     this.worker.postMessage('close');

@@ -41,11 +41,10 @@ export type Synchronous = 'full' | 'normal';
 /** WAL pages after which a COMMIT checkpoints on the event loop, when no worker does. */
 const LOOP_CHECKPOINT_PAGES = 256;
 /**
- * With checkpoints in a worker: the WAL pages after which the COMMIT checkpoints all the same. The
- * worker's PASSIVE checkpoints have then copied nearly everything, but only a checkpoint that
- * finishes between two write transactions lets the WAL start over; under steady writes this one does.
+ * With checkpoints in a worker: the WAL pages after which a COMMIT checkpoints all the same, a bound
+ * in case the worker falls far behind (it lets the WAL start over at 4,096 pages: `Checkpointer`).
  */
-const WORKER_FALLBACK_CHECKPOINT_PAGES = 4096;
+const WORKER_FALLBACK_CHECKPOINT_PAGES = 65_536;
 
 export function openDatabase(file: string, synchronous: Synchronous = 'full'): Database.Database {
   const db = connect(file, synchronous);
@@ -263,6 +262,8 @@ export class SqliteStore implements Store {
       try {
         if (this.closed) throw new AppError('unavailable', 'The store is closing');
         if (this.syncFailure) throw this.refusal(this.syncFailure);
+        // A long WAL starts over only if every frame is copied when a write transaction begins.
+        if (this.checkpointer?.restartDue) await this.checkpointer.drain();
         this.db.exec('BEGIN IMMEDIATE');
         return this.openGroup();
       } catch (err) {

@@ -48,9 +48,8 @@ export async function billInstantValues(tx: Tx, org: string, values: readonly Me
       tx,
       org,
       {
-        customerId: record.customerId,
+        customer,
         subscriptionId: record.id,
-        currencyCode: customer.currencyCode,
         issuedAt: value.measuredAt,
         lines: [...lines, ...off],
         paymentTermDays: seller.paymentTermDays ?? settings.paymentTermDays,

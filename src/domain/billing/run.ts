@@ -55,9 +55,8 @@ export async function billSubscription(
       tx,
       org,
       {
-        customerId: record.customerId,
+        customer: due.customer,
         subscriptionId: record.id,
-        currencyCode: due.customer.currencyCode,
         issuedAt: draft.billingDate,
         lines: draft.lines.map(({ itemId: _item, ...line }) => line),
         paymentTermDays: due.seller.paymentTermDays ?? settings.paymentTermDays,
