@@ -266,6 +266,8 @@ describe('the WAL synced off the event loop', () => {
     held[0]!.reject(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
     await expect(unit).rejects.toMatchObject({ kind: 'unavailable', message: expect.stringMatching(/could not be synced to disk \(EIO.*refused until the server is restarted/) });
     await expect(store.transaction((tx) => tx.system.createOrganisation(org('next')))).rejects.toMatchObject({ kind: 'unavailable' });
+    // /readyz asks the store: a load balancer stops sending requests to this server.
+    await expect(store.ping()).rejects.toMatchObject({ kind: 'unavailable' });
     expect(await store.read((tx) => tx.system.getOrganisation('next'))).toBeUndefined();
     await store.close();
   });

@@ -384,7 +384,9 @@ export class SqliteStore implements Store {
     return this.lookup((tx) => tx.customerTokens.findByHash(tokenHash));
   }
 
+  /** Fails (and with it /readyz) once a sync of the WAL has failed: writes are refused until a restart. */
   async ping(): Promise<void> {
+    if (this.syncFailure) throw this.refusal(this.syncFailure);
     this.db.prepare('SELECT 1').get();
   }
 
