@@ -315,7 +315,9 @@ describe('WAL checkpoints in a worker thread', () => {
       largest = Math.max(largest, fs.statSync(`${f}-wal`).size);
     }
     expect(largest).toBeGreaterThan(16_000_000);
-    expect(largest).toBeLessThan(24_000_000);
+    // Never started over, it would reach 48 MB; the margin above 16 MB is the units written while
+    // the checkpoint that reports the length runs.
+    expect(largest).toBeLessThan(32_000_000);
     expect((await store.read((tx) => tx.system.listOrganisations())).length).toBe(96);
     await store.close();
   });
