@@ -100,14 +100,13 @@ export class Checkpointer {
 
   /** Asks for a checkpoint of what is committed now. */
   request(): void {
-    if (this.stopped) return;
-    if (this.running || this.timer) {
+    if (this.stopped || this.timer) return;
+    if (this.running) {
       this.wanted = true;
       return;
     }
     const wait = this.lastAt + this.pauseMs - performance.now();
-    if (wait > 0 && !this.drains.length) {
-      this.wanted = true;
+    if (wait > 0) {
       this.timer = setTimeout(() => {
         this.timer = undefined;
         this.request();
