@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
@@ -5,7 +6,7 @@ import { Worker } from 'node:worker_threads';
  * The worker's code (CommonJS, evaluated): its own connection to the database file runs a PASSIVE
  * checkpoint on each request, which copies the committed WAL frames into the database file and syncs
  * both, without taking the write lock. It answers with the frames it copied (all of the WAL's when
- * the WAL started over since the last one) and the frames in the WAL.
+ * the WAL started over since the last one).
  */
 const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -20,8 +21,8 @@ parentPort.on('message', (message) => {
     return;
   }
   try {
-    const { log, checkpointed } = db.pragma('wal_checkpoint(PASSIVE)')[0];
-    parentPort.postMessage({ ok: true, copied: checkpointed >= before ? checkpointed - before : checkpointed, walPages: log });
+    const { checkpointed } = db.pragma('wal_checkpoint(PASSIVE)')[0];
+    parentPort.postMessage({ ok: true, copied: checkpointed >= before ? checkpointed - before : checkpointed });
     before = checkpointed;
   } catch (err) {
     parentPort.postMessage({ ok: false, error: String(err && err.message || err) });
@@ -29,14 +30,19 @@ parentPort.on('message', (message) => {
 });
 `;
 
-type Outcome = { ok: true; copied: number; walPages: number } | { ok: false; error: string };
+type Outcome = { ok: true; copied: number } | { ok: false; error: string };
 
 /** The WAL pages a checkpoint should copy (as SQLite's automatic checkpoint does on the loop). */
 const PAGES_PER_CHECKPOINT = 256;
 const MIN_PAUSE_MS = 20;
 const MAX_PAUSE_MS = 1000;
-/** WAL pages past which the WAL should start over (see `restartDue`). */
-const RESTART_PAGES = 4096;
+/** WAL size past which the WAL should start over (see `restartDue`): 4,096 pages of 4 KiB. */
+export const RESTART_BYTES = 16 * 1024 * 1024;
+/**
+ * What the write connection truncates the WAL file to when it starts over (`journal_size_limit`), so
+ * that the file's size tells how long the WAL is once it is past this.
+ */
+export const WAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024;
 
 /**
  * SQLite's WAL checkpoints in a worker thread, so that the event loop never waits while committed
@@ -49,7 +55,8 @@ const RESTART_PAGES = 4096;
  *
  * The WAL starts over only when a write transaction begins with every frame copied, which under
  * steady writes never happens by itself: the next transaction begins while the worker copies the
- * last one. So past RESTART_PAGES (`restartDue`) the store lets the worker finish a checkpoint
+ * last one. So past RESTART_BYTES of WAL file (`restartDue`; the write connection truncates the file
+ * to WAL_SIZE_LIMIT_BYTES when the WAL starts over) the store lets the worker finish a checkpoint
  * before its next write transaction (`drain`): the writes wait a moment, not the event loop. If a
  * checkpoint fails, the worker stops and `failed` resolves with why (the store then gives the
  * checkpoints back to its COMMITs).
@@ -64,8 +71,7 @@ export class Checkpointer {
   private previousAt: number | undefined;
   private pauseMs = MIN_PAUSE_MS;
   private timer: NodeJS.Timeout | undefined;
-  /** Pages in the WAL at the last checkpoint. */
-  private walPages = 0;
+  private readonly walFile: string;
   /** Waiting for the end of the next checkpoint to start (`drain`). */
   private drains: Array<() => void> = [];
   /** The drains the running checkpoint answers. */
@@ -79,6 +85,7 @@ export class Checkpointer {
 
   constructor(file: string) {
     this.failed = new Promise((resolve) => (this.onFailure = resolve));
+    this.walFile = `${file}-wal`;
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
     this.worker = new Worker(WORKER, { eval: true, workerData: { file, driver } });
     // An open store must not keep the process alive on its own.
@@ -93,9 +100,9 @@ export class Checkpointer {
     return this.started;
   }
 
-  /** The WAL has grown past RESTART_PAGES: the next write transaction should wait for `drain`. */
+  /** The WAL file has grown past RESTART_BYTES: the next write transaction should wait for `drain`. */
   get restartDue(): boolean {
-    return !this.stopped && this.walPages >= RESTART_PAGES;
+    return !this.stopped && (fs.statSync(this.walFile, { throwIfNoEntry: false })?.size ?? 0) >= RESTART_BYTES;
   }
 
   /** Asks for a checkpoint of what is committed now. */
@@ -148,9 +155,6 @@ export class Checkpointer {
     this.finishing = [];
     for (const resolve of finished) resolve();
     if (!outcome.ok) return this.fail(outcome.error);
-    // After a drain the WAL starts over with the next write transaction (or, if a reader kept the
-    // checkpoint from finishing, the next checkpoint tells again).
-    this.walPages = finished.length ? 0 : outcome.walPages;
     if (this.previousAt !== undefined) {
       const pagesPerMs = Math.max(outcome.copied, 1) / Math.max(this.lastAt - this.previousAt, 1);
       this.pauseMs = Math.min(MAX_PAUSE_MS, Math.max(MIN_PAUSE_MS, PAGES_PER_CHECKPOINT / pagesPerMs));

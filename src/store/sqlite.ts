@@ -10,7 +10,7 @@ import { repositories } from './repositories.js';
 import { SqliteSql } from './sqliteSql.js';
 import type { Store, Tx, UnitOptions } from './store.js';
 import { WalSync } from './walSync.js';
-import { Checkpointer } from './checkpointer.js';
+import { Checkpointer, WAL_SIZE_LIMIT_BYTES } from './checkpointer.js';
 
 export { SCHEMA_VERSION };
 
@@ -158,6 +158,7 @@ export class SqliteStore implements Store {
     this.checkpointer = options.checkpointer;
     if (this.checkpointer) {
       db.pragma(`wal_autocheckpoint = ${WORKER_FALLBACK_CHECKPOINT_PAGES}`);
+      db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
       void this.checkpointer.failed.then(() => {
         if (db.open) db.pragma(`wal_autocheckpoint = ${LOOP_CHECKPOINT_PAGES}`);
       });
