@@ -4,6 +4,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
+import { createApp, startHttp } from '../src/server.js';
 import { AppError } from '../src/errors.js';
 import { openDatabase, SCHEMA_VERSION, SqliteStore } from '../src/store/sqlite.js';
 import { Checkpointer } from '../src/store/checkpointer.js';
@@ -266,8 +267,17 @@ describe('the WAL synced off the event loop', () => {
     held[0]!.reject(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
     await expect(unit).rejects.toMatchObject({ kind: 'unavailable', message: expect.stringMatching(/could not be synced to disk \(EIO.*refused until the server is restarted/) });
     await expect(store.transaction((tx) => tx.system.createOrganisation(org('next')))).rejects.toMatchObject({ kind: 'unavailable' });
-    // /readyz asks the store: a load balancer stops sending requests to this server.
+    // /readyz asks the store: a load balancer stops sending requests to this server, told why.
     await expect(store.ping()).rejects.toMatchObject({ kind: 'unavailable' });
+    const app = createApp(loadConfig({ BILLING_DB: f, LOG_LEVEL: 'silent', BILLING_JOBS_INTERVAL_MS: '0' }), { store });
+    const server = await startHttp(app, '127.0.0.1', 0);
+    try {
+      const ready = await fetch(`${server.url}/readyz`);
+      expect([ready.status, ready.headers.get('retry-after')]).toEqual([503, '5']);
+      expect(((await ready.json()) as { detail: string }).detail).toMatch(/write-ahead log could not be synced to disk \(EIO/);
+    } finally {
+      await server.close();
+    }
     expect(await store.read((tx) => tx.system.getOrganisation('next'))).toBeUndefined();
     await store.close();
   });

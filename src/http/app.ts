@@ -292,9 +292,10 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
       try {
         await deps.store.ping();
         return send(req, res, 200, { status: 'ready' });
-      } catch {
+      } catch (err) {
         // 503: a load balancer takes the instance out of rotation until the database answers again.
-        const down = new AppError('unavailable', 'The database is not reachable');
+        // The store's own reason when it gives one (a failed sync of the WAL), else the generic one.
+        const down = new AppError('unavailable', err instanceof AppError ? err.message : 'The database is not reachable');
         down.retryAfterSeconds = 5;
         return sendProblem(req, res, down);
       }
