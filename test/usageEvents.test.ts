@@ -119,6 +119,55 @@ describe('aggregations with filters', () => {
     const usage = await ok(env.mcp, 'get_subscription_usage', { id: s.id });
     expect(usage.data[0].value).toBe('10000000000000');
   });
+
+  it('refuses an event whose value a metric it meets cannot read as a number, on every engine alike', async () => {
+    const filters = [{ property: 'model', values: ['large'] }];
+    const s = await subscribe([
+      await meteredCharge({ eventName: 'gen', aggregation: 'sum', property: 'tokens', filters }),
+      await meteredCharge({ eventName: 'gen', aggregation: 'unique_count', property: 'user' }),
+      await meteredCharge({ eventName: 'gen', aggregation: 'count' }),
+    ]);
+    env.setNow('2026-01-15T16:00:00Z');
+    const e = (tokens: unknown, model = 'large', by: Record<string, string> = { subscription: s.id }) => ({
+      id: nextId(),
+      eventName: 'gen',
+      timestamp: '2026-01-15T15:00:00Z',
+      ...by,
+      properties: { tokens, model, user: 'u1' },
+    });
+    const r = await ingest([
+      e(1200),
+      e(' 2.5e1 '),
+      e('12abc'),
+      e('abc', 'small'),
+      e('1e400'),
+      { id: nextId(), eventName: 'gen', timestamp: '2026-01-15T15:00:00Z', subscription: s.id, properties: { model: 'large', user: 'u2' } },
+      { ...e('many'), customer: customer.id, subscription: undefined },
+    ]);
+    // '12abc' would count as 12 on SQLite and 0 on PostgreSQL; '1e400' is no finite number; the small
+    // model's event meets no numeric metric (the filter), so its tokens are never read.
+    expect(r.errors.map((x: any) => [x.index, x.propertyPath])).toEqual([
+      [2, 'events[2].properties.tokens'],
+      [4, 'events[4].properties.tokens'],
+      [6, 'events[6].properties.tokens'],
+    ]);
+    expect(r.errors[0].message).toBe(
+      `events[2].properties.tokens is "12abc", not a number: product 'Metered ${n - 3}' sums tokens of its gen events; send a number such as 1200, or a string of one ("1200")`,
+    );
+    expect(r.accepted).toBe(4);
+    const usage = await ok(env.mcp, 'get_subscription_usage', { id: s.id });
+    // 1200 + 25; the event without tokens counts as an event, with no value.
+    expect(usage.data.map((d: any) => [d.usageMetric.aggregation, d.value])).toEqual([
+      ['sum', '1225'],
+      ['unique_count', '2'],
+      ['count', '4'],
+    ]);
+    const cloud = await env.http('POST', '/usage-events', {
+      body: { specversion: '1.0', id: nextId(), source: 'gw', type: 'gen', subject: s.id, data: { tokens: 'x', model: 'large' } },
+      contentType: 'application/cloudevents+json',
+    });
+    expect(cloud.body.errors.map((x: any) => x.propertyPath)).toEqual(['events[0].data.tokens']);
+  });
 });
 
 describe('ingestion', () => {

@@ -4,6 +4,7 @@
  */
 import { AppError, invalidMany, type Violation } from '../errors.js';
 import { dateTimeInput } from '../schemas/common.js';
+import type { UsageMetric } from '../schemas/catalogue.js';
 import type { Customer } from '../schemas/customers.js';
 import type { IngestResult, UsageEvent } from '../schemas/usageEvents.js';
 import type { SubscriptionRecord } from '../store/ports/subscriptions.js';
@@ -33,7 +34,11 @@ interface Checked {
   eventName: string;
   ts: number;
   ref: Ref;
+  /** The properties as JSON text, and as sent. */
   properties: string;
+  values: Readonly<Record<string, string | number>>;
+  /** Where the properties are: `properties`, or `data` in a CloudEvent. */
+  propertiesField: string;
 }
 
 export interface IngestError {
@@ -111,26 +116,28 @@ function check(raw: unknown, index: number, now: number, errors: IngestError[], 
   }
 
   let properties = '{}';
+  let values: Checked['values'] = {};
   const props = e[propertiesField];
   if (props !== undefined) {
     if (props === null || typeof props !== 'object' || Array.isArray(props)) {
       fail(propertiesField, 'must be an object of string or number values, e.g. {"tokens": 120, "model": "large"}');
     } else {
-      const values = props as Record<string, unknown>;
-      const keys = Object.keys(values);
+      const given = props as Record<string, unknown>;
+      const keys = Object.keys(given);
       if (keys.length > MAX_PROPERTIES) fail(propertiesField, `holds ${keys.length} properties; at most ${MAX_PROPERTIES}`);
       for (const k of keys) {
-        const v = values[k];
+        const v = given[k];
         if (k.length > 255) fail(`${propertiesField}`, 'has a key longer than 255 characters');
         else if (typeof v === 'number' ? !Number.isFinite(v) : typeof v !== 'string' || v.length > 255) {
           fail(`${propertiesField}.${k}`, 'must be a string (at most 255 characters) or a finite number');
         }
       }
       properties = JSON.stringify(props);
+      values = given as Checked['values'];
     }
   }
   if (errors.length > before) return undefined;
-  return { id: e.id as string, eventName: eventName as string, ts, ref: ref!, properties };
+  return { id: e.id as string, eventName: eventName as string, ts, ref: ref!, properties, values, propertiesField };
 }
 
 /**
@@ -148,8 +155,50 @@ function instant(time: unknown, times: Map<string, number>): number {
   return at;
 }
 
-/** The latest end of an already invoiced interval per metered event name (-Infinity: nothing billed yet). */
-type Meters = Map<string, number>;
+/** What a subscription's products meter under one event name. */
+interface Meter {
+  /** The latest end of an already invoiced interval (-Infinity: nothing billed yet). */
+  billed: number;
+  metrics: Array<{ product: string; metric: UsageMetric }>;
+}
+
+/** A subscription's meters by event name. */
+type Meters = Map<string, Meter>;
+
+/** Why an event cannot be stored as sent: the field (after `events[i].`) and what is wrong with it. */
+interface Refusal {
+  field: string;
+  message: string;
+}
+
+/** A number in a string, as both engines' aggregations read it (PostgreSQL's pattern in store/repos/usageEvents.ts). */
+const NUMBER_TEXT = /^\s*[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?\s*$/;
+/** The aggregations that read their property as a number, and what each does with it. */
+const NUMERIC: Partial<Record<UsageMetric['aggregation'], string>> = { sum: 'sums', max: 'takes the largest', average: 'averages', latest: 'bills the latest' };
+
+/**
+ * A property that a metric the event meets (its name and filters) aggregates as a number must be a
+ * number or a string of one: anything else would silently count as nothing (or, on SQLite, as the
+ * number it starts with). An event without the property counts no value, as documented.
+ */
+function badValue(meter: Meter, c: Checked): Refusal | undefined {
+  for (const { product, metric } of meter.metrics) {
+    const verb = NUMERIC[metric.aggregation];
+    if (!verb || !metric.property) continue;
+    const v = c.values[metric.property];
+    if (v === undefined || typeof v === 'number' || (NUMBER_TEXT.test(v) && Number.isFinite(Number(v)))) continue;
+    const meets = metric.filters.every((f) => {
+      const p = c.values[f.property];
+      return p !== undefined && f.values.some((x) => String(x) === String(p));
+    });
+    if (!meets) continue;
+    return {
+      field: `${c.propertiesField}.${metric.property}`,
+      message: `is ${JSON.stringify(v)}, not a number: product '${product}' ${verb} ${metric.property} of its ${metric.eventName} events; send a number such as 1200, or a string of one ("1200")`,
+    };
+  }
+  return undefined;
+}
 
 /** Memoised lookups of one batch: its events name the same subscriptions and customers again and again. */
 class Lookups {
@@ -180,7 +229,12 @@ class Lookups {
       const meters: Meters = new Map();
       for (const m of await this.tx.usageEvents.meteringItems(this.org, subscriptionId)) {
         const billed = m.lastBilledTo === null ? Number.NEGATIVE_INFINITY : Date.parse(m.lastBilledTo);
-        meters.set(m.eventName, Math.max(meters.get(m.eventName) ?? Number.NEGATIVE_INFINITY, billed));
+        const meter = meters.get(m.metric.eventName);
+        if (!meter) meters.set(m.metric.eventName, { billed, metrics: [{ product: m.product, metric: m.metric }] });
+        else {
+          meter.billed = Math.max(meter.billed, billed);
+          meter.metrics.push({ product: m.product, metric: m.metric });
+        }
       }
       return meters;
     });
@@ -194,25 +248,28 @@ interface Placement {
   unmatched: boolean;
 }
 
-async function place(lookups: Lookups, c: Checked): Promise<Placement | string> {
+async function place(lookups: Lookups, c: Checked): Promise<Placement | Refusal> {
   const { ref } = c;
   let subscription: SubscriptionRecord | undefined;
   let customer: Customer | undefined;
   if (ref.kind !== 'customer') subscription = await lookups.subscription(ref.value);
   if (!subscription && ref.kind !== 'subscription') customer = await lookups.customer(ref.value);
   if (subscription) {
-    const billed = (await lookups.metersOf(subscription.id)).get(c.eventName);
-    if (billed === undefined) return { rows: [{ subscriptionId: subscription.id, late: false }], customerId: subscription.customerId, unmatched: true };
-    return { rows: [{ subscriptionId: subscription.id, late: c.ts < billed }], customerId: subscription.customerId, unmatched: false };
+    const meter = (await lookups.metersOf(subscription.id)).get(c.eventName);
+    if (meter === undefined) return { rows: [{ subscriptionId: subscription.id, late: false }], customerId: subscription.customerId, unmatched: true };
+    return badValue(meter, c) ?? { rows: [{ subscriptionId: subscription.id, late: c.ts < meter.billed }], customerId: subscription.customerId, unmatched: false };
   }
   if (!customer) {
     const what = ref.kind === 'subscription' ? 'a subscription' : ref.kind === 'customer' ? 'a customer' : 'a subscription or a customer';
-    return `'${ref.value}' is neither the id nor the number of ${what}; use one from list_subscriptions or list_customers`;
+    return { field: ref.field, message: `'${ref.value}' is neither the id nor the number of ${what}; use one from list_subscriptions or list_customers` };
   }
   const rows: Placement['rows'] = [];
   for (const id of await lookups.activeSubscriptions(customer.id)) {
-    const billed = (await lookups.metersOf(id)).get(c.eventName);
-    if (billed !== undefined) rows.push({ subscriptionId: id, late: c.ts < billed });
+    const meter = (await lookups.metersOf(id)).get(c.eventName);
+    if (meter === undefined) continue;
+    const refusal = badValue(meter, c);
+    if (refusal) return refusal;
+    rows.push({ subscriptionId: id, late: c.ts < meter.billed });
   }
   if (rows.length === 0) return { rows: [{ subscriptionId: null, late: false }], customerId: customer.id, unmatched: true };
   return { rows, customerId: customer.id, unmatched: false };
@@ -261,8 +318,8 @@ export async function ingestUsageEventCalls(tx: Tx, org: string, calls: readonly
         continue;
       }
       const placement = await place(lookups, c);
-      if (typeof placement === 'string') {
-        errors.push({ index: i, id: c.id, propertyPath: `events[${i}].${c.ref.field}`, message: `events[${i}].${c.ref.field} ${placement}` });
+      if ('message' in placement) {
+        errors.push({ index: i, id: c.id, propertyPath: `events[${i}].${placement.field}`, message: `events[${i}].${placement.field} ${placement.message}` });
         continue;
       }
       mine.add(c.id);

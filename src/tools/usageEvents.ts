@@ -18,7 +18,7 @@ const eventDoc = z.strictObject({
   timestamp: dateTimeInput.optional().describe('When it happened (default now): up to 35 days old, 5 minutes ahead.'),
   subscription: ref.optional().describe('Id or number; or customer.'),
   customer: ref.optional().describe('Id or number: every active subscription of it metering eventName.'),
-  properties: z.record(z.string(), z.union([z.string(), z.number()])).optional().describe('e.g. {"tokens": 120, "model": "large"}.'),
+  properties: z.record(z.string(), z.union([z.string(), z.number()])).optional().describe('e.g. {"tokens": 120, "model": "large"}; what a metric sums, averages, maxes: a number.'),
 });
 const { $schema: _schema, ...eventJsonSchema } = z.toJSONSchema(eventDoc, { io: 'input', target: 'draft-2020-12' });
 

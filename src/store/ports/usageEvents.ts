@@ -36,9 +36,11 @@ export interface UsageEventFilter {
   before?: number | undefined;
 }
 
-/** An item of a subscription whose product has a usage metric: what ingestion needs to match and date an event. */
+/** An item of a subscription whose product has a usage metric: what ingestion needs to match, check and date an event. */
 export interface MeteringItem {
-  eventName: string;
+  /** The product's name. */
+  product: string;
+  metric: UsageMetric;
   lastBilledTo: string | null;
 }
 
