@@ -262,6 +262,79 @@ describe('alignment and pro rata', () => {
   });
 });
 
+describe('quantity changes in the last period paid in advance, and the credit balance', () => {
+  /** A customer of its own (credit balances must not leak into other tests), with a DE invoice address. */
+  async function buyer(): Promise<any> {
+    const c = await ok(env.mcp, 'create_customer', { lastName: 'Credit', companyName: `Credited ${++n} GmbH` });
+    await ok(env.mcp, 'create_invoice_address', { id: c.id, street: 'Unter den Linden', houseNumber: '2', zip: '10117', city: 'Berlin', countryCode: 'DE' });
+    return c;
+  }
+  const balance = async (id: string) => (await ok(env.mcp, 'get_customer', { id })).creditBalance;
+  /** An active subscription of one flat fee in advance, pro rata, cancellable each month without notice. */
+  async function monthly(who: string, quantity: number, amount: number): Promise<any> {
+    const made = await charge({ price: { price: { amount }, proRata: true } });
+    const plan = await ok(env.mcp, 'create_plan', { code: `seats-${n}`, name: 'Seats', charges: [{ ...made, quantity }] });
+    return ok(env.mcp, 'create_subscription', { customer: who, plan: plan.id, periods: [{ contractPeriod: '1M', cancellationPeriod: '0D' }], activate: true });
+  }
+
+  it('a change made before the cancellation is settled at the end of the last period, where no period follows to carry it', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const c = await buyer();
+    const s = await monthly(c.id, 1, 49.9);
+    await bill(s.id);
+    env.setNow('2026-02-04T10:00:00Z');
+    await ok(env.mcp, 'update_subscription_item', { id: s.items[0].id, quantity: 3 });
+    env.setNow('2026-02-05T10:00:00Z');
+    await ok(env.mcp, 'cancel_subscription', { id: s.id });
+    expect((await ok(env.mcp, 'get_subscription', { id: s.id })).items[0].billing.nextBillingAt).toBe('2026-02-15T10:00:00.000Z');
+    const estimate = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
+    env.setNow('2026-02-16T10:00:00Z');
+    const [invoice] = await bill(s.id);
+    // As while the subscription goes on: 3 x 49.90 x 11/31 = 53.12 less 1 x 49.90 x 11/31 = 17.71.
+    expect(lines(invoice)).toEqual([[`Product ${n} (quantity 1 → 3 from 2026-02-04, pro rata 11/31 days)`, '1', 3541, '2026-02-04T10:00:00.000Z', '2026-02-15T10:00:00.000Z']]);
+    expect(invoice).toMatchObject({ issuedAt: '2026-02-15T10:00:00.000Z', grossAmount: 4214, status: 'open' });
+    expect(estimate.lines.map((l: any) => l.netAmount)).toEqual([3541]);
+    expect((await ok(env.mcp, 'get_subscription', { id: s.id })).items[0].billing).toMatchObject({ nextBillingAt: null, lastBilledTo: '2026-02-15T10:00:00.000Z' });
+    const again = await ok(env.mcp, 'run_billing', {});
+    expect([...again.invoices, ...again.skipped.map((x: any) => x.subscription)]).not.toContain(s.id);
+  });
+
+  it('a change made after the cancellation schedules the settlement itself (the item had nothing left to bill)', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const c = await buyer();
+    const s = await monthly(c.id, 1, 49.9);
+    await bill(s.id);
+    env.setNow('2026-01-20T10:00:00Z');
+    await ok(env.mcp, 'cancel_subscription', { id: s.id });
+    expect((await ok(env.mcp, 'get_subscription', { id: s.id })).items[0].billing.nextBillingAt).toBeNull();
+    env.setNow('2026-02-04T10:00:00Z');
+    await ok(env.mcp, 'update_subscription_item', { id: s.items[0].id, quantity: 2 });
+    expect((await ok(env.mcp, 'get_subscription', { id: s.id })).items[0].billing.nextBillingAt).toBe('2026-02-15T10:00:00.000Z');
+    env.setNow('2026-02-16T10:00:00Z');
+    const [invoice] = await bill(s.id);
+    // 2 x 49.90 x 11/31 = 35.41 less 1 x 49.90 x 11/31 = 17.71: 17.70; tax 19 % 3.363 → 3.36.
+    expect(lines(invoice)).toEqual([[`Product ${n} (quantity 1 → 2 from 2026-02-04, pro rata 11/31 days)`, '1', 1770, '2026-02-04T10:00:00.000Z', '2026-02-15T10:00:00.000Z']]);
+    expect(invoice).toMatchObject({ grossAmount: 2106, issuedAt: '2026-02-15T10:00:00.000Z' });
+    expect((await ok(env.mcp, 'get_subscription', { id: s.id })).items[0].billing.nextBillingAt).toBeNull();
+  });
+
+  it('the invoices of one unit each see the credit balance the earlier ones left (three missed months, 70.00 of credit)', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const c = await buyer();
+    await env.sql.run('UPDATE customers SET credit_balance = 7000 WHERE id = ?', c.id);
+    const s = await monthly(c.id, 1, 49.9);
+    env.setNow('2026-03-20T10:00:00Z');
+    const invoices = await bill(s.id);
+    // 49.90 + 19 % = 59.38 each: the first takes 59.38 of the 70.00, the second the 10.62 left, the third nothing.
+    expect(invoices.map((i) => [i.issuedAt.slice(0, 10), i.creditApplied, i.amountDue])).toEqual([
+      ['2026-01-15', 5938, 0],
+      ['2026-02-15', 1062, 4876],
+      ['2026-03-15', 0, 5938],
+    ]);
+    expect(await balance(c.id)).toBe(0);
+  });
+});
+
 describe('usage lines', () => {
   // Values measured within the period: 3 (id a), 5 (id b), 5 (id a), 2 (id c).
   it.each([

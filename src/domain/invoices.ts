@@ -153,8 +153,8 @@ export async function emitInvoiceEvent(tx: Tx, org: string, type: InvoiceEventTy
 /**
  * Issues a draft at `issuedAt`: its number (the year of issuedAt), status open, dueAt per payment
  * terms unless it has one. The customer's credit balance is taken off what is due (`creditApplied`);
- * an invoice with nothing left to pay is paid at once (paidAt = issuedAt). Writes the balance, not
- * the invoice.
+ * an invoice with nothing left to pay is paid at once (paidAt = issuedAt). Writes the balance (it
+ * becomes `creditBalanceAfter`), not the invoice.
  */
 async function issue(tx: Tx, org: string, draft: Invoice, customer: Customer, issuedAt: string, termDays: number, now: Date): Promise<Invoice> {
   const at = now.toISOString();
@@ -175,6 +175,11 @@ async function issue(tx: Tx, org: string, draft: Invoice, customer: Customer, is
     amountDue,
     updatedAt: at,
   };
+}
+
+/** The customer's credit balance after `invoice` was issued (`issue`): less the credit it took. */
+export function creditBalanceAfter(balance: number, invoice: Pick<Invoice, 'creditApplied'>): number {
+  return balance - invoice.creditApplied;
 }
 
 /** invoice.created for an invoice just issued, and invoice.paid when it was settled at once. */

@@ -30,6 +30,7 @@ import { formatQuantity, toMicros } from '../quantity.js';
 import { isWellFormedVatId } from '../vatIds.js';
 import {
   alignmentOf,
+  awaitsSettlement,
   chargeKindOf,
   cursorOf,
   itemTerms,
@@ -223,10 +224,11 @@ class Calendar {
     return p;
   }
 
-  /** `nextBillingDate` of the item's terms. */
+  /** `nextBillingDate` of the item's terms, as it stands (`state.item`, with its quantity changes). */
   nextBillingDate(state: ItemState, cursor: DateTime): string | null {
     const p = this.period(state, cursor);
-    return p ? this.iso(p.billDate) : null;
+    if (p) return this.iso(p.billDate);
+    return awaitsSettlement(state.item, state.plan, state.changes) ? this.iso(cursor) : null;
   }
 }
 
@@ -327,25 +329,28 @@ export async function discountLines(
 
 /**
  * What the quantity changes within an item's last billed in-advance period cost for the rest of it,
- * billed with its next period (`proRata` only; without it the new quantity counts from the next
- * period): per change, the price at the new quantity less the price at the old one, each for the days
- * from the change to the period's end. Negative for a decrease.
+ * billed with its next period starting at `from`, or at its end when no period follows (`proRata`
+ * only; without it the new quantity counts from the next period): per change made after that period
+ * was billed, the price at the new quantity less the price at the old one, each for the days from the
+ * change to the period's end. Negative for a decrease.
  */
 function quantityAdjustments(
   state: ItemState,
-  period: BillingPeriod,
+  from: DateTime,
   calendar: Calendar,
 ): Array<{ change: QuantityChange; line: Omit<BilledLineInput, 'taxRateE4'> }> {
-  const { lastBilledFrom, lastBilledTo } = state.item;
+  const { lastBilledFrom, lastBilledTo, lastBilledAt } = state.item;
   if (!state.terms.inAdvance || !state.plan.proRata || lastBilledFrom === null || lastBilledTo === null || !state.changes.length) return [];
-  if (calendar.iso(period.start) !== lastBilledTo) return [];
+  if (calendar.iso(from) !== lastBilledTo) return [];
   const billed = calendar.period(state, calendar.at(lastBilledFrom));
   if (!billed) return [];
   const end = calendar.at(lastBilledTo);
+  // A settlement at the period's end (no period followed) bills the item with a later date.
+  const settledUpTo = lastBilledAt === null ? billed.start : calendar.at(lastBilledAt);
   const out = [];
   for (const change of state.changes) {
     const at = calendar.at(change.changedAt);
-    if (at <= billed.start || at >= end) continue;
+    if (at <= billed.start || at >= end || at < settledUpTo) continue;
     const share = proRataShare(billed, at, end);
     const plan = pricePlanAt(state.plan, state.prices, lastBilledFrom);
     const net = (q: string) => priceCharge(plan, toMicros(q), share).reduce((sum, l) => sum + l.netAmount, 0);
@@ -421,14 +426,21 @@ export async function computeDue(
   for (const c of changes) flat.find((s) => s.item.id === c.itemId)!.changes.push(c);
 
   const asOf = options.asOf ? zoned(options.asOf, timeZone) : null;
-  const byDate = new Map<string, Array<{ state: ItemState; period: BillingPeriod }>>();
+  // A period of an item, or (null) the settlement of its quantity changes after its last period.
+  const byDate = new Map<string, Array<{ state: ItemState; period: BillingPeriod | null }>>();
+  const add = (date: string, entry: { state: ItemState; period: BillingPeriod | null }) => {
+    let group = byDate.get(date);
+    if (!group) byDate.set(date, (group = []));
+    group.push(entry);
+  };
   let next: string | null = null;
   for (const state of states) {
-    for (const period of duePeriods(calendar, state, asOf)) {
-      const date = calendar.iso(period.billDate);
-      let group = byDate.get(date);
-      if (!group) byDate.set(date, (group = []));
-      group.push({ state, period });
+    const periods = duePeriods(calendar, state, asOf);
+    for (const period of periods) add(calendar.iso(period.billDate), { state, period });
+    if (!periods.length && state.kind === 'flat') {
+      const cursor = cursorOf(state.terms, state.item, calendar.at);
+      const date = calendar.period(state, cursor) ? null : calendar.nextBillingDate(state, cursor);
+      if (date !== null && (!asOf || calendar.at(date) <= asOf)) add(date, { state, period: null });
     }
   }
   let dates = [...byDate.keys()].sort();
@@ -437,10 +449,10 @@ export async function computeDue(
   const sellerCountry = seller.address?.countryCode ?? null;
   const discounts = discountsByItem(appliedDiscounts);
   // Every usage period of the invoices to compute, measured together.
-  const usagePeriods = dates.flatMap((date) => byDate.get(date)!.filter((e) => e.state.kind !== 'flat'));
+  const usagePeriods = dates.flatMap((date) => byDate.get(date)!.filter((e): e is { state: ItemState; period: BillingPeriod } => e.state.kind !== 'flat'));
   const measured = await Promise.all(usagePeriods.map((e) => usageMicros(tx, org, e.state, e.period)));
   // By entry (item and period): items of equal terms share their period objects.
-  const usage = new Map(usagePeriods.map((e, i) => [e, measured[i]!]));
+  const usage = new Map<object, bigint>(usagePeriods.map((e, i) => [e, measured[i]!]));
 
   const drafts: DraftInvoice[] = [];
   for (const date of dates) {
@@ -454,12 +466,16 @@ export async function computeDue(
       let itemNet = 0;
       for (const entry of own) {
         const { period } = entry;
+        if (period === null) {
+          itemNet += settle(state, date, draft, rate, calendar);
+          continue;
+        }
         const periodStart = calendar.iso(period.start);
         const periodEnd = calendar.iso(period.end);
         const plan = pricePlanAt(state.plan, state.prices, periodStart);
         const priced: Array<{ line: PricedLine; q: bigint; share: ReturnType<typeof proRataShare>; part: string | null }> = [];
         if (state.kind === 'flat') {
-          for (const a of quantityAdjustments(state, period, calendar)) {
+          for (const a of quantityAdjustments(state, period.start, calendar)) {
             draft.lines.push({ itemId: state.item.id, ...a.line, taxRateE4: rate });
             draft.keys.push({ itemId: state.item.id, periodKey: `change:${a.change.id}`, kind: 'flat' });
             itemNet += a.line.netAmount;
@@ -490,12 +506,12 @@ export async function computeDue(
           itemNet += line.netAmount;
         }
         draft.keys.push({ itemId: state.item.id, periodKey: periodStart, kind: state.kind });
+        state.item = { ...state.item, lastBilledAt: date, lastBilledFrom: periodStart, lastBilledTo: periodEnd };
         draft.progress.set(state.item.id, {
           lastBilledFrom: periodStart,
           lastBilledTo: periodEnd,
           nextBillingAt: calendar.nextBillingDate(state, period.end),
         });
-        state.item = { ...state.item, lastBilledFrom: periodStart, lastBilledTo: periodEnd };
       }
       const itemDiscounts = discounts.get(state.item.id) ?? [];
       const { lines, consumed } = await discountLines(tx, org, itemDiscounts, itemNet, rate, customer.currencyCode);
@@ -518,4 +534,22 @@ export async function computeDue(
     next = upcoming[0] ?? null;
   }
   return { record, customer, seller, address, drafts, nextBillingAt: next };
+}
+
+/**
+ * The settlement of an item whose periods have ended (see `awaitsSettlement`): the quantity
+ * adjustments of its last billed period, on the invoice at that period's end. Its periods stay as
+ * they were; nothing is left to bill after it. Returns the net it adds.
+ */
+function settle(state: ItemState, date: string, draft: DraftInvoice, rate: number, calendar: Calendar): number {
+  const { lastBilledFrom, lastBilledTo } = state.item as { lastBilledFrom: string; lastBilledTo: string };
+  let net = 0;
+  for (const a of quantityAdjustments(state, calendar.at(lastBilledTo), calendar)) {
+    draft.lines.push({ itemId: state.item.id, ...a.line, taxRateE4: rate });
+    draft.keys.push({ itemId: state.item.id, periodKey: `change:${a.change.id}`, kind: 'flat' });
+    net += a.line.netAmount;
+  }
+  state.item = { ...state.item, lastBilledAt: date };
+  draft.progress.set(state.item.id, { lastBilledFrom, lastBilledTo, nextBillingAt: null });
+  return net;
 }

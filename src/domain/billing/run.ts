@@ -10,7 +10,7 @@ import type { PageRequest } from '../../schemas/common.js';
 import type { Invoice } from '../../schemas/invoices.js';
 import type { DueItem } from '../../store/ports/billingRuns.js';
 import type { Store, Tx } from '../../store/store.js';
-import { issueBilledInvoice } from '../invoices.js';
+import { creditBalanceAfter, issueBilledInvoice } from '../invoices.js';
 import { findSubscription } from '../subscriptions/records.js';
 import { CatalogueCache, computeDue } from './compute.js';
 
@@ -50,12 +50,14 @@ export async function billSubscription(
     return { skipped: due.nextBillingAt ? `nothing due by ${asOf.toISOString()}; next billing date ${due.nextBillingAt}` : 'nothing left to bill' };
   }
   const invoices: Invoice[] = [];
+  // The customer as each invoice leaves it: a later invoice of the unit sees the credit balance the earlier ones left.
+  let customer = due.customer;
   for (const draft of due.drafts) {
     const invoice = await issueBilledInvoice(
       tx,
       org,
       {
-        customer: due.customer,
+        customer,
         subscriptionId: record.id,
         issuedAt: draft.billingDate,
         lines: draft.lines.map(({ itemId: _item, ...line }) => line),
@@ -65,6 +67,7 @@ export async function billSubscription(
     );
     const [claimed] = await Promise.all([tx.billing.claim(org, draft.keys, invoice.id), ...draft.discounts.map((d) => tx.subscriptions.updateDiscount(org, d))]);
     if (claimed < draft.keys.length) throw new AlreadyBilled();
+    customer = { ...customer, creditBalance: creditBalanceAfter(customer.creditBalance, invoice) };
     invoices.push(invoice);
   }
   const at = now.toISOString();

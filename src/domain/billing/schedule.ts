@@ -8,7 +8,7 @@
 import { DateTime, type Zone } from 'luxon';
 import type { Measurement } from '../../schemas/measurements.js';
 import type { UsageMetric } from '../../schemas/catalogue.js';
-import type { ItemRecord, SubscriptionRecord } from '../../store/ports/subscriptions.js';
+import type { ItemRecord, QuantityChange, SubscriptionRecord } from '../../store/ports/subscriptions.js';
 import { parseInterval, periodContaining, subtractInterval, toIso, zoned, type Alignment, type Interval } from '../dates.js';
 
 export function alignmentOf(group: { type: string; customDay: number | null; customMonth?: number | null } | undefined): Alignment {
@@ -122,10 +122,37 @@ export function periodFrom(terms: ItemTerms, cursor: DateTime): BillingPeriod | 
   return { start, end, billDate: terms.inAdvance ? start : end, fullStart, fullEnd: p.end };
 }
 
-/** The next billing date of an item: the billing date of its first unbilled period, or null when nothing is left to bill. */
-export function nextBillingDate(terms: ItemTerms, cursor: DateTime): string | null {
+/**
+ * The next billing date of an item: the billing date of its first unbilled period. When its periods
+ * have ended, an item that still has a quantity change to settle (`settles`, see `awaitsSettlement`)
+ * is billed once more at the end of its last billed period; otherwise null: nothing is left to bill.
+ */
+export function nextBillingDate(terms: ItemTerms, cursor: DateTime, settles = false): string | null {
   const p = periodFrom(terms, cursor);
-  return p ? toIso(p.billDate) : null;
+  if (p) return toIso(p.billDate);
+  return settles ? toIso(cursor) : null;
+}
+
+/**
+ * Whether a flat fee paid in advance with `proRata` owes the difference of a quantity change made
+ * within its last billed period after that period was billed. While the item goes on, the next
+ * period's invoice settles it; when its periods have ended (cancellation, billing end, termination),
+ * an invoice at the end of the last billed period does. Settled once an invoice dated after the
+ * change has billed the item (`lastBilledAt`).
+ */
+export function awaitsSettlement(
+  item: Pick<ItemRecord, 'lastBilledAt' | 'lastBilledFrom' | 'lastBilledTo'>,
+  plan: { payInAdvance: boolean; proRata: boolean },
+  changes: readonly QuantityChange[],
+): boolean {
+  if (!plan.payInAdvance || !plan.proRata || item.lastBilledAt === null || item.lastBilledFrom === null || item.lastBilledTo === null) return false;
+  const from = Date.parse(item.lastBilledFrom);
+  const to = Date.parse(item.lastBilledTo);
+  const billed = Date.parse(item.lastBilledAt);
+  return changes.some((c) => {
+    const t = Date.parse(c.changedAt);
+    return t > from && t < to && t >= billed;
+  });
 }
 
 /** Whole calendar days between two instants on the wall clock (the first day counted, the last not). */

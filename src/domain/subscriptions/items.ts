@@ -10,7 +10,7 @@ import { findCoupon } from '../coupons.js';
 import { amountViolation } from '../../values/money.js';
 import { createCustomPricePlan, getProduct, pricePlanViolations, type CustomPricePlanInput } from '../products.js';
 import { pricePlanViolation } from '../statusRules.js';
-import { FINAL, scheduleItem } from './lifecycle.js';
+import { FINAL, scheduleItem, timeZoneOf } from './lifecycle.js';
 import { getSubscriptionItem, toResource } from './readModel.js';
 import { blankItem, loadSubscription } from './records.js';
 import { newPeriods, type PeriodInput } from './terms.js';
@@ -301,6 +301,7 @@ export async function updateSubscriptionItem(
     }
   }
   const quantity = patch.quantity === undefined ? item.quantity : String(patch.quantity);
+  let billing = item;
   if (quantity !== item.quantity && item.activatedAt !== null) {
     // A change while the item bills: periods are billed at each quantity for the days it held.
     await tx.subscriptions.insertQuantityChange(org, {
@@ -310,9 +311,11 @@ export async function updateSubscriptionItem(
       oldQuantity: item.quantity,
       newQuantity: quantity,
     });
+    // An item whose periods have ended settles the change at the end of its last billed period.
+    if (item.nextBillingAt === null) billing = await scheduleItem(tx, org, subscription, item, await timeZoneOf(tx, org, subscription), now);
   }
   await tx.subscriptions.updateItem(org, {
-    ...item,
+    ...billing,
     quantity,
     name: patch.name === undefined ? item.name : patch.name,
     description: patch.description === undefined ? item.description : patch.description,

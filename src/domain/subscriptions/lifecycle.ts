@@ -5,7 +5,7 @@ import type { Customer } from '../../schemas/customers.js';
 import type { Subscription } from '../../schemas/subscriptions.js';
 import type { CancellationReason, ItemRecord, SubscriptionRecord, SubscriptionStatus } from '../../store/ports/subscriptions.js';
 import type { Tx } from '../../store/store.js';
-import { alignmentOf, chargeKindOf, cursorOf, itemTerms, nextBillingDate } from '../billing/schedule.js';
+import { alignmentOf, awaitsSettlement, chargeKindOf, cursorOf, itemTerms, nextBillingDate, periodFrom } from '../billing/schedule.js';
 import { findBillingGroup } from '../billingGroups.js';
 import { getInvoiceAddress, paymentMethodViolation } from '../billingDetails.js';
 import { findCustomer } from '../customers.js';
@@ -94,7 +94,10 @@ export async function scheduleItem(tx: Tx, org: string, record: SubscriptionReco
   const activatedAt = item.activatedAt ?? at;
   if (kind === 'instant') return { ...item, activatedAt, nextBillingAt: null, updatedAt: at };
   const terms = itemTerms(record, item, pricePlan, kind, alignmentOf(group), timeZone, now);
-  return { ...item, activatedAt, nextBillingAt: nextBillingDate(terms, cursorOf(terms, item)), updatedAt: at };
+  const cursor = cursorOf(terms, item);
+  // Once its periods have ended, an item may still owe the settlement of a quantity change.
+  const settles = !periodFrom(terms, cursor) && kind === 'flat' && awaitsSettlement(item, pricePlan, await tx.subscriptions.quantityChanges(org, [item.id]));
+  return { ...item, activatedAt, nextBillingAt: nextBillingDate(terms, cursor, settles), updatedAt: at };
 }
 
 /** Every started item of the subscription scheduled anew (see `scheduleItem`), after `change` when given. */
@@ -270,7 +273,7 @@ export async function updateSubscription(tx: Tx, org: string, id: string, input:
   return toResource(tx, org, next, now);
 }
 
-async function timeZoneOf(tx: Tx, org: string, record: SubscriptionRecord): Promise<string> {
+export async function timeZoneOf(tx: Tx, org: string, record: SubscriptionRecord): Promise<string> {
   return ((await tx.customers.get(org, record.customerId)) as Customer).timeZone;
 }
 
