@@ -318,6 +318,59 @@ describe('quantity changes in the last period paid in advance, and the credit ba
     expect((await ok(env.mcp, 'get_subscription', { id: s.id })).items[0].billing.nextBillingAt).toBeNull();
   });
 
+  it('a decrease in the last period is credited on the open invoice that billed it: a credit note, no invoice below 0', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const c = await buyer();
+    const s = await monthly(c.id, 3, 49.9);
+    const [first] = await bill(s.id);
+    // 3 x 49.90 = 149.70, tax 28.443 → 28.44: 178.14.
+    expect(first).toMatchObject({ grossAmount: 17814, amountDue: 17814, status: 'open' });
+    env.setNow('2026-01-20T10:00:00Z');
+    await ok(env.mcp, 'cancel_subscription', { id: s.id });
+    env.setNow('2026-02-04T10:00:00Z');
+    await ok(env.mcp, 'update_subscription_item', { id: s.items[0].id, quantity: 1 });
+    const estimate = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
+    env.setNow('2026-02-16T10:00:00Z');
+    const run = await ok(env.mcp, 'run_billing', { subscription: s.id });
+    expect(run).toMatchObject({ subscriptionsBilled: 1, subscriptionsFailed: 0, invoicesCreated: 0 });
+    // 1 x 49.90 x 11/31 = 17.71 less 3 x 49.90 x 11/31 = 53.12: -35.41; tax -6.7279 → -6.73; 41.14 credited.
+    const notes = (await ok(env.mcp, 'list_credit_notes', { invoice: first.id })).data;
+    expect(notes.map((x: any) => x.amount)).toEqual([4214]);
+    expect((await ok(env.mcp, 'get_credit_note', { id: notes[0].id })).reason).toBe(`Product ${n} (quantity 3 → 1 from 2026-02-04, pro rata 11/31 days)`);
+    expect(estimate).toMatchObject({ lines: [], grossAmount: 0, creditNoteAmount: 4214 });
+    expect(await ok(env.mcp, 'get_invoice', { id: first.id })).toMatchObject({ amountCredited: 4214, amountDue: 13600, status: 'open' });
+    expect((await ok(env.mcp, 'get_subscription', { id: s.id })).items[0].billing.nextBillingAt).toBeNull();
+    expect((await ok(env.mcp, 'run_billing', { subscription: s.id })).subscriptionsSkipped).toBe(1);
+  });
+
+  it('a decrease that outweighs the next period (10 → 1 seats) no longer fails the run: the next period is invoiced, the decrease credited', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const c = await buyer();
+    const made = await charge({ price: { price: { amount: 10 }, proRata: true } });
+    const plan = await ok(env.mcp, 'create_plan', { code: `ten-${n}`, name: 'Ten', charges: [{ ...made, quantity: 10 }] });
+    const s = await ok(env.mcp, 'create_subscription', { customer: c.id, plan: plan.id, periods: [{ contractPeriod: '12M', cancellationPeriod: '1M' }], activate: true });
+    const [january] = await bill(s.id);
+    // 10 x 10.00 + 19 %: 119.00, paid.
+    await ok(env.mcp, 'record_invoice_payment', { id: january.id, amount: 11900 });
+    env.setNow('2026-02-04T10:00:00Z');
+    await ok(env.mcp, 'update_subscription_item', { id: s.items[0].id, quantity: 1 });
+    env.setNow('2026-02-15T10:00:00Z');
+    const estimate = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
+    const [february] = await bill(s.id);
+    // February at 1 seat: 10.00 + 1.90. The decrease, 3.55 - 35.48 = -31.93 (tax -6.0667 → -6.07), is 38.00 credited
+    // on January's paid invoice, so to the customer's balance.
+    expect(lines(february)).toEqual([[`Product ${n}`, '1', 1000, '2026-02-15T10:00:00.000Z', '2026-03-15T10:00:00.000Z']]);
+    expect(february).toMatchObject({ grossAmount: 1190, creditApplied: 0, amountDue: 1190 });
+    expect(estimate).toMatchObject({ grossAmount: 1190, creditNoteAmount: 3800 });
+    expect(estimate.lines.map((l: any) => l.netAmount)).toEqual([1000]);
+    expect((await ok(env.mcp, 'list_credit_notes', { invoice: january.id })).data.map((x: any) => x.amount)).toEqual([3800]);
+    expect(await balance(c.id)).toBe(3800);
+    env.setNow('2026-03-15T10:00:00Z');
+    const [march] = await bill(s.id);
+    expect(march).toMatchObject({ grossAmount: 1190, creditApplied: 1190, amountDue: 0, status: 'paid' });
+    expect(await balance(c.id)).toBe(2610);
+  });
+
   it('the invoices of one unit each see the credit balance the earlier ones left (three missed months, 70.00 of credit)', async () => {
     env.setNow('2026-01-15T10:00:00Z');
     const c = await buyer();

@@ -23,6 +23,9 @@ function render(e: Omit<Estimate, 'estimate'>, header: string[], timeZone: strin
   lines.push(row('Net', money(e.netAmount)));
   for (const t of e.taxes) lines.push(row(`Tax ${t.rate}% on ${money(t.netAmount)}`, money(t.taxAmount)));
   lines.push(row(`Gross (${e.currencyCode})`, money(e.grossAmount)));
+  if (e.creditNoteAmount !== null) {
+    lines.push('', `Credit note on the invoice that billed the period (a decrease this invoice cannot absorb): ${money(e.creditNoteAmount)}`);
+  }
   return lines.join('\n');
 }
 
@@ -67,6 +70,7 @@ export async function estimateInvoice(tx: Tx, org: string, id: string, now: Date
     taxAmount: totals.taxAmount,
     grossAmount: totals.grossAmount,
     taxes: totals.taxes.map((t) => ({ rate: rateOfE4(t.rateE4), netAmount: t.netAmount, taxAmount: t.taxAmount })),
+    creditNoteAmount: draft.credits.length ? -invoiceTotals(draft.credits).grossAmount : null,
   };
   const localDate = zoned(draft.billingDate, customer.timeZone).toISODate() as string;
   const who = customer.companyName ?? [customer.firstName, customer.lastName].filter(Boolean).join(' ');

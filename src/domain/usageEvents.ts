@@ -185,11 +185,10 @@ function badValue(meter: Meter, c: Checked): Refusal | undefined {
   for (const { product, metric } of meter.metrics) {
     const verb = NUMERIC[metric.aggregation];
     if (!verb || !metric.property) continue;
-    const v = c.values[metric.property];
+    const v = Object.hasOwn(c.values, metric.property) ? c.values[metric.property] : undefined;
     if (v === undefined || typeof v === 'number' || (NUMBER_TEXT.test(v) && Number.isFinite(Number(v)))) continue;
     const meets = metric.filters.every((f) => {
-      const p = c.values[f.property];
-      return p !== undefined && f.values.some((x) => String(x) === String(p));
+      return Object.hasOwn(c.values, f.property) && f.values.some((x) => String(x) === String(c.values[f.property]));
     });
     if (!meets) continue;
     return {

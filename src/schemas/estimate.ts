@@ -23,5 +23,6 @@ export const estimateSchema = z.object({
   taxAmount: z.number().int().describe(MINOR),
   grossAmount: z.number().int().describe(MINOR),
   taxes: z.array(z.object({ rate: z.number(), netAmount: z.number().int().describe(MINOR), taxAmount: z.number().int().describe(MINOR) })),
+  creditNoteAmount: z.number().int().nullable().describe(`Credited instead on the invoice that billed the period (a quantity decrease too large for this invoice), ${MINOR}; or null.`),
 });
 export type Estimate = z.infer<typeof estimateSchema>;

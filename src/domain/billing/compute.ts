@@ -25,6 +25,7 @@ import { percentOf, rateToE4, toMinor } from '../../values/money.js';
 import { priceCharge, type PricedLine } from '../pricing.js';
 import { memo } from '../memo.js';
 import { getOrganisation } from '../organisation.js';
+import { invoiceTotals } from '../invoices.js';
 import { getPricePlan, getProduct, priceChangesOf, pricePlanAt } from '../products.js';
 import { formatQuantity, toMicros } from '../quantity.js';
 import { isWellFormedVatId } from '../vatIds.js';
@@ -76,6 +77,8 @@ export class CatalogueCache {
 /** A line of a due invoice: the invoice line, and the item it bills (null for none). */
 export interface DraftLine extends BilledLineInput {
   itemId: string | null;
+  /** For the difference a quantity change makes to a period already billed: that period's charge. */
+  adjusts?: BilledChargeKey;
 }
 
 /** Where an item's billing stands after an invoice: what the run writes back to the item. */
@@ -88,6 +91,11 @@ export interface ItemProgress {
 export interface DraftInvoice {
   billingDate: string;
   lines: DraftLine[];
+  /**
+   * Quantity decreases the invoice cannot absorb: when its lines would total below 0, the decreases
+   * leave them and are credited on the invoices that billed their periods (`creditDecreases`).
+   */
+  credits: DraftLine[];
   keys: BilledChargeKey[];
   /** The items this invoice bills, as they stand after it. */
   progress: Map<string, ItemProgress>;
@@ -338,7 +346,7 @@ function quantityAdjustments(
   state: ItemState,
   from: DateTime,
   calendar: Calendar,
-): Array<{ change: QuantityChange; line: Omit<BilledLineInput, 'taxRateE4'> }> {
+): Array<{ change: QuantityChange; adjusts: BilledChargeKey; line: Omit<BilledLineInput, 'taxRateE4'> }> {
   const { lastBilledFrom, lastBilledTo, lastBilledAt } = state.item;
   if (!state.terms.inAdvance || !state.plan.proRata || lastBilledFrom === null || lastBilledTo === null || !state.changes.length) return [];
   if (calendar.iso(from) !== lastBilledTo) return [];
@@ -360,6 +368,7 @@ function quantityAdjustments(
     const days = share ? `, pro rata ${share.days}/${share.of} days` : '';
     out.push({
       change,
+      adjusts: { itemId: state.item.id, periodKey: lastBilledFrom, kind: 'flat' as const },
       line: {
         description: itemLineText(state.item, `${name} (quantity ${change.oldQuantity} → ${change.newQuantity} from ${at.toISODate()}${days})`),
         quantity: '1',
@@ -457,7 +466,7 @@ export async function computeDue(
   const drafts: DraftInvoice[] = [];
   for (const date of dates) {
     const localDate = calendar.at(date).toISODate() as string;
-    const draft: DraftInvoice = { billingDate: date, lines: [], keys: [], progress: new Map(), discounts: [] };
+    const draft: DraftInvoice = { billingDate: date, lines: [], credits: [], keys: [], progress: new Map(), discounts: [] };
     const entries = byDate.get(date)!;
     for (const state of states) {
       const own = entries.filter((e) => e.state === state);
@@ -476,7 +485,7 @@ export async function computeDue(
         const priced: Array<{ line: PricedLine; q: bigint; share: ReturnType<typeof proRataShare>; part: string | null }> = [];
         if (state.kind === 'flat') {
           for (const a of quantityAdjustments(state, period.start, calendar)) {
-            draft.lines.push({ itemId: state.item.id, ...a.line, taxRateE4: rate });
+            draft.lines.push({ itemId: state.item.id, ...a.line, taxRateE4: rate, adjusts: a.adjusts });
             draft.keys.push({ itemId: state.item.id, periodKey: `change:${a.change.id}`, kind: 'flat' });
             itemNet += a.line.netAmount;
           }
@@ -521,6 +530,11 @@ export async function computeDue(
         itemDiscounts[itemDiscounts.findIndex((d) => d.id === c.id)] = c;
       }
     }
+    if (invoiceTotals(draft.lines).grossAmount < 0) {
+      // Only a quantity decrease goes below 0 (discounts stop at an item's net): it is credited instead.
+      draft.credits = draft.lines.filter((l) => l.adjusts && l.netAmount < 0);
+      draft.lines = draft.lines.filter((l) => !(l.adjusts && l.netAmount < 0));
+    }
     drafts.push(draft);
   }
 
@@ -545,7 +559,7 @@ function settle(state: ItemState, date: string, draft: DraftInvoice, rate: numbe
   const { lastBilledFrom, lastBilledTo } = state.item as { lastBilledFrom: string; lastBilledTo: string };
   let net = 0;
   for (const a of quantityAdjustments(state, calendar.at(lastBilledTo), calendar)) {
-    draft.lines.push({ itemId: state.item.id, ...a.line, taxRateE4: rate });
+    draft.lines.push({ itemId: state.item.id, ...a.line, taxRateE4: rate, adjusts: a.adjusts });
     draft.keys.push({ itemId: state.item.id, periodKey: `change:${a.change.id}`, kind: 'flat' });
     net += a.line.netAmount;
   }

@@ -10,9 +10,10 @@ import type { PageRequest } from '../../schemas/common.js';
 import type { Invoice } from '../../schemas/invoices.js';
 import type { DueItem } from '../../store/ports/billingRuns.js';
 import type { Store, Tx } from '../../store/store.js';
-import { creditBalanceAfter, issueBilledInvoice } from '../invoices.js';
+import { creditable } from '../creditNotes.js';
+import { creditBalanceAfter, getInvoice, invoiceTotals, issueBilledInvoice, issueCreditNote, refuseIfPlanned } from '../invoices.js';
 import { findSubscription } from '../subscriptions/records.js';
-import { CatalogueCache, computeDue } from './compute.js';
+import { CatalogueCache, computeDue, type DraftLine } from './compute.js';
 
 /** Thrown inside a unit of work whose charge another run billed first: the unit rolls back, the subscription counts as skipped. */
 class AlreadyBilled extends Error {}
@@ -53,22 +54,27 @@ export async function billSubscription(
   // The customer as each invoice leaves it: a later invoice of the unit sees the credit balance the earlier ones left.
   let customer = due.customer;
   for (const draft of due.drafts) {
-    const invoice = await issueBilledInvoice(
-      tx,
-      org,
-      {
-        customer,
-        subscriptionId: record.id,
-        issuedAt: draft.billingDate,
-        lines: draft.lines.map(({ itemId: _item, ...line }) => line),
-        paymentTermDays: due.seller.paymentTermDays ?? settings.paymentTermDays,
-      },
-      now,
-    );
-    const [claimed] = await Promise.all([tx.billing.claim(org, draft.keys, invoice.id), ...draft.discounts.map((d) => tx.subscriptions.updateDiscount(org, d))]);
+    // A draft whose only lines were credited has no invoice of its own: its charges are claimed by the invoice credited.
+    const invoice = draft.lines.length || !draft.credits.length
+      ? await issueBilledInvoice(
+          tx,
+          org,
+          {
+            customer,
+            subscriptionId: record.id,
+            issuedAt: draft.billingDate,
+            lines: draft.lines.map(({ itemId: _item, adjusts: _adjusts, ...line }) => line),
+            paymentTermDays: due.seller.paymentTermDays ?? settings.paymentTermDays,
+          },
+          now,
+        )
+      : undefined;
+    const credited = await creditDecreases(tx, org, draft.credits, now);
+    const claimant = invoice?.id ?? credited.invoices[0]!;
+    const [claimed] = await Promise.all([tx.billing.claim(org, draft.keys, claimant), ...draft.discounts.map((d) => tx.subscriptions.updateDiscount(org, d))]);
     if (claimed < draft.keys.length) throw new AlreadyBilled();
-    customer = { ...customer, creditBalance: creditBalanceAfter(customer.creditBalance, invoice) };
-    invoices.push(invoice);
+    customer = { ...customer, creditBalance: (invoice ? creditBalanceAfter(customer.creditBalance, invoice) : customer.creditBalance) + credited.toBalance };
+    if (invoice) invoices.push(invoice);
   }
   const at = now.toISOString();
   const last = due.drafts[due.drafts.length - 1]!;
@@ -89,6 +95,36 @@ export async function billSubscription(
     tx.subscriptions.updateLastBilling(org, record.id, last.billingDate, at),
   ]);
   return { invoices };
+}
+
+/**
+ * Quantity decreases that an invoice could not absorb (`DraftInvoice.credits`): one credit note per
+ * invoice that billed the periods they adjust, for their gross (tax per rate on the summed net), at
+ * most what that invoice can still be credited (`creditable`); none for a void one, whose charge is
+ * owed no more. Returns the invoices credited and what the credit notes added to the customer's
+ * credit balance (those on paid invoices).
+ */
+async function creditDecreases(tx: Tx, org: string, credits: readonly DraftLine[], now: Date): Promise<{ invoices: string[]; toBalance: number }> {
+  const byInvoice = new Map<string, DraftLine[]>();
+  for (const line of credits) {
+    const id = await tx.billing.invoiceOfCharge(org, line.adjusts!);
+    if (id === undefined) throw new Error(`no invoice billed the period from ${line.adjusts!.periodKey} of item ${line.adjusts!.itemId}, which "${line.description}" credits`);
+    const lines = byInvoice.get(id);
+    if (lines) lines.push(line);
+    else byInvoice.set(id, [line]);
+  }
+  let toBalance = 0;
+  for (const [id, lines] of byInvoice) {
+    const invoice = await getInvoice(tx, org, id);
+    if (invoice.status !== 'open' && invoice.status !== 'paid') continue;
+    const amount = Math.min(-invoiceTotals(lines).grossAmount, (await creditable(tx, org, invoice)).max);
+    if (amount <= 0) continue;
+    await refuseIfPlanned(tx, org, invoice, 'the billing run credits a quantity decrease on it');
+    const reason = lines.map((l) => l.description).join('; ');
+    await issueCreditNote(tx, org, invoice, { amount, reason: reason.length > 255 ? `${reason.slice(0, 254)}…` : reason }, now);
+    if (invoice.status === 'paid') toBalance += amount;
+  }
+  return { invoices: [...byInvoice.keys()], toBalance };
 }
 
 export interface RunRequest {
