@@ -184,7 +184,7 @@ describe('ingestion', () => {
       source: 'gateway',
       type: 'api',
       subject,
-      time: '2026-01-15T09:00:00Z',
+      time: '2026-01-15T10:00:00Z',
       data: { n: 5 },
       region: 'eu',
     });
@@ -202,7 +202,7 @@ describe('ingestion', () => {
     expect(wrongType.status).toBe(415);
     const listed = (await env.http('GET', `/usage-events?eventName=api&subscription=${s.number}&limit=3`)).body;
     expect(listed.data.map((x: any) => x.id)).toEqual(['plain-1', 'ce-3', 'ce-2']);
-    expect(listed.data[1]).toMatchObject({ subscription: s.id, customer: customer.id, timestamp: '2026-01-15T09:00:00.000Z', late: false, unmatched: false });
+    expect(listed.data[1]).toMatchObject({ subscription: s.id, customer: customer.id, timestamp: '2026-01-15T10:00:00.000Z', late: false, unmatched: false });
   });
 
   it('reports each bad event at its field and stores the others; atomic stores none', async () => {
@@ -254,13 +254,43 @@ describe('ingestion', () => {
     env.setNow('2026-01-15T10:00:00Z');
   });
 
+  it('keeps an event from before the subscription started or after it ended as unmatched: no item would ever bill it', async () => {
+    env.setNow('2026-01-16T10:00:00Z');
+    const running = await subscribe([await meteredCharge({ eventName: 'window', aggregation: 'sum', property: 'n' })]);
+    const draft = await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: running.plan.id, periods: [{ contractPeriod: '1M', cancellationPeriod: '0D' }] });
+    env.setNow('2026-01-16T11:00:00Z');
+    await ok(env.mcp, 'terminate_subscription', { id: running.id });
+    env.setNow('2026-01-16T11:31:00Z');
+    const e = (id: string, timestamp: string, subscription = running.id) => ({ id, eventName: 'window', subscription, timestamp, properties: { n: 1 } });
+    const r = await ingest([
+      e('w-before', '2026-01-16T09:59:59Z'),
+      e('w-start', '2026-01-16T10:00:00Z'),
+      e('w-last', '2026-01-16T10:59:59Z'),
+      e('w-end', '2026-01-16T11:00:00Z'),
+      e('w-after', '2026-01-16T11:30:00Z'),
+      // A draft's events wait for the start its activation gives it.
+      e('w-draft', '2026-01-16T11:30:00Z', draft.id),
+    ]);
+    expect(r).toMatchObject({ accepted: 6, unmatched: 3, errors: [] });
+    const listed = (await ok(env.mcp, 'list_usage_events', { eventName: 'window' })).data;
+    expect(listed.map((x: any) => [x.id, x.unmatched])).toEqual([
+      ['w-draft', false],
+      ['w-after', true],
+      ['w-end', true],
+      ['w-last', false],
+      ['w-start', false],
+      ['w-before', true],
+    ]);
+    env.setNow('2026-01-15T10:00:00Z');
+  });
+
   it('keeps events no product meters as unmatched and lists them', async () => {
     const r = await ingest([
       { id: 'typo-1', eventName: 'apii', subscription: s.id, properties: { n: 2 } },
       { id: 'typo-2', eventName: 'apii', customer: customer.id },
     ]);
     expect(r).toMatchObject({ accepted: 2, unmatched: 2 });
-    const list = await ok(env.mcp, 'list_usage_events', { unmatched: true });
+    const list = await ok(env.mcp, 'list_usage_events', { unmatched: true, eventName: 'apii' });
     expect(list.data.map((x: any) => [x.id, x.subscription, x.customer])).toEqual([
       ['typo-2', null, customer.id],
       ['typo-1', s.id, customer.id],

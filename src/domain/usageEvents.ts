@@ -12,6 +12,7 @@ import type { UsageEventFilter, UsageEventRecord } from '../store/ports/usageEve
 import type { Tx } from '../store/store.js';
 import { findCustomer } from './customers.js';
 import { memo } from './memo.js';
+import { itemEnd } from './billing/schedule.js';
 import { findSubscription } from './subscriptions/records.js';
 
 /** Events of one call at most (CONTRACT section 2, batches). */
@@ -160,7 +161,16 @@ interface Meter {
   /** The latest end of an already invoiced interval (-Infinity: nothing billed yet). */
   billed: number;
   metrics: Array<{ product: string; metric: UsageMetric }>;
+  /** When its items meter it, [from, to) in milliseconds: from the item's start to its end. */
+  spans: Array<{ from: number; to: number }>;
 }
+
+/**
+ * Whether an item meters the event at its timestamp: not before the subscription (or the item)
+ * started, not after it ended. A draft or offer subscription has not started yet: its events count
+ * from whatever start its activation gives it, so they are not judged here.
+ */
+const covers = (meter: Meter, ts: number) => meter.spans.some((s) => ts >= s.from && ts < s.to);
 
 /** A subscription's meters by event name. */
 type Meters = Map<string, Meter>;
@@ -223,16 +233,26 @@ class Lookups {
     return memo(this.active, customerId, () => this.tx.usageEvents.activeSubscriptionsOf(this.org, customerId));
   }
 
-  metersOf(subscriptionId: string) {
-    return memo(this.meters, subscriptionId, async () => {
+  metersOf(record: SubscriptionRecord) {
+    return memo(this.meters, record.id, async () => {
       const meters: Meters = new Map();
-      for (const m of await this.tx.usageEvents.meteringItems(this.org, subscriptionId)) {
+      const started = record.status !== 'draft' && record.status !== 'offer';
+      const start = record.startDate ?? record.activatedAt;
+      for (const m of await this.tx.usageEvents.meteringItems(this.org, record.id)) {
         const billed = m.lastBilledTo === null ? Number.NEGATIVE_INFINITY : Date.parse(m.lastBilledTo);
+        const end = itemEnd(record, m);
+        const span = started
+          ? {
+              from: Math.max(...[start, m.startDate].map((d) => (d === null ? Number.NEGATIVE_INFINITY : Date.parse(d)))),
+              to: end === null ? Number.POSITIVE_INFINITY : Date.parse(end),
+            }
+          : { from: Number.NEGATIVE_INFINITY, to: Number.POSITIVE_INFINITY };
         const meter = meters.get(m.metric.eventName);
-        if (!meter) meters.set(m.metric.eventName, { billed, metrics: [{ product: m.product, metric: m.metric }] });
+        if (!meter) meters.set(m.metric.eventName, { billed, metrics: [{ product: m.product, metric: m.metric }], spans: [span] });
         else {
           meter.billed = Math.max(meter.billed, billed);
           meter.metrics.push({ product: m.product, metric: m.metric });
+          meter.spans.push(span);
         }
       }
       return meters;
@@ -254,8 +274,8 @@ async function place(lookups: Lookups, c: Checked): Promise<Placement | Refusal>
   if (ref.kind !== 'customer') subscription = await lookups.subscription(ref.value);
   if (!subscription && ref.kind !== 'subscription') customer = await lookups.customer(ref.value);
   if (subscription) {
-    const meter = (await lookups.metersOf(subscription.id)).get(c.eventName);
-    if (meter === undefined) return { rows: [{ subscriptionId: subscription.id, late: false }], customerId: subscription.customerId, unmatched: true };
+    const meter = (await lookups.metersOf(subscription)).get(c.eventName);
+    if (meter === undefined || !covers(meter, c.ts)) return { rows: [{ subscriptionId: subscription.id, late: false }], customerId: subscription.customerId, unmatched: true };
     return badValue(meter, c) ?? { rows: [{ subscriptionId: subscription.id, late: c.ts < meter.billed }], customerId: subscription.customerId, unmatched: false };
   }
   if (!customer) {
@@ -264,8 +284,9 @@ async function place(lookups: Lookups, c: Checked): Promise<Placement | Refusal>
   }
   const rows: Placement['rows'] = [];
   for (const id of await lookups.activeSubscriptions(customer.id)) {
-    const meter = (await lookups.metersOf(id)).get(c.eventName);
-    if (meter === undefined) continue;
+    const active = (await lookups.subscription(id))!;
+    const meter = (await lookups.metersOf(active)).get(c.eventName);
+    if (meter === undefined || !covers(meter, c.ts)) continue;
     const refusal = badValue(meter, c);
     if (refusal) return refusal;
     rows.push({ subscriptionId: id, late: c.ts < meter.billed });

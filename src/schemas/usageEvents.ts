@@ -8,7 +8,7 @@ export const usageEventSchema = z.object({
   subscription: z.string().nullable().describe('Id of the subscription it counts for; null when it reached none.'),
   customer: z.string().nullable(),
   properties: z.record(z.string(), z.union([z.string(), z.number()])),
-  unmatched: z.boolean().describe('No product of its subscription (or customer) meters its name.'),
+  unmatched: z.boolean().describe('No item of its subscription (or customer) meters its name at its time: never billed.'),
   late: z.boolean().describe('Its interval was already invoiced: stored, not billed.'),
   receivedAt: dateTime,
 });

@@ -36,7 +36,7 @@ export const usageEventOperations = [
   defineOperation({
     name: 'ingest_usage_events',
     title: 'Ingest usage events',
-    description: `Send usage events (up to ${MAX_EVENTS}); products' usageMetric bills them. Each id is stored once (retries are safe). A bad event is reported in errors and never blocks the others unless atomic; events no product meters are kept as unmatched.`,
+    description: `Send usage events (up to ${MAX_EVENTS}); products' usageMetric bills them. Each id is stored once (retries are safe). A bad event is reported in errors and never blocks the others unless atomic; events no item meters (name, or time outside the subscription) are kept as unmatched.`,
     toolset: 'usage',
     method: 'POST',
     path: '/usage-events',
@@ -84,7 +84,7 @@ export const usageEventOperations = [
       eventName: ref.optional().describe('Exact name.'),
       from: dateTimeInput.optional().describe('Timestamps from (inclusive).'),
       to: dateTimeInput.optional().describe('Timestamps before (exclusive).'),
-      unmatched: z.boolean().optional().describe('true: only events no product meters.'),
+      unmatched: z.boolean().optional().describe('true: only events no item meters (never billed).'),
       limit: z.number().int().min(1).max(100).default(30),
       cursor: ref.optional().describe('meta.nextCursor of the previous page.'),
     }),

@@ -34,7 +34,7 @@ export function itemAnchor(record: SubscriptionRecord, item: ItemRecord, now: Da
 }
 
 /** When an item stops being billed: the earliest of its billing end, the subscription's cancellation (pending or done) and termination. */
-export function itemEnd(record: SubscriptionRecord, item: ItemRecord): string | null {
+export function itemEnd(record: SubscriptionRecord, item: Pick<ItemRecord, 'billingEnd'>): string | null {
   const ends = [item.billingEnd, record.cancellationDate, record.cancelledAt, record.terminatedAt].filter((d): d is string => d !== null);
   return ends.length ? new Date(Math.min(...ends.map((d) => Date.parse(d)))).toISOString() : null;
 }

@@ -41,6 +41,9 @@ export interface MeteringItem {
   /** The product's name. */
   product: string;
   metric: UsageMetric;
+  /** The item's own start and billing end (ISO), when set. */
+  startDate: string | null;
+  billingEnd: string | null;
   lastBilledTo: string | null;
 }
 

@@ -174,14 +174,20 @@ export class SqlUsageEventRepo implements UsageEventRepo {
 
   async meteringItems(org: string, subscriptionId: string): Promise<MeteringItem[]> {
     return (await this.sql
-      .all<{ name: string; usage_metric: string; last_billed_to: string | null }>(
-        `SELECT p.name, p.usage_metric, i.last_billed_to
+      .all<{ name: string; usage_metric: string; start_date: string | null; billing_end: string | null; last_billed_to: string | null }>(
+        `SELECT p.name, p.usage_metric, i.start_date, i.billing_end, i.last_billed_to
          FROM subscription_items i JOIN products p ON p.id = i.product_id
          WHERE i.organisation_id = ? AND i.subscription_id = ? AND p.usage_metric IS NOT NULL`,
         org,
         subscriptionId,
       ))
-      .map((r) => ({ product: r.name, metric: JSON.parse(r.usage_metric) as UsageMetric, lastBilledTo: r.last_billed_to }));
+      .map((r) => ({
+        product: r.name,
+        metric: JSON.parse(r.usage_metric) as UsageMetric,
+        startDate: r.start_date,
+        billingEnd: r.billing_end,
+        lastBilledTo: r.last_billed_to,
+      }));
   }
 
   /**
