@@ -371,6 +371,27 @@ describe('quantity changes in the last period paid in advance, and the credit ba
     expect(await balance(c.id)).toBe(2610);
   });
 
+  it('a decrease to credit on an invoice under a payment plan fails that subscription's billing, naming cancel_payment_plan, until the plan is cancelled', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const c = await buyer();
+    const s = await monthly(c.id, 3, 49.9);
+    const [first] = await bill(s.id);
+    await ok(env.mcp, 'create_payment_plan', { invoice: first.id, installmentCount: 2, firstDueAt: '2026-02-01', interval: '1M' });
+    env.setNow('2026-01-20T10:00:00Z');
+    await ok(env.mcp, 'cancel_subscription', { id: s.id });
+    env.setNow('2026-02-04T10:00:00Z');
+    await ok(env.mcp, 'update_subscription_item', { id: s.items[0].id, quantity: 1 });
+    env.setNow('2026-02-16T10:00:00Z');
+    const failed = await ok(env.mcp, 'run_billing', { subscription: s.id });
+    expect(failed).toMatchObject({ subscriptionsFailed: 1, invoicesCreated: 0 });
+    expect(failed.failed[0].error).toContain('cancel_payment_plan');
+    expect((await ok(env.mcp, 'list_credit_notes', { invoice: first.id })).data).toEqual([]);
+    const plan = (await ok(env.mcp, 'list_payment_plans', { invoice: first.id })).data[0];
+    await ok(env.mcp, 'cancel_payment_plan', { id: plan.id });
+    expect(await ok(env.mcp, 'run_billing', { subscription: s.id })).toMatchObject({ subscriptionsBilled: 1, subscriptionsFailed: 0 });
+    expect((await ok(env.mcp, 'list_credit_notes', { invoice: first.id })).data.map((x: any) => x.amount)).toEqual([4214]);
+  });
+
   it('the invoices of one unit each see the credit balance the earlier ones left (three missed months, 70.00 of credit)', async () => {
     env.setNow('2026-01-15T10:00:00Z');
     const c = await buyer();
