@@ -371,7 +371,7 @@ describe('quantity changes in the last period paid in advance, and the credit ba
     expect(await balance(c.id)).toBe(2610);
   });
 
-  it('a decrease to credit on an invoice under a payment plan fails that subscription's billing, naming cancel_payment_plan, until the plan is cancelled', async () => {
+  it('a decrease to credit on an invoice under a payment plan fails the billing of that subscription, naming cancel_payment_plan, until the plan is cancelled', async () => {
     env.setNow('2026-01-15T10:00:00Z');
     const c = await buyer();
     const s = await monthly(c.id, 3, 49.9);
