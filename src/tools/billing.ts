@@ -10,7 +10,7 @@ export const billingOperations = [
     name: 'run_billing',
     title: 'Run billing',
     description:
-      "Bill what is due now: every item whose next billing date has come (flat fees in advance or in arrears as the price plan says, usage in arrears), one invoice per subscription and billing date, each period billed exactly once however often it runs. The job loop does this by itself; use this to bill at once or one subscription. Returns the run's counts and invoice ids; get_estimated_invoice previews the next invoice.",
+      "Bill what is due now: every item whose next billing date has come (flat fees in advance or in arrears as the price plan says, usage in arrears), one invoice per subscription and billing date, each period billed exactly once however often it runs; a quantity decrease too large for its invoice is credited by credit note instead. The job loop does this by itself; use this to bill at once or one subscription. Returns the run's counts and invoice ids; get_estimated_invoice previews the next invoice.",
     toolset: 'invoices',
     method: 'POST',
     path: '/billing-runs',

@@ -404,7 +404,9 @@ export const subscriptionOperations = [
     contentType: 'application/merge-patch+json',
     input: z.strictObject({
       id: pathId('subscription item'),
-      quantity: quantity.optional().describe('New quantity; not for a product with a measurement.'),
+      quantity: quantity
+        .optional()
+        .describe('New quantity; not for a metered product. proRata in advance: the rest of the billed period is settled on the next invoice (at its end if none follows).'),
       name: text255.min(1).nullable().optional().describe("Item name on invoices; null: the product's name."),
       description: z.string().max(1000).nullable().optional().describe('Item description, at most 1000 characters; null clears it.'),
       furtherInformation: text255.nullable().optional().describe("Printed after each of the item's invoice lines; null clears it."),
