@@ -9,6 +9,7 @@ import { defineConfig } from 'vitest/config';
 const ENGINE_NEUTRAL = [
   'test/batching.test.ts',
   'test/budgets.test.ts',
+  'test/claimFilter.test.ts',
   'test/cli.test.ts',
   'test/dates.test.ts',
   'test/discovery.test.ts',

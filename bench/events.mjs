@@ -20,6 +20,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { aggregateEvents } from '../dist/domain/aggregation.js';
 import { ingestUsageEvents } from '../dist/domain/usageEvents.js';
 import { rollUpMetric } from '../dist/domain/usageRollups.js';
+import { ClaimFilter, ClaimFilterCache, hashId } from '../dist/store/claimFilter.js';
 import { createOrganisation } from '../dist/server.js';
 import { openDatabase, SqliteStore } from '../dist/store/sqlite.js';
 import { compare, median, report, restClient, serveJson, startBare, startServer, tempDb } from './lib.mjs';
@@ -254,6 +255,50 @@ const newEventId = DEDUP_IDS === 'uuidv7' ? uuidv7 : randomUUID;
 /** The stored events' ids: random, or time-ordered from 2020 on (older than any new UUIDv7). */
 const STORED_ID_SQL = DEDUP_IDS === 'uuidv7' ? "printf('%012x', 1577836800000 + i) || lower(hex(randomblob(10)))" : undefined;
 
+/**
+ * Claims the `count` filled events' ids as ingestion leaves them (migration 033): in buckets of the
+ * spans the store gives them one after another, the last one open, the closed ones in segments
+ * with their filters as the store makes them.
+ */
+function claimAsIngestionDoes(db, org, count) {
+  const cache = new ClaimFilterCache();
+  db.exec('CREATE TEMP TABLE buckets (bucket INTEGER PRIMARY KEY, first INTEGER NOT NULL, last INTEGER NOT NULL)');
+  const range = db.prepare('INSERT INTO buckets VALUES (?, ?, ?)');
+  let bucket = 0;
+  let first = 1;
+  for (; first + cache.sizes.bucketSpan - 1 <= count; bucket++) {
+    const last = first + cache.sizes.bucketSpan - 1;
+    range.run(bucket, first, last);
+    first = last + 1;
+  }
+  range.run(bucket, first, count);
+  db.prepare(
+    `INSERT INTO usage_event_claims (organisation_id, bucket, event_id)
+     SELECT e.organisation_id, b.bucket, e.event_id FROM usage_events e JOIN buckets b ON e.seq BETWEEN b.first AND b.last
+     WHERE e.organisation_id = ? AND e.target = 0 ORDER BY b.bucket, e.event_id`,
+  ).run(org);
+  const ids = db.prepare('SELECT event_id FROM usage_event_claims WHERE organisation_id = ? AND bucket = ?').pluck();
+  const save = db.prepare('INSERT INTO usage_event_claim_filters (organisation_id, segment, first_bucket, last_bucket, claims, capacity, filter) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const segments = [];
+  let closed = 0;
+  for (let b = 0; b < bucket; b++) {
+    const claimed = ids.all(org, b);
+    let segment = segments.at(-1);
+    if (!segment || segment.claims + claimed.length > segment.capacity) {
+      const capacity = cache.capacityAfter(closed, claimed.length);
+      segment = { firstBucket: b, claims: 0, capacity, filter: ClaimFilter.sized(capacity) };
+      segments.push(segment);
+    }
+    for (const id of claimed) segment.filter.add(hashId(id));
+    segment.claims += claimed.length;
+    segment.lastBucket = b;
+    closed += claimed.length;
+  }
+  segments.forEach((g, i) => save.run(org, i, g.firstBucket, g.lastBucket, g.claims, g.capacity, g.filter.bytes()));
+  db.prepare('UPDATE usage_event_sequence SET claim_bucket = ?, bucket_from = ? WHERE organisation_id = ?').run(bucket, first, org);
+  db.exec('DROP TABLE buckets');
+}
+
 /** Events per second that `ingestUsageEvents` stores in units of 1,000 fresh ids (BENCH_DEDUP_IDS), on the store `file`. */
 async function ingestRate(file, org, subscription) {
   const store = SqliteStore.open(file, { synchronous: SYNCHRONOUS });
@@ -288,6 +333,7 @@ export async function benchDeduplication() {
     full.pragma('cache_size = -2000000');
     let t = performance.now();
     fill(full, made[1].org, made[1].subscription, STORED, `'{"tokens":1,"model":"large"}'`, { idSql: STORED_ID_SQL });
+    claimAsIngestionDoes(full, made[1].org, STORED);
     const fillMs = performance.now() - t;
     full.close();
     // The filled rows name a subscription id only; the ingested events address a real subscription on both sides.

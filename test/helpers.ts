@@ -10,6 +10,7 @@ import { createApp, createOrganisation, startHttp, type App, type RunningServer 
 import { PgSql } from '../src/store/pg/sql.js';
 import { PgStore } from '../src/store/pg/store.js';
 import type { Sql } from '../src/store/sql.js';
+import type { ClaimSizes } from '../src/store/claimFilter.js';
 import { SqliteStore } from '../src/store/sqlite.js';
 import { SqliteSql } from '../src/store/sqliteSql.js';
 import type { Resolve } from '../src/webhooks/delivery.js';
@@ -55,16 +56,17 @@ export interface HttpResult {
 }
 
 /** `resolve`: how webhook deliveries resolve names (the system resolver by default). */
-export async function setup(overrides: Partial<Config> = {}, options: { resolve?: Resolve } = {}): Promise<TestEnv> {
+export async function setup(overrides: Partial<Config> = {}, options: { resolve?: Resolve; claimSizes?: ClaimSizes } = {}): Promise<TestEnv> {
   const config: Config = { ...loadConfig({ LOG_LEVEL: 'silent', BILLING_JOBS_INTERVAL_MS: '0' }), toolsets: 'all', ...overrides };
   let now: Date | undefined;
   // A database file given in overrides gets the production layout (a reader connection beside the writer).
   const file = config.db === './data/billing.sqlite' ? undefined : config.db;
   const store = onPostgres()
-    ? await newPgStore(file)
+    ? await newPgStore(file, { claimSizes: options.claimSizes })
     : SqliteStore.open(file ?? ':memory:', {
         synchronous: config.dbSynchronous,
         lockTimeoutMs: config.dbLockTimeoutMs,
+        claimSizes: options.claimSizes,
       });
   const app = createApp(config, { store, clock: () => now ?? new Date(), logger: createLogger(process.env.BILLING_TEST_LOG ?? 'silent'), resolve: options.resolve });
   const org = await createOrganisation(store, 'Test organisation');

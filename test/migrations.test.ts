@@ -165,3 +165,37 @@ describe('migration 029: SEPA pre-notification e-mails', () => {
     expect(db.prepare("SELECT count(*) AS n FROM pragma_table_info('sepa_xml_payments') WHERE name = 'notification_email_id'").get()).toEqual({ n: 1 });
   });
 });
+
+describe('migration 033: deduplication claims in buckets', () => {
+  it('claims the ids of the events stored before it in bucket 0, which the first ingestion after closes', async () => {
+    const db = databaseAt(32);
+    db.exec(`INSERT INTO organisations (id, name, created_at) VALUES ('o', 'Old', '${at}');
+      INSERT INTO usage_event_sequence (organisation_id, last) VALUES ('o', 4);`);
+    const event = db.prepare(
+      `INSERT INTO usage_events (subscription_id, event_name, ts, seq, organisation_id, event_id, target, customer_id, properties, unmatched, late, received_at)
+       VALUES (?, 'call', 1, ?, 'o', ?, ?, 'c', jsonb('{}'), 0, 0, 1)`,
+    );
+    event.run('s1', 1, 'e-1', 0);
+    event.run('s2', 2, 'e-1', 1);
+    event.run('s1', 3, 'e-2', 0);
+    event.run('s1', 4, 'e-3', 0);
+    migrate(db);
+    expect(db.prepare('SELECT organisation_id, bucket, event_id FROM usage_event_claims ORDER BY event_id').all()).toEqual(
+      ['e-1', 'e-2', 'e-3'].map((event_id) => ({ organisation_id: 'o', bucket: 0, event_id })),
+    );
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'usage_events_claim'").get()).toBeUndefined();
+    const store = new SqliteStore(db, { claimSizes: { bucketSpan: 2, maxSegment: 8 } });
+    const row = (id: string, seq: number) => ({ seq, id, target: 0, eventName: 'call', ts: 2, subscriptionId: 's1', customerId: 'c', properties: '{}', unmatched: false, late: false, receivedAt: 2 });
+    const ingest = (ids: string[]) =>
+      store.transaction(async (tx) => {
+        const reserved = await tx.usageEvents.reserveSeq('o', ids.length);
+        return [...(await tx.usageEvents.insert('o', ids.map((id, i) => row(id, reserved.first + i)), reserved))];
+      });
+    expect(await ingest(['e-1', 'e-4'])).toEqual(['e-4']);
+    expect(db.prepare('SELECT segment, first_bucket, last_bucket, claims FROM usage_event_claim_filters').all()).toEqual([
+      { segment: 0, first_bucket: 0, last_bucket: 0, claims: 4 },
+    ]);
+    expect(await ingest(['e-2', 'e-4', 'e-5'])).toEqual(['e-5']);
+    await store.close();
+  });
+});

@@ -229,9 +229,9 @@ describe('PostgreSQL units serialized on a key', () => {
           Array.from({ length: 12 }, (_, i) =>
             stores[i % 2]!.transaction(async (tx) => {
               runs += 1;
-              const last = await tx.usageEvents.reserveSeq(org, 10);
+              const { first } = await tx.usageEvents.reserveSeq(org, 10);
               await new Promise((resolve) => setTimeout(resolve, 5));
-              return last;
+              return first;
             }, options),
           ),
         );

@@ -353,10 +353,29 @@ export async function ingestUsageEventCalls(tx: Tx, org: string, calls: readonly
     sorted.push({ placed, errors, duplicates });
   }
 
-  const placed = sorted.flatMap((s) => (s instanceof AppError ? [] : s.placed));
+  const claimed = await storeEvents(tx, org, sorted.flatMap((s) => (s instanceof AppError ? [] : s.placed)), clock);
+  return sorted.map((s) => {
+    if (s instanceof AppError) return s;
+    let accepted = 0;
+    let late = 0;
+    let unmatched = 0;
+    for (const { event, placement } of s.placed) {
+      if (!claimed.has(event.id)) continue;
+      accepted += 1;
+      if (placement.unmatched) unmatched += 1;
+      if (placement.rows.some((r) => r.late)) late += 1;
+    }
+    return { accepted, duplicates: s.duplicates + s.placed.length - accepted, late, unmatched, errors: s.errors };
+  });
+}
+
+/** Stores the placed events' rows under new arrival numbers; answers the ids claimed (the others were stored before). */
+async function storeEvents(tx: Tx, org: string, placed: Sorted['placed'], clock: number): Promise<Set<string>> {
+  if (!placed.length) return new Set();
+  const reserved = await tx.usageEvents.reserveSeq(org, placed.reduce((n, p) => n + p.placement.rows.length, 0));
   const claims: UsageEventRecord[] = [];
   const extras: UsageEventRecord[] = [];
-  let seq = placed.length ? await tx.usageEvents.reserveSeq(org, placed.reduce((n, p) => n + p.placement.rows.length, 0)) : 0;
+  let seq = reserved.first;
   for (const { event, placement } of placed) {
     placement.rows.forEach((row, target) => {
       (target === 0 ? claims : extras).push({
@@ -374,24 +393,13 @@ export async function ingestUsageEventCalls(tx: Tx, org: string, calls: readonly
       });
     });
   }
-  const claimed = await tx.usageEvents.insert(org, claims);
+  const claimed = await tx.usageEvents.insert(org, claims, reserved);
   await tx.usageEvents.insert(
     org,
     extras.filter((r) => claimed.has(r.id)),
+    reserved,
   );
-  return sorted.map((s) => {
-    if (s instanceof AppError) return s;
-    let accepted = 0;
-    let late = 0;
-    let unmatched = 0;
-    for (const { event, placement } of s.placed) {
-      if (!claimed.has(event.id)) continue;
-      accepted += 1;
-      if (placement.unmatched) unmatched += 1;
-      if (placement.rows.some((r) => r.late)) late += 1;
-    }
-    return { accepted, duplicates: s.duplicates + s.placed.length - accepted, late, unmatched, errors: s.errors };
-  });
+  return claimed;
 }
 
 /** Stores the events of one call of POST /usage-events (`ingestUsageEventCalls`). */

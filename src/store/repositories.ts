@@ -23,11 +23,15 @@ import { SqlSystemRepo } from './repos/system.js';
 import { SqlUsageEventRepo } from './repos/usageEvents.js';
 import { SqlUsageRepo } from './repos/usage.js';
 import { SqlWebhookRepo } from './repos/webhooks.js';
+import { ClaimFilterCache } from './claimFilter.js';
 import type { Sql } from './sql.js';
 import type { Tx } from './store.js';
 
-/** The repositories of one connection: the same for both engines, over its `Sql`. */
-export function repositories(sql: Sql): Tx {
+/**
+ * The repositories of one connection: the same for both engines, over its `Sql`. `claimFilters` is
+ * the store's cache of closed claim buckets, shared by all its connections.
+ */
+export function repositories(sql: Sql, claimFilters: ClaimFilterCache = new ClaimFilterCache()): Tx {
   return {
     system: new SqlSystemRepo(sql),
     organisations: new SqlOrganisationRepo(sql),
@@ -42,7 +46,7 @@ export function repositories(sql: Sql): Tx {
     billingDetails: new SqlBillingDetailsRepo(sql),
     subscriptions: new SqlSubscriptionRepo(sql),
     usage: new SqlUsageRepo(sql),
-    usageEvents: new SqlUsageEventRepo(sql),
+    usageEvents: new SqlUsageEventRepo(sql, claimFilters),
     webhooks: new SqlWebhookRepo(sql),
     invoices: new SqlInvoiceRepo(sql),
     creditNotes: new SqlCreditNoteRepo(sql),

@@ -11,6 +11,7 @@ import { SqliteSql } from './sqliteSql.js';
 import type { Store, Tx, UnitOptions } from './store.js';
 import { WalSync } from './walSync.js';
 import { Checkpointer, WAL_SIZE_LIMIT_BYTES } from './checkpointer.js';
+import { type ClaimSizes, ClaimFilterCache } from './claimFilter.js';
 
 export { SCHEMA_VERSION };
 
@@ -98,6 +99,8 @@ export interface StoreOptions {
   walSync?: WalSync;
   /** Runs the WAL checkpoints of the database file in a worker thread instead of inside COMMITs. */
   checkpointer?: Checkpointer;
+  /** The sizes of usage event claim buckets and segments (tests make them small). */
+  claimSizes?: ClaimSizes;
 }
 
 /** Back-off between attempts at the write lock: 1 ms doubling to at most 50 ms, each with ±50 % jitter. */
@@ -141,6 +144,8 @@ export class SqliteStore implements Store {
   /** The open group transaction; undefined while none is open. */
   private group: Group | undefined;
   private closed = false;
+  /** The closed claim buckets' filters (`ClaimFilterCache`): forgotten when a COMMIT fails. */
+  private readonly claimFilters: ClaimFilterCache;
   /** A unit's savepoint statements, prepared once (`exec` would parse them for every unit). */
   private readonly unit: { open: Database.Statement; release: Database.Statement; rollback: Database.Statement };
 
@@ -148,7 +153,8 @@ export class SqliteStore implements Store {
     readonly db: Database.Database,
     options: StoreOptions = {},
   ) {
-    this.tx = repositories(new SqliteSql(db));
+    this.claimFilters = new ClaimFilterCache(options.claimSizes);
+    this.tx = repositories(new SqliteSql(db), this.claimFilters);
     this.unit = { open: db.prepare('SAVEPOINT unit'), release: db.prepare('RELEASE unit'), rollback: db.prepare('ROLLBACK TO unit') };
     this.lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
     // A busy write lock answers at once; `enterGroup` waits for it asynchronously instead.
@@ -171,15 +177,15 @@ export class SqliteStore implements Store {
    * reads run on (`:memory:` has none: reads then share the write connection). With `synchronous`
    * full (the default) a file's WAL is synced after each COMMIT off the event loop (`WalSync`).
    */
-  static open(file: string, options: { synchronous?: Synchronous; lockTimeoutMs?: number } = {}): SqliteStore {
+  static open(file: string, options: { synchronous?: Synchronous; lockTimeoutMs?: number; claimSizes?: ClaimSizes } = {}): SqliteStore {
     const synchronous = options.synchronous ?? 'full';
     const db = openDatabase(file, synchronous);
-    if (file === ':memory:') return new SqliteStore(db, { lockTimeoutMs: options.lockTimeoutMs });
+    if (file === ':memory:') return new SqliteStore(db, { lockTimeoutMs: options.lockTimeoutMs, claimSizes: options.claimSizes });
     const reader = new Database(file, { readonly: true });
     // A WAL reader waits only in rare moments (recovery after a crash); never for a writer.
     reader.pragma('busy_timeout = 100');
     const walSync = synchronous === 'full' ? WalSync.ofFile(file) : undefined;
-    return new SqliteStore(db, { reader, lockTimeoutMs: options.lockTimeoutMs, walSync, checkpointer: new Checkpointer(file) });
+    return new SqliteStore(db, { reader, lockTimeoutMs: options.lockTimeoutMs, walSync, checkpointer: new Checkpointer(file), claimSizes: options.claimSizes });
   }
 
   /**
@@ -332,6 +338,7 @@ export class SqliteStore implements Store {
       this.db.exec('COMMIT');
     } catch (err) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.claimFilters.clear();
       return group.reject(err);
     }
     this.checkpointer?.request();

@@ -29,6 +29,7 @@ import { sepaPreNotifications } from './029_sepa_pre_notifications.js';
 import { dunningLetters } from './030_dunning_letters.js';
 import { jobLeases } from './031_job_leases.js';
 import { usageRollups } from './032_usage_rollups.js';
+import { usageEventClaims } from './033_usage_event_claims.js';
 
 import { AppError } from '../../errors.js';
 
@@ -71,6 +72,7 @@ export const MIGRATIONS: Migration[] = [
   dunningLetters,
   jobLeases,
   usageRollups,
+  usageEventClaims,
 ];
 
 /** The schema version this billing-mcp writes, the same for both engines. */

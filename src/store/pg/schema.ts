@@ -1052,8 +1052,33 @@ CREATE TABLE usage_rollups (
 );
 `;
 
+/** SQLite migration 033: deduplication claims in buckets (src/store/migrations/033_usage_event_claims.ts). */
+const usageEventClaims = `
+CREATE TABLE usage_event_claims (
+  organisation_id TEXT COLLATE "C" NOT NULL,
+  bucket BIGINT NOT NULL,
+  event_id TEXT COLLATE "C" NOT NULL,
+  PRIMARY KEY (organisation_id, bucket, event_id)
+);
+CREATE TABLE usage_event_claim_filters (
+  organisation_id TEXT COLLATE "C" NOT NULL,
+  segment BIGINT NOT NULL,
+  first_bucket BIGINT NOT NULL,
+  last_bucket BIGINT NOT NULL,
+  claims BIGINT NOT NULL,
+  capacity BIGINT NOT NULL,
+  filter BYTEA NOT NULL,
+  PRIMARY KEY (organisation_id, segment)
+);
+ALTER TABLE usage_event_sequence ADD COLUMN claim_bucket BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE usage_event_sequence ADD COLUMN bucket_from BIGINT NOT NULL DEFAULT 1;
+INSERT INTO usage_event_claims (organisation_id, bucket, event_id) SELECT organisation_id, 0, event_id FROM usage_events WHERE target = 0;
+DROP INDEX usage_events_claim;
+`;
+
 export const PG_MIGRATIONS: Migration[] = [
   { version: 30, name: 'baseline', sql: baseline },
   { version: 31, name: 'job_leases', sql: jobLeases },
   { version: 32, name: 'usage_rollups', sql: usageRollups },
+  { version: 33, name: 'usage_event_claims', sql: usageEventClaims },
 ];

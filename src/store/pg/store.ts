@@ -5,6 +5,7 @@ import { Turn } from '../../turn.js';
 import { AppError } from '../../errors.js';
 import type { CustomerTokenLookup } from '../ports/customerTokens.js';
 import type { ApiKeyRecord } from '../ports/system.js';
+import { type ClaimSizes, ClaimFilterCache } from '../claimFilter.js';
 import { repositories } from '../repositories.js';
 import { pendingMigrations, SCHEMA_VERSION } from '../migrations/index.js';
 import type { Store, Tx, UnitOptions } from '../store.js';
@@ -16,6 +17,8 @@ export interface PgStoreOptions {
   poolSize?: number;
   /** Passed to node-postgres as it is (`true`, or `{ ca, rejectUnauthorized, … }`); `sslmode` in the URL works too. */
   ssl?: pg.PoolConfig['ssl'];
+  /** The sizes of usage event claim buckets and segments (tests make them small). */
+  claimSizes?: ClaimSizes;
 }
 
 /** Attempts of a unit that PostgreSQL aborted for a concurrent one (serialization failure, deadlock) before it fails with 503. */
@@ -103,6 +106,8 @@ export class PgStore implements Store {
   private readonly lookups: Tx;
   /** Per `UnitOptions.serializeOn` key in use: the turn its units of this process take one after another. */
   private readonly turns = new Map<string, Turn>();
+  /** The closed claim buckets' filters, shared by every connection's repositories (each unit commits alone, so what one reads is committed). */
+  private readonly claimFilters: ClaimFilterCache;
 
   /**
    * API key lookups, batched: every request authenticates with a read of its key, which on its own
@@ -110,8 +115,12 @@ export class PgStore implements Store {
    */
   private readonly apiKeys: DataLoader<string, ApiKeyRecord | null>;
 
-  private constructor(readonly pool: pg.Pool) {
-    this.lookups = repositories(new PgSql(pool));
+  private constructor(
+    readonly pool: pg.Pool,
+    claimSizes?: ClaimSizes,
+  ) {
+    this.claimFilters = new ClaimFilterCache(claimSizes);
+    this.lookups = repositories(new PgSql(pool), this.claimFilters);
     this.apiKeys = naturalBatches(async (hashes) => {
       const found = await this.lookups.system.findApiKeysByHash(hashes);
       return hashes.map((hash) => found.get(hash) ?? null);
@@ -130,13 +139,13 @@ export class PgStore implements Store {
       await pool.end();
       throw err;
     }
-    return new PgStore(pool);
+    return new PgStore(pool, options.claimSizes);
   }
 
   private txOf(client: pg.PoolClient): Tx {
     let tx = this.txs.get(client);
     if (!tx) {
-      tx = repositories(new PgSql(client));
+      tx = repositories(new PgSql(client), this.claimFilters);
       this.txs.set(client, tx);
     }
     return tx;

@@ -71,14 +71,28 @@ export interface RollupMark {
   upto: number | null;
 }
 
+/** Arrival numbers reserved by a unit, and where the organisation's claims stood (migration 033). */
+export interface Reservation {
+  /** The first of the numbers reserved. */
+  first: number;
+  /** The last of them: the organisation's latest arrival number. */
+  last: number;
+  /** The open claim bucket's number. */
+  bucket: number;
+  /** The first arrival number of the open bucket. */
+  bucketFrom: number;
+}
+
 export interface UsageEventRepo {
-  /** Reserves `count` arrival numbers of the organisation; returns the first. */
-  reserveSeq(org: string, count: number): Promise<number>;
+  /** Reserves `count` arrival numbers of the organisation, for `insert`. */
+  reserveSeq(org: string, count: number): Promise<Reservation>;
   /**
-   * Inserts the rows; a row whose (organisation, id, target) is taken is skipped. Answers the ids of
-   * the target-0 rows inserted: the events newly claimed.
+   * Inserts the rows. A target-0 row first claims its event's id for the organisation: an id claimed
+   * before (by any earlier unit, in any process) skips the row. Rows of other targets are inserted as
+   * they are (callers pass only those of claimed events). Answers the ids newly claimed. `reserved`
+   * is the unit's reservation of the rows' arrival numbers.
    */
-  insert(org: string, rows: readonly UsageEventRecord[]): Promise<Set<string>>;
+  insert(org: string, rows: readonly UsageEventRecord[], reserved: Reservation): Promise<Set<string>>;
   activeSubscriptionsOf(org: string, customerId: string): Promise<string[]>;
   meteringItems(org: string, subscriptionId: string): Promise<MeteringItem[]>;
   /** Events of the scope that match the metric's filters. */

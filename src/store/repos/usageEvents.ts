@@ -3,11 +3,13 @@ import type {
   EventScope,
   EventStats,
   MeteringItem,
+  Reservation,
   RollupMark,
   UsageEventFilter,
   UsageEventRecord,
   UsageEventRepo,
 } from '../ports/usageEvents.js';
+import { ClaimFilter, type ClaimFilterCache, hashId, type IdHash, type Segment } from '../claimFilter.js';
 import type { Sql } from '../sql.js';
 
 interface Row {
@@ -40,6 +42,8 @@ const toRecord = (r: Row): UsageEventRecord => ({
 
 /** Rows per multi-row INSERT on PostgreSQL (12 values each, far below its limit of bound values). */
 const ROWS_PER_INSERT = 100;
+/** Claims per multi-row INSERT on PostgreSQL. */
+const CLAIMS_PER_INSERT = 500;
 const INSERT_HEAD = `INSERT INTO usage_events (subscription_id, event_name, ts, seq, organisation_id, event_id, target, customer_id, properties, unmatched, late, received_at) VALUES `;
 
 /**
@@ -130,40 +134,120 @@ const isOverflow = (err: unknown) =>
 export class SqlUsageEventRepo implements UsageEventRepo {
   private readonly p: PropertySql;
 
-  constructor(private readonly sql: Sql) {
+  constructor(
+    private readonly sql: Sql,
+    private readonly filters: ClaimFilterCache,
+  ) {
     this.p = sql.dialect === 'postgres' ? POSTGRES : SQLITE;
   }
 
-  async reserveSeq(org: string, count: number): Promise<number> {
-    const { last } = await this.sql.get<{ last: number }>(
-      'INSERT INTO usage_event_sequence (organisation_id, last) VALUES (?, ?) ON CONFLICT (organisation_id) DO UPDATE SET last = usage_event_sequence.last + excluded.last RETURNING last',
+  async reserveSeq(org: string, count: number): Promise<Reservation> {
+    const r = (await this.sql.get<{ last: number; bucket: number; from: number }>(
+      `INSERT INTO usage_event_sequence (organisation_id, last) VALUES (?, ?) ON CONFLICT (organisation_id) DO UPDATE SET last = usage_event_sequence.last + excluded.last
+       RETURNING last, claim_bucket AS bucket, bucket_from AS "from"`,
       org,
       count,
-    ) as { last: number };
-    return last - count + 1;
+    )) as { last: number; bucket: number; from: number };
+    return { first: r.last - count + 1, last: r.last, bucket: r.bucket, bucketFrom: r.from };
   }
 
-  async insert(org: string, rows: readonly UsageEventRecord[]): Promise<Set<string>> {
+  async insert(org: string, rows: readonly UsageEventRecord[], reserved: Reservation): Promise<Set<string>> {
+    const claims = rows.filter((r) => r.target === 0);
+    const claimed = claims.length ? await this.claim(org, claims, reserved) : new Set<string>();
+    await this.insertRows(org, rows.filter((r) => r.target !== 0 || claimed.has(r.id)));
+    return claimed;
+  }
+
+  /**
+   * Claims the events' ids for the organisation (migration 033): an id is new when no closed bucket
+   * holds it (its filter says "not here", or a lookup of a "maybe" finds nothing) and the open
+   * bucket takes it. Closes the open bucket once it spans its arrival numbers. Answers the ids claimed.
+   */
+  private async claim(org: string, rows: readonly UsageEventRecord[], state: Reservation): Promise<Set<string>> {
+    const segments = await this.filters.below(org, state.bucket, (from) => this.segments(org, from));
+    const fresh: string[] = [];
+    for (const r of rows) {
+      const h = hashId(r.id);
+      if (segments.some((s) => s.filter.mayHave(h)) && (await this.claimedBefore(org, segments, h, r.id))) continue;
+      fresh.push(r.id);
+    }
     const claimed = new Set<string>();
+    if (this.sql.dialect === 'sqlite') {
+      // In-process, one prepared single-row INSERT per id costs less than multi-row INSERTs with RETURNING.
+      for (const id of fresh) {
+        if ((await this.sql.run('INSERT INTO usage_event_claims (organisation_id, bucket, event_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', org, state.bucket, id)).changes === 1) claimed.add(id);
+      }
+    } else {
+      for (let i = 0; i < fresh.length; i += CLAIMS_PER_INSERT) {
+        const chunk = fresh.slice(i, i + CLAIMS_PER_INSERT);
+        const inserted = await this.sql.all<{ event_id: string }>(
+          `INSERT INTO usage_event_claims (organisation_id, bucket, event_id) VALUES ${chunk.map(() => '(?, ?, ?)').join(', ')} ON CONFLICT DO NOTHING RETURNING event_id`,
+          ...chunk.flatMap((id) => [org, state.bucket, id]),
+        );
+        for (const r of inserted) claimed.add(r.event_id);
+      }
+    }
+    if (state.last - state.bucketFrom + 1 >= this.filters.sizes.bucketSpan) await this.closeBucket(org, state.bucket, state.last, segments);
+    return claimed;
+  }
+
+  /** Whether a closed bucket holds the id (hashed `h`): its segment's filter says "maybe" and a lookup finds it. */
+  private async claimedBefore(org: string, segments: readonly Segment[], h: IdHash, id: string): Promise<boolean> {
+    for (const s of segments) {
+      if (!s.filter.mayHave(h)) continue;
+      for (let bucket = s.firstBucket; bucket <= s.lastBucket; bucket++) {
+        if (await this.sql.get('SELECT 1 AS one FROM usage_event_claims WHERE organisation_id = ? AND bucket = ? AND event_id = ?', org, bucket, id)) return true;
+      }
+    }
+    return false;
+  }
+
+  /** The organisation's segments whose last bucket is `from` or later, in order. */
+  private async segments(org: string, from: number): Promise<Segment[]> {
+    return (await this.sql.all<{ segment: number; first_bucket: number; last_bucket: number; claims: number; capacity: number; filter: Uint8Array }>(
+      'SELECT segment, first_bucket, last_bucket, claims, capacity, filter FROM usage_event_claim_filters WHERE organisation_id = ? AND last_bucket >= ? ORDER BY segment',
+      org,
+      from,
+    )).map((r) => ({ segment: r.segment, firstBucket: r.first_bucket, lastBucket: r.last_bucket, claims: r.claims, capacity: r.capacity, filter: ClaimFilter.of(r.filter) }));
+  }
+
+  /**
+   * Closes the open bucket: its ids join the last segment's filter (a copy: the cache keeps only what
+   * was read) or open the next segment, and the arrival numbers after `last` open the next bucket.
+   */
+  private async closeBucket(org: string, bucket: number, last: number, segments: readonly Segment[]): Promise<void> {
+    const ids = await this.sql.all<{ event_id: string }>('SELECT event_id FROM usage_event_claims WHERE organisation_id = ? AND bucket = ?', org, bucket);
+    const current = segments[segments.length - 1];
+    const joins = current !== undefined && current.claims + ids.length <= current.capacity;
+    const capacity = joins ? current.capacity : this.filters.capacityAfter(segments.reduce((n, s) => n + s.claims, 0), ids.length);
+    const filter = joins ? current.filter.copy() : ClaimFilter.sized(capacity);
+    for (const r of ids) filter.add(hashId(r.event_id));
+    await this.sql.run(
+      `INSERT INTO usage_event_claim_filters (organisation_id, segment, first_bucket, last_bucket, claims, capacity, filter) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (organisation_id, segment) DO UPDATE SET last_bucket = excluded.last_bucket, claims = excluded.claims, filter = excluded.filter`,
+      org,
+      joins ? current.segment : (current?.segment ?? -1) + 1,
+      joins ? current.firstBucket : bucket,
+      bucket,
+      (joins ? current.claims : 0) + ids.length,
+      capacity,
+      filter.bytes(),
+    );
+    await this.sql.run('UPDATE usage_event_sequence SET claim_bucket = ?, bucket_from = ? WHERE organisation_id = ?', bucket + 1, last + 1, org);
+  }
+
+  /** Inserts the rows as they are (their claims are settled). */
+  private async insertRows(org: string, rows: readonly UsageEventRecord[]): Promise<void> {
     const values = (r: UsageEventRecord) => [r.subscriptionId ?? '', r.eventName, r.ts, r.seq, org, r.id, r.target, r.customerId, r.properties, r.unmatched ? 1 : 0, r.late ? 1 : 0, r.receivedAt];
     if (this.sql.dialect === 'sqlite') {
-      // In-process, one prepared single-row INSERT per event costs 15 % less than multi-row INSERTs
-      // with RETURNING (measured on batches of 1,000); PostgreSQL saves round trips with the latter.
-      const one = `${INSERT_HEAD}${this.p.tuple} ON CONFLICT DO NOTHING`;
-      for (const r of rows) {
-        if ((await this.sql.run(one, ...values(r))).changes === 1 && r.target === 0) claimed.add(r.id);
-      }
-      return claimed;
+      const one = `${INSERT_HEAD}${this.p.tuple}`;
+      for (const r of rows) await this.sql.run(one, ...values(r));
+      return;
     }
     for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
       const chunk = rows.slice(i, i + ROWS_PER_INSERT);
-      const inserted = await this.sql.all<{ event_id: string; target: number }>(
-        `${INSERT_HEAD}${chunk.map(() => this.p.tuple).join(', ')} ON CONFLICT DO NOTHING RETURNING event_id, target`,
-        ...chunk.flatMap(values),
-      );
-      for (const r of inserted) if (r.target === 0) claimed.add(r.event_id);
+      await this.sql.run(`${INSERT_HEAD}${chunk.map(() => this.p.tuple).join(', ')}`, ...chunk.flatMap(values));
     }
-    return claimed;
   }
 
   async activeSubscriptionsOf(org: string, customerId: string): Promise<string[]> {
