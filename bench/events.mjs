@@ -20,7 +20,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { aggregateEvents } from '../dist/domain/aggregation.js';
 import { ingestUsageEvents } from '../dist/domain/usageEvents.js';
 import { rollUpMetric } from '../dist/domain/usageRollups.js';
-import { ClaimFilter, ClaimFilterCache, hashId } from '../dist/store/claimFilter.js';
+import { ClaimFilter, ClaimFilterCache, DEFAULT_CLAIM_SIZES, hashId } from '../dist/store/claimFilter.js';
 import { createOrganisation } from '../dist/server.js';
 import { openDatabase, SqliteStore } from '../dist/store/sqlite.js';
 import { compare, median, report, restClient, serveJson, startBare, startServer, tempDb } from './lib.mjs';
@@ -141,14 +141,15 @@ export async function benchEventIngestion() {
 
 /**
  * Fills usage_events by SQL: `count` events of one subscription spread over the `spanMs` before now
- * (default an hour), ids from `idSql` (default random), in transactions of 1,000,000. Answers now.
+ * (default an hour), ids from `idSql` (default random), claim buckets of `bucketSpan` arrival numbers
+ * (default: all in bucket 0), in transactions of 1,000,000. Answers now.
  */
-function fill(db, org, subscription, count, properties, { spanMs = 3_600_000, idSql = 'lower(hex(randomblob(16)))' } = {}) {
+function fill(db, org, subscription, count, properties, { spanMs = 3_600_000, idSql = 'lower(hex(randomblob(16)))', bucketSpan = 0 } = {}) {
   const end = Date.now();
   const insert = db.prepare(
     `WITH RECURSIVE n(i) AS (SELECT CAST(? AS INTEGER) UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-     INSERT INTO usage_events (subscription_id, event_name, ts, seq, organisation_id, event_id, target, customer_id, properties, unmatched, late, received_at)
-     SELECT ?, 'completion', CAST(? - ? + i * ? / ? AS INTEGER), i, ?, ${idSql}, 0, NULL, jsonb(${properties}), 0, 0, ? FROM n`,
+     INSERT INTO usage_events (subscription_id, event_name, ts, seq, organisation_id, event_id, target, customer_id, properties, unmatched, late, received_at, claim_bucket)
+     SELECT ?, 'completion', CAST(? - ? + i * ? / ? AS INTEGER), i, ?, ${idSql}, 0, NULL, jsonb(${properties}), 0, 0, ?, ${bucketSpan ? `(i - 1) / ${bucketSpan}` : '0'} FROM n`,
   );
   for (let first = 1; first <= count; first += 1_000_000) {
     db.transaction(() => insert.run(first, Math.min(count, first + 999_999), subscription, end, spanMs, spanMs, count, org, end))();
@@ -256,32 +257,19 @@ const newEventId = DEDUP_IDS === 'uuidv7' ? uuidv7 : randomUUID;
 const STORED_ID_SQL = DEDUP_IDS === 'uuidv7' ? "printf('%012x', 1577836800000 + i) || lower(hex(randomblob(10)))" : undefined;
 
 /**
- * Claims the `count` filled events' ids as ingestion leaves them (migration 033): in buckets of the
- * spans the store gives them one after another, the last one open, the closed ones in segments
- * with their filters as the store makes them.
+ * Closes the claim buckets of the `count` events `fill` put in buckets of the store's span, as
+ * ingestion leaves them (migration 033): every full bucket closed, in segments with their filters as
+ * the store makes them, the last one open.
  */
-function claimAsIngestionDoes(db, org, count) {
+function closeFilledBuckets(db, org, count) {
   const cache = new ClaimFilterCache();
-  db.exec('CREATE TEMP TABLE buckets (bucket INTEGER PRIMARY KEY, first INTEGER NOT NULL, last INTEGER NOT NULL)');
-  const range = db.prepare('INSERT INTO buckets VALUES (?, ?, ?)');
-  let bucket = 0;
-  let first = 1;
-  for (; first + cache.sizes.bucketSpan - 1 <= count; bucket++) {
-    const last = first + cache.sizes.bucketSpan - 1;
-    range.run(bucket, first, last);
-    first = last + 1;
-  }
-  range.run(bucket, first, count);
-  db.prepare(
-    `INSERT INTO usage_event_claims (organisation_id, bucket, event_id)
-     SELECT e.organisation_id, b.bucket, e.event_id FROM usage_events e JOIN buckets b ON e.seq BETWEEN b.first AND b.last
-     WHERE e.organisation_id = ? AND e.target = 0 ORDER BY b.bucket, e.event_id`,
-  ).run(org);
-  const ids = db.prepare('SELECT event_id FROM usage_event_claims WHERE organisation_id = ? AND bucket = ?').pluck();
+  const span = cache.sizes.bucketSpan;
+  const ids = db.prepare('SELECT event_id FROM usage_events WHERE organisation_id = ? AND claim_bucket = ? AND target = 0').pluck();
   const save = db.prepare('INSERT INTO usage_event_claim_filters (organisation_id, segment, first_bucket, last_bucket, claims, capacity, filter) VALUES (?, ?, ?, ?, ?, ?, ?)');
   const segments = [];
+  const full = Math.floor(count / span);
   let closed = 0;
-  for (let b = 0; b < bucket; b++) {
+  for (let b = 0; b < full; b++) {
     const claimed = ids.all(org, b);
     let segment = segments.at(-1);
     if (!segment || segment.claims + claimed.length > segment.capacity) {
@@ -295,8 +283,7 @@ function claimAsIngestionDoes(db, org, count) {
     closed += claimed.length;
   }
   segments.forEach((g, i) => save.run(org, i, g.firstBucket, g.lastBucket, g.claims, g.capacity, g.filter.bytes()));
-  db.prepare('UPDATE usage_event_sequence SET claim_bucket = ?, bucket_from = ? WHERE organisation_id = ?').run(bucket, first, org);
-  db.exec('DROP TABLE buckets');
+  db.prepare('UPDATE usage_event_sequence SET claim_bucket = ?, bucket_from = ? WHERE organisation_id = ?').run(full, full * span + 1, org);
 }
 
 /** Events per second that `ingestUsageEvents` stores in units of 1,000 fresh ids (BENCH_DEDUP_IDS), on the store `file`. */
@@ -332,8 +319,8 @@ export async function benchDeduplication() {
     const full = new Database(files[1]);
     full.pragma('cache_size = -2000000');
     let t = performance.now();
-    fill(full, made[1].org, made[1].subscription, STORED, `'{"tokens":1,"model":"large"}'`, { idSql: STORED_ID_SQL });
-    claimAsIngestionDoes(full, made[1].org, STORED);
+    fill(full, made[1].org, made[1].subscription, STORED, `'{"tokens":1,"model":"large"}'`, { idSql: STORED_ID_SQL, bucketSpan: DEFAULT_CLAIM_SIZES.bucketSpan });
+    closeFilledBuckets(full, made[1].org, STORED);
     const fillMs = performance.now() - t;
     full.close();
     // The filled rows name a subscription id only; the ingested events address a real subscription on both sides.

@@ -167,7 +167,7 @@ describe('migration 029: SEPA pre-notification e-mails', () => {
 });
 
 describe('migration 033: deduplication claims in buckets', () => {
-  it('claims the ids of the events stored before it in bucket 0, which the first ingestion after closes', async () => {
+  it('puts the events stored before it in claim bucket 0, which the first ingestion after closes', async () => {
     const db = databaseAt(32);
     db.exec(`INSERT INTO organisations (id, name, created_at) VALUES ('o', 'Old', '${at}');
       INSERT INTO usage_event_sequence (organisation_id, last) VALUES ('o', 4);`);
@@ -180,10 +180,15 @@ describe('migration 033: deduplication claims in buckets', () => {
     event.run('s1', 3, 'e-2', 0);
     event.run('s1', 4, 'e-3', 0);
     migrate(db);
-    expect(db.prepare('SELECT organisation_id, bucket, event_id FROM usage_event_claims ORDER BY event_id').all()).toEqual(
-      ['e-1', 'e-2', 'e-3'].map((event_id) => ({ organisation_id: 'o', bucket: 0, event_id })),
-    );
-    expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'usage_events_claim'").get()).toBeUndefined();
+    expect(db.prepare('SELECT event_id, target, claim_bucket FROM usage_events ORDER BY seq').all()).toEqual([
+      { event_id: 'e-1', target: 0, claim_bucket: 0 },
+      { event_id: 'e-1', target: 1, claim_bucket: 0 },
+      { event_id: 'e-2', target: 0, claim_bucket: 0 },
+      { event_id: 'e-3', target: 0, claim_bucket: 0 },
+    ]);
+    expect(db.prepare("SELECT sql FROM sqlite_master WHERE name = 'usage_events_claim'").get()).toEqual({
+      sql: 'CREATE UNIQUE INDEX usage_events_claim ON usage_events (organisation_id, claim_bucket, event_id, target)',
+    });
     const store = new SqliteStore(db, { claimSizes: { bucketSpan: 2, maxSegment: 8 } });
     const row = (id: string, seq: number) => ({ seq, id, target: 0, eventName: 'call', ts: 2, subscriptionId: 's1', customerId: 'c', properties: '{}', unmatched: false, late: false, receivedAt: 2 });
     const ingest = (ids: string[]) =>

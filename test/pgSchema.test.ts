@@ -617,11 +617,11 @@ describe('PostgreSQL schema', () => {
     );
     const { rows } = await client.query(`SELECT properties ->> 'region' AS region, properties ->> 'tokens' AS tokens FROM usage_events WHERE event_id = 'ev_1'`);
     expect(rows).toEqual([{ region: 'eu', tokens: '12' }]);
-    // An id is claimed once per organisation and bucket (migration 033).
-    await client.query(`INSERT INTO usage_event_claims (organisation_id, bucket, event_id) VALUES ('org_1', 0, 'ev_1')`);
-    await expect(client.query(`INSERT INTO usage_event_claims (organisation_id, bucket, event_id) VALUES ('org_1', 0, 'ev_1')`)).rejects.toMatchObject({
-      code: '23505',
-      constraint: 'usage_event_claims_pkey',
-    });
+    await expect(
+      client.query(
+        `INSERT INTO usage_events (subscription_id, event_name, ts, seq, organisation_id, event_id, target, customer_id, properties, unmatched, late, received_at)
+         VALUES ('', 'api_call', 2, 2, 'org_1', 'ev_1', 0, NULL, '{}'::jsonb, 0, 0, 1)`,
+      ),
+    ).rejects.toMatchObject({ code: '23505', constraint: 'usage_events_claim' });
   });
 });

@@ -67,7 +67,7 @@ export class ClaimFilter {
   static of(bytes: Uint8Array): ClaimFilter {
     if (bytes.byteLength === 0 || bytes.byteLength % (BLOCK_WORDS * 4) !== 0) throw new Error(`a claim filter of ${bytes.byteLength} bytes`);
     // A copy: the driver's buffer need not be aligned for 32-bit words.
-    return new ClaimFilter(new Uint32Array(Uint8Array.from(bytes).buffer));
+    return new ClaimFilter(new Uint32Array(new Uint8Array(bytes).buffer));
   }
 
   copy(): ClaimFilter {

@@ -31,6 +31,11 @@ export abstract class Sql {
   /** `all` with every integer, aggregates included, read as a bigint: quantities reach 10^18 micro-units. */
   abstract allExact<T>(sql: string, ...params: Params): Promise<T[]>;
 
+  /** The first column of every row, without an object per row: for long lists of one value. */
+  async column<T>(sql: string, ...params: Params): Promise<T[]> {
+    return (await this.all<Record<string, T>>(sql, ...params)).map((r) => Object.values(r)[0] as T);
+  }
+
   /** `get` with integers as bigints, as `allExact`. */
   async getExact<T>(sql: string, ...params: Params): Promise<T | undefined> {
     return (await this.allExact<T>(sql, ...params))[0];

@@ -6,6 +6,7 @@ export class SqliteSql extends Sql {
   readonly dialect = 'sqlite';
   private readonly cache = new Map<string, Database.Statement>();
   private readonly exactCache = new Map<string, Database.Statement>();
+  private readonly columnCache = new Map<string, Database.Statement>();
 
   constructor(readonly db: Database.Database) {
     super();
@@ -30,6 +31,15 @@ export class SqliteSql extends Sql {
 
   async run(sql: string, ...params: Params): Promise<RunResult> {
     return { changes: this.stmt(sql).run(...params).changes };
+  }
+
+  override async column<T>(sql: string, ...params: Params): Promise<T[]> {
+    let s = this.columnCache.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql).pluck();
+      this.columnCache.set(sql, s);
+    }
+    return s.all(...params) as T[];
   }
 
   async allExact<T>(sql: string, ...params: Params): Promise<T[]> {

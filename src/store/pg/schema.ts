@@ -1054,12 +1054,9 @@ CREATE TABLE usage_rollups (
 
 /** SQLite migration 033: deduplication claims in buckets (src/store/migrations/033_usage_event_claims.ts). */
 const usageEventClaims = `
-CREATE TABLE usage_event_claims (
-  organisation_id TEXT COLLATE "C" NOT NULL,
-  bucket BIGINT NOT NULL,
-  event_id TEXT COLLATE "C" NOT NULL,
-  PRIMARY KEY (organisation_id, bucket, event_id)
-);
+ALTER TABLE usage_events ADD COLUMN claim_bucket BIGINT NOT NULL DEFAULT 0;
+DROP INDEX usage_events_claim;
+CREATE UNIQUE INDEX usage_events_claim ON usage_events (organisation_id, claim_bucket, event_id, target);
 CREATE TABLE usage_event_claim_filters (
   organisation_id TEXT COLLATE "C" NOT NULL,
   segment BIGINT NOT NULL,
@@ -1072,8 +1069,6 @@ CREATE TABLE usage_event_claim_filters (
 );
 ALTER TABLE usage_event_sequence ADD COLUMN claim_bucket BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE usage_event_sequence ADD COLUMN bucket_from BIGINT NOT NULL DEFAULT 1;
-INSERT INTO usage_event_claims (organisation_id, bucket, event_id) SELECT organisation_id, 0, event_id FROM usage_events WHERE target = 0;
-DROP INDEX usage_events_claim;
 `;
 
 export const PG_MIGRATIONS: Migration[] = [

@@ -87,10 +87,10 @@ export interface UsageEventRepo {
   /** Reserves `count` arrival numbers of the organisation, for `insert`. */
   reserveSeq(org: string, count: number): Promise<Reservation>;
   /**
-   * Inserts the rows. A target-0 row first claims its event's id for the organisation: an id claimed
-   * before (by any earlier unit, in any process) skips the row. Rows of other targets are inserted as
-   * they are (callers pass only those of claimed events). Answers the ids newly claimed. `reserved`
-   * is the unit's reservation of the rows' arrival numbers.
+   * Inserts the rows in the reservation's claim bucket. A target-0 row is the claim of its event's
+   * id: when the organisation claimed the id before (by any earlier unit, in any process), the row
+   * is skipped. Rows of other targets are inserted as they are (callers pass only those of claimed
+   * events). Answers the ids newly claimed.
    */
   insert(org: string, rows: readonly UsageEventRecord[], reserved: Reservation): Promise<Set<string>>;
   activeSubscriptionsOf(org: string, customerId: string): Promise<string[]>;
