@@ -128,7 +128,7 @@ export interface ClaimSizes {
 
 /**
  * Buckets of 65,536 arrival numbers: the open bucket, where a unit's new ids land, stays a small,
- * hot stretch of the claims table whatever is stored (a larger one made each unit write more of its
+ * hot stretch of the claim index whatever is stored (a larger one made each unit write more of its
  * pages), and closing one reads at most that many ids. Segments of at most 4,194,304 ids: a bucket
  * that closes rewrites its segment's filter (12 MiB at that size).
  */
