@@ -3,8 +3,9 @@
  * numbers so that a few calls close several: an id in a closed bucket (found through its filter) is a
  * duplicate like one in the open bucket, across a restart, from a second store on the same database
  * that read the filters before the bucket closed; a unit rolled back after closing a bucket leaves
- * none of its ids claimed, and a SQLite store forgets the filters it read in a group whose COMMIT
- * failed.
+ * none of its ids claimed, a SQLite store forgets the filters it read in a group whose COMMIT
+ * failed, and a bucket is closed from the hashes the store noted as it claimed only while they are
+ * all of the bucket's claims.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -137,6 +138,34 @@ describe('claims in buckets', () => {
     expect(await ingest(second, events('g', 1, 10))).toMatchObject({ accepted: 10 });
     expect(await closedBuckets(env)).toBe(before + 1);
     expect(await ingest(env, [...events('g', 1, 1), ...events('f', 1, 1)])).toMatchObject({ accepted: 1, duplicates: 1 });
+    await second.close();
+  });
+
+  it('closes a bucket from the hashes it noted only while they are all of its claims: not after a rolled-back unit and a second store added some', async () => {
+    const org = env.org;
+    const state = async () => (await env.sql.get<{ last: number; from: number }>('SELECT last, bucket_from AS "from" FROM usage_event_sequence WHERE organisation_id = ?', org.organisationId))!;
+    // Fill the open bucket up (one new id closes one that is full already) so that the next one starts empty.
+    const { last, from } = await state();
+    const spanned = Number(last) - Number(from) + 1;
+    if (spanned > 0) await ingest(env, events('pad', 1, Math.max(1, 10 - spanned)));
+    expect(Number((await state()).from)).toBe(Number((await state()).last) + 1);
+    const before = await closedBuckets(env);
+    const second = await setup({ db }, span);
+    second.setNow(NOW);
+    second.mcp = await second.mcpFor(org.apiKey);
+    second.org = org;
+    // This store notes r-1 … r-5 and rolls them back; the second claims x-1 … x-5 in their place.
+    await expect(
+      env.app.store.transaction(async (tx) => {
+        await ingestUsageEvents(tx, org.organisationId, events('r', 101, 105), false, new Date(NOW));
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(await ingest(second, events('x', 1, 5))).toMatchObject({ accepted: 5 });
+    // y-1 … y-5 fill the bucket: 10 claims, as many as r and y would be.
+    expect(await ingest(env, events('y', 1, 5))).toMatchObject({ accepted: 5 });
+    expect(await closedBuckets(env)).toBe(before + 1);
+    expect(await ingest(env, [...events('x', 1, 5), ...events('y', 1, 5), ...events('r', 101, 105)])).toMatchObject({ accepted: 5, duplicates: 10 });
     await second.close();
   });
 });

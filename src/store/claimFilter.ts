@@ -139,9 +139,15 @@ export const DEFAULT_CLAIM_SIZES: ClaimSizes = { bucketSpan: 65_536, maxSegment:
  * `usage_event_claim_filters` as buckets close. Only what a unit read from the database enters it,
  * never what the unit itself wrote; a store whose group transaction failed to commit calls `clear`
  * (what it read may have been that group's).
+ *
+ * Beside them, the hashes of the ids this process claimed in each organisation's open bucket, so
+ * that closing it need not read and hash the bucket's ids again: used only while they are all of the
+ * bucket's claims (`pendingOf`, checked against the bucket's count), and forgotten whenever a unit
+ * of the store does not commit (`forgetPending`), so that they never hold a claim that was undone.
  */
 export class ClaimFilterCache {
   private readonly orgs = new Map<string, { segments: Segment[]; below: number }>();
+  private readonly pending = new Map<string, { bucket: number; hashes: IdHash[] }>();
 
   constructor(readonly sizes: ClaimSizes = DEFAULT_CLAIM_SIZES) {}
 
@@ -176,7 +182,26 @@ export class ClaimFilterCache {
     return Math.max(4 * this.sizes.bucketSpan, Math.min(this.sizes.maxSegment, closedClaims), bucketClaims);
   }
 
+  /** Notes ids claimed in the organisation's open bucket `bucket` by a unit of this store. */
+  claimed(org: string, bucket: number, hashes: readonly IdHash[]): void {
+    let p = this.pending.get(org);
+    if (!p || p.bucket !== bucket) this.pending.set(org, (p = { bucket, hashes: [] }));
+    for (const h of hashes) p.hashes.push(h);
+  }
+
+  /** The hashes noted for the organisation's bucket `bucket` since this store last forgot them. */
+  pendingOf(org: string, bucket: number): readonly IdHash[] | undefined {
+    const p = this.pending.get(org);
+    return p?.bucket === bucket ? p.hashes : undefined;
+  }
+
+  /** A unit did not commit: what it noted may have been undone. */
+  forgetPending(): void {
+    this.pending.clear();
+  }
+
   clear(): void {
     this.orgs.clear();
+    this.pending.clear();
   }
 }

@@ -144,7 +144,7 @@ export class SqliteStore implements Store {
   /** The open group transaction; undefined while none is open. */
   private group: Group | undefined;
   private closed = false;
-  /** The closed claim buckets' filters (`ClaimFilterCache`): forgotten when a COMMIT fails. */
+  /** The closed claim buckets' filters (`ClaimFilterCache`): forgotten when a COMMIT fails, the noted claims when a unit rolls back. */
   private readonly claimFilters: ClaimFilterCache;
   /** A unit's savepoint statements, prepared once (`exec` would parse them for every unit). */
   private readonly unit: { open: Database.Statement; release: Database.Statement; rollback: Database.Statement };
@@ -238,10 +238,10 @@ export class SqliteStore implements Store {
       this.unit.open.run();
       try {
         outcome = { ok: true, value: await fn(this.tx) };
-        if (options.rollback) this.unit.rollback.run();
+        if (options.rollback) this.rollBackUnit();
         this.unit.release.run();
       } catch (err) {
-        if (!(err instanceof AppError && err.keepChanges)) this.unit.rollback.run();
+        if (!(err instanceof AppError && err.keepChanges)) this.rollBackUnit();
         this.unit.release.run();
         outcome = { ok: false, error: err };
       }
@@ -251,6 +251,12 @@ export class SqliteStore implements Store {
     await group.committed;
     if (!outcome.ok) throw outcome.error;
     return outcome.value;
+  }
+
+  /** Undoes the running unit; what it noted of the claims it made is forgotten with it. */
+  private rollBackUnit(): void {
+    this.unit.rollback.run();
+    this.claimFilters.forgetPending();
   }
 
   /**

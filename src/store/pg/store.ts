@@ -224,13 +224,18 @@ export class PgStore implements Store {
       try {
         value = await fn(this.txOf(client));
       } catch (err) {
+        // Before the ROLLBACK lets another unit on: what this one noted of its claims is undone.
+        this.claimFilters.forgetPending();
         if (err instanceof AppError && err.keepChanges) await client.query('COMMIT');
         else await client.query('ROLLBACK');
         throw err;
       }
+      if (options.rollback) this.claimFilters.forgetPending();
       await client.query(options.rollback ? 'ROLLBACK' : 'COMMIT');
       return value;
     } catch (err) {
+      // A COMMIT that failed undid the unit too.
+      this.claimFilters.forgetPending();
       // A unit that did not begin, or an error that is not PostgreSQL's answer (a lost connection),
       // leaves the connection in doubt: it is discarded (closing it ends its transaction and its lock).
       const code = (err as { code?: unknown } | null)?.code;

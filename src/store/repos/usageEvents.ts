@@ -152,10 +152,13 @@ export class SqlUsageEventRepo implements UsageEventRepo {
   async insert(org: string, rows: readonly UsageEventRecord[], reserved: Reservation): Promise<Set<string>> {
     const segments = await this.filters.below(org, reserved.bucket, (from) => this.segments(org, from));
     const fresh: UsageEventRecord[] = [];
+    /** The hashes of the fresh claims (target 0), by id. */
+    const hashes = new Map<string, IdHash>();
     for (const r of rows) {
       if (r.target === 0) {
         const h = hashId(r.id);
         if (segments.some((s) => s.filter.mayHave(h)) && (await this.claimedBefore(org, segments, h, r.id))) continue;
+        hashes.set(r.id, h);
       }
       fresh.push(r);
     }
@@ -192,7 +195,9 @@ export class SqlUsageEventRepo implements UsageEventRepo {
         for (const r of inserted) if (r.target === 0) claimed.add(r.event_id);
       }
     }
-    if (claimed.size && reserved.last - reserved.bucketFrom + 1 >= this.filters.sizes.bucketSpan) await this.closeBucket(org, reserved.bucket, reserved.last, segments);
+    if (!claimed.size) return claimed;
+    this.filters.claimed(org, reserved.bucket, [...claimed].map((id) => hashes.get(id)!));
+    if (reserved.last - reserved.bucketFrom + 1 >= this.filters.sizes.bucketSpan) await this.closeBucket(org, reserved.bucket, reserved.last, segments);
     return claimed;
   }
 
@@ -221,12 +226,12 @@ export class SqlUsageEventRepo implements UsageEventRepo {
    * was read) or open the next segment, and the arrival numbers after `last` open the next bucket.
    */
   private async closeBucket(org: string, bucket: number, last: number, segments: readonly Segment[]): Promise<void> {
-    const ids = await this.sql.column<string>('SELECT event_id FROM usage_events WHERE organisation_id = ? AND claim_bucket = ? AND target = 0', org, bucket);
+    const hashes = await this.bucketHashes(org, bucket);
     const current = segments[segments.length - 1];
-    const joins = current !== undefined && current.claims + ids.length <= current.capacity;
-    const capacity = joins ? current.capacity : this.filters.capacityAfter(segments.reduce((n, s) => n + s.claims, 0), ids.length);
+    const joins = current !== undefined && current.claims + hashes.length <= current.capacity;
+    const capacity = joins ? current.capacity : this.filters.capacityAfter(segments.reduce((n, s) => n + s.claims, 0), hashes.length);
     const filter = joins ? current.filter.copy() : ClaimFilter.sized(capacity);
-    for (const id of ids) filter.add(hashId(id));
+    for (const h of hashes) filter.add(h);
     await this.sql.run(
       `INSERT INTO usage_event_claim_filters (organisation_id, segment, first_bucket, last_bucket, claims, capacity, filter) VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (organisation_id, segment) DO UPDATE SET last_bucket = excluded.last_bucket, claims = excluded.claims, filter = excluded.filter`,
@@ -234,11 +239,24 @@ export class SqlUsageEventRepo implements UsageEventRepo {
       joins ? current.segment : (current?.segment ?? -1) + 1,
       joins ? current.firstBucket : bucket,
       bucket,
-      (joins ? current.claims : 0) + ids.length,
+      (joins ? current.claims : 0) + hashes.length,
       capacity,
       filter.bytes(),
     );
     await this.sql.run('UPDATE usage_event_sequence SET claim_bucket = ?, bucket_from = ? WHERE organisation_id = ?', bucket + 1, last + 1, org);
+  }
+
+  /**
+   * The hashes of the bucket's ids: those this store noted as it claimed them when they are all of
+   * the bucket's (as many as it counts), else its ids read and hashed.
+   */
+  private async bucketHashes(org: string, bucket: number): Promise<readonly IdHash[]> {
+    const noted = this.filters.pendingOf(org, bucket);
+    if (noted) {
+      const counted = await this.sql.get<{ n: number }>('SELECT count(*) AS n FROM usage_events WHERE organisation_id = ? AND claim_bucket = ? AND target = 0', org, bucket);
+      if (Number(counted?.n) === noted.length) return noted;
+    }
+    return (await this.sql.column<string>('SELECT event_id FROM usage_events WHERE organisation_id = ? AND claim_bucket = ? AND target = 0', org, bucket)).map(hashId);
   }
 
   async activeSubscriptionsOf(org: string, customerId: string): Promise<string[]> {
