@@ -55,7 +55,17 @@ function next(x: number): number {
 }
 
 export class ClaimFilter {
-  private constructor(private readonly words: Uint32Array) {}
+  /** Blocks of 512 bits. */
+  private readonly blocks: number;
+
+  private constructor(private readonly words: Uint32Array) {
+    this.blocks = words.length / BLOCK_WORDS;
+  }
+
+  /** The first word of the id's block: its hash scaled to the blocks (a multiply, where `%` on a double would divide). */
+  private base(h: IdHash): number {
+    return Math.floor((h.block * this.blocks) / 4294967296) * BLOCK_WORDS;
+  }
 
   /** An empty filter sized for `count` ids. */
   static sized(count: number): ClaimFilter {
@@ -80,7 +90,7 @@ export class ClaimFilter {
   }
 
   add(h: IdHash): void {
-    const base = (h.block % (this.words.length / BLOCK_WORDS)) * BLOCK_WORDS;
+    const base = this.base(h);
     let x = h.bits || 1;
     for (let i = 0; i < K; i++) {
       x = next(x);
@@ -91,7 +101,7 @@ export class ClaimFilter {
 
   /** False: the id was never added. True: it may have been. */
   mayHave(h: IdHash): boolean {
-    const base = (h.block % (this.words.length / BLOCK_WORDS)) * BLOCK_WORDS;
+    const base = this.base(h);
     let x = h.bits || 1;
     for (let i = 0; i < K; i++) {
       x = next(x);

@@ -129,6 +129,12 @@ const isOverflow = (err: unknown) =>
   err instanceof Error &&
   (err.message === 'integer overflow' || ('code' in err && (err.code === 'SQLITE_CONSTRAINT_DATATYPE' || err.code === '22003')));
 
+/** Whether some segment's filter may hold the id (a loop: this runs for every event ingested). */
+function mayBeClaimed(segments: readonly Segment[], h: IdHash): boolean {
+  for (let i = 0; i < segments.length; i++) if (segments[i]!.filter.mayHave(h)) return true;
+  return false;
+}
+
 export class SqlUsageEventRepo implements UsageEventRepo {
   private readonly p: PropertySql;
 
@@ -152,17 +158,20 @@ export class SqlUsageEventRepo implements UsageEventRepo {
   async insert(org: string, rows: readonly UsageEventRecord[], reserved: Reservation): Promise<Set<string>> {
     const segments = await this.filters.below(org, reserved.bucket, (from) => this.segments(org, from));
     const fresh: UsageEventRecord[] = [];
-    /** The hashes of the fresh claims (target 0), by id. */
-    const hashes = new Map<string, IdHash>();
+    /** The hashes of the fresh rows' ids (targets 0), in the same order. */
+    const freshHashes: Array<IdHash | undefined> = [];
     for (const r of rows) {
+      let h: IdHash | undefined;
       if (r.target === 0) {
-        const h = hashId(r.id);
-        if (segments.some((s) => s.filter.mayHave(h)) && (await this.claimedBefore(org, segments, h, r.id))) continue;
-        hashes.set(r.id, h);
+        h = hashId(r.id);
+        if (mayBeClaimed(segments, h) && (await this.claimedBefore(org, segments, h, r.id))) continue;
       }
       fresh.push(r);
+      freshHashes.push(h);
     }
     const claimed = new Set<string>();
+    /** The hashes of the ids claimed. */
+    const noted: IdHash[] = [];
     const values = (r: UsageEventRecord) => [
       r.subscriptionId ?? '',
       r.eventName,
@@ -182,8 +191,12 @@ export class SqlUsageEventRepo implements UsageEventRepo {
       // In-process, one prepared single-row INSERT per event costs 15 % less than multi-row INSERTs
       // with RETURNING (measured on batches of 1,000); PostgreSQL saves round trips with the latter.
       const one = `${INSERT_HEAD}${this.p.tuple} ON CONFLICT DO NOTHING`;
-      for (const r of fresh) {
-        if ((await this.sql.run(one, ...values(r))).changes === 1 && r.target === 0) claimed.add(r.id);
+      for (let i = 0; i < fresh.length; i++) {
+        const r = fresh[i]!;
+        if ((await this.sql.run(one, ...values(r))).changes === 1 && r.target === 0) {
+          claimed.add(r.id);
+          noted.push(freshHashes[i]!);
+        }
       }
     } else {
       for (let i = 0; i < fresh.length; i += ROWS_PER_INSERT) {
@@ -192,11 +205,15 @@ export class SqlUsageEventRepo implements UsageEventRepo {
           `${INSERT_HEAD}${chunk.map(() => this.p.tuple).join(', ')} ON CONFLICT DO NOTHING RETURNING event_id, target`,
           ...chunk.flatMap(values),
         );
-        for (const r of inserted) if (r.target === 0) claimed.add(r.event_id);
+        for (const r of inserted) {
+          if (r.target !== 0) continue;
+          claimed.add(r.event_id);
+          noted.push(hashId(r.event_id));
+        }
       }
     }
     if (!claimed.size) return claimed;
-    this.filters.claimed(org, reserved.bucket, [...claimed].map((id) => hashes.get(id)!));
+    this.filters.claimed(org, reserved.bucket, noted);
     if (reserved.last - reserved.bucketFrom + 1 >= this.filters.sizes.bucketSpan) await this.closeBucket(org, reserved.bucket, reserved.last, segments);
     return claimed;
   }
