@@ -176,3 +176,25 @@ export function paths(problem: { violations?: Array<{ propertyPath: string }> })
 export function storedInvoice({ hostedUrl: _, ...invoice }: Record<string, unknown>): Record<string, unknown> {
   return invoice;
 }
+
+/** A product made of `product` (create_product's input) and its price plan of 0.01 EUR a unit, monthly in arrears. */
+export async function meteredCharge(mcp: Client, product: Record<string, unknown>): Promise<{ product: string; pricePlan: string }> {
+  const { id } = await ok(mcp, 'create_product', product);
+  const pricePlan = await ok(mcp, 'create_price_plan', {
+    id,
+    type: 'per_unit',
+    currencyCode: 'EUR',
+    price: { amount: 0.01 },
+    billingInterval: '1M',
+    payInAdvance: false,
+  });
+  return { product: id, pricePlan: pricePlan.id };
+}
+
+/** An active subscription of a new customer to a plan of one product with `usageMetric` (`meteredCharge`); its id. */
+export async function meteredSubscription(mcp: Client, usageMetric: Record<string, unknown>, name: string): Promise<string> {
+  const customer = await ok(mcp, 'create_customer', { lastName: name });
+  const charge = await meteredCharge(mcp, { name, usageMetric });
+  const plan = await ok(mcp, 'create_plan', { code: name.toLowerCase(), name, charges: [charge] });
+  return (await ok(mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods: [{ contractPeriod: '12M', cancellationPeriod: '1M' }], activate: true })).id;
+}

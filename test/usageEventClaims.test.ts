@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestUsageEvents } from '../src/domain/usageEvents.js';
 import type { SqliteStore } from '../src/store/sqlite.js';
-import { ok, setup, type TestEnv } from './helpers.js';
+import { meteredSubscription, ok, setup, type TestEnv } from './helpers.js';
 import { onPostgres } from './pgStore.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'usage-claims-'));
@@ -27,18 +27,7 @@ let subscription: string;
 beforeAll(async () => {
   env = await setup({ db }, span);
   env.setNow('2026-01-15T10:00:00Z');
-  const customer = await ok(env.mcp, 'create_customer', { lastName: 'Claims' });
-  const product = await ok(env.mcp, 'create_product', { name: 'Calls', unit: 'call', usageMetric: { eventName: 'call', aggregation: 'count' } });
-  const pricePlan = await ok(env.mcp, 'create_price_plan', {
-    id: product.id,
-    type: 'per_unit',
-    currencyCode: 'EUR',
-    price: { amount: 0.01 },
-    billingInterval: '1M',
-    payInAdvance: false,
-  });
-  const plan = await ok(env.mcp, 'create_plan', { code: 'claims', name: 'Claims', charges: [{ product: product.id, pricePlan: pricePlan.id }] });
-  subscription = (await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods: [{ contractPeriod: '12M', cancellationPeriod: '1M' }], activate: true })).id;
+  subscription = await meteredSubscription(env.mcp, { eventName: 'call', aggregation: 'count' }, 'Claims');
   env.setNow(NOW);
 });
 afterAll(async () => {

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fails, ok, setup, type TestEnv } from './helpers.js';
+import { fails, meteredCharge as pricedCharge, ok, setup, type TestEnv } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'usage-events-'));
 const db = join(dir, 'billing.sqlite');
@@ -27,16 +27,7 @@ afterAll(async () => {
 /** A product with the metric and a per_unit price plan of 0.01 EUR a unit, monthly in arrears. */
 async function meteredCharge(usageMetric: Record<string, unknown>): Promise<{ product: string; pricePlan: string }> {
   n += 1;
-  const product = await ok(env.mcp, 'create_product', { name: `Metered ${n}`, unit: 'call', usageMetric });
-  const pricePlan = await ok(env.mcp, 'create_price_plan', {
-    id: product.id,
-    type: 'per_unit',
-    currencyCode: 'EUR',
-    price: { amount: 0.01 },
-    billingInterval: '1M',
-    payInAdvance: false,
-  });
-  return { product: product.id, pricePlan: pricePlan.id };
+  return pricedCharge(env.mcp, { name: `Metered ${n}`, unit: 'call', usageMetric });
 }
 
 async function subscribe(charges: Array<{ product: string; pricePlan: string }>, who = customer.id): Promise<any> {

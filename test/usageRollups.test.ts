@@ -11,7 +11,7 @@ import { ingestUsageEvents } from '../src/domain/usageEvents.js';
 import { rolledUpStats, rollupKey, rollUpMetric, rollUpUsage } from '../src/domain/usageRollups.js';
 import { runDueJobs } from '../src/jobs/runner.js';
 import type { UsageMetric } from '../src/schemas/catalogue.js';
-import { ok, setup, type TestEnv } from './helpers.js';
+import { meteredSubscription, setup, type TestEnv } from './helpers.js';
 import { onPostgres } from './pgStore.js';
 
 const NOW = new Date('2026-03-10T12:00:00Z');
@@ -27,24 +27,7 @@ beforeAll(async () => {
   env = await setup();
   env.setNow(NOW);
   org = env.org.organisationId;
-  const customer = await ok(env.mcp, 'create_customer', { lastName: 'Rollup' });
-  const product = await ok(env.mcp, 'create_product', { name: 'Tokens', usageMetric: { eventName: 'tokens', aggregation: 'sum', property: 'n' } });
-  const pricePlan = await ok(env.mcp, 'create_price_plan', {
-    id: product.id,
-    type: 'per_unit',
-    currencyCode: 'EUR',
-    price: { amount: 0.01 },
-    billingInterval: '1M',
-    payInAdvance: false,
-  });
-  const plan = await ok(env.mcp, 'create_plan', { code: 'rollup', name: 'Rollup', charges: [{ product: product.id, pricePlan: pricePlan.id }] });
-  const created = await ok(env.mcp, 'create_subscription', {
-    customer: customer.id,
-    plan: plan.id,
-    periods: [{ contractPeriod: '12M', cancellationPeriod: '1M' }],
-    activate: true,
-  });
-  subscription = created.id;
+  subscription = await meteredSubscription(env.mcp, { eventName: 'tokens', aggregation: 'sum', property: 'n' }, 'Rollup');
 });
 afterAll(() => env.close());
 
