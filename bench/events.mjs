@@ -20,7 +20,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { aggregateEvents } from '../dist/domain/aggregation.js';
 import { ingestUsageEvents } from '../dist/domain/usageEvents.js';
 import { rollUpMetric } from '../dist/domain/usageRollups.js';
-import { ClaimFilter, ClaimFilterCache, DEFAULT_CLAIM_SIZES, hashId } from '../dist/store/claimFilter.js';
+import { ClaimFilter, ClaimFilterCache, DEFAULT_CLAIM_SIZES, hashBytes, hashId } from '../dist/store/claimFilter.js';
 import { createOrganisation } from '../dist/server.js';
 import { openDatabase, SqliteStore } from '../dist/store/sqlite.js';
 import { compare, median, report, restClient, serveJson, startBare, startServer, tempDb } from './lib.mjs';
@@ -258,31 +258,32 @@ const STORED_ID_SQL = DEDUP_IDS === 'uuidv7' ? "printf('%012x', 1577836800000 + 
 
 /**
  * Closes the claim buckets of the `count` events `fill` put in buckets of the store's span, as
- * ingestion leaves them (migration 033): every full bucket closed, in segments with their filters as
- * the store makes them, the last one open.
+ * ingestion leaves them (migrations 033 and 034): every full bucket closed, the full segments
+ * sealed with their filters, the last segment's buckets storing their ids' hashes, the last bucket
+ * open.
  */
 function closeFilledBuckets(db, org, count) {
   const cache = new ClaimFilterCache();
   const span = cache.sizes.bucketSpan;
   const ids = db.prepare('SELECT event_id FROM usage_events WHERE organisation_id = ? AND claim_bucket = ? AND target = 0').pluck();
-  const save = db.prepare('INSERT INTO usage_event_claim_filters (organisation_id, segment, first_bucket, last_bucket, claims, capacity, filter) VALUES (?, ?, ?, ?, ?, ?, ?)');
-  const segments = [];
+  const seal = db.prepare('INSERT INTO usage_event_claim_filters (organisation_id, segment, first_bucket, last_bucket, claims, capacity, filter) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const keep = db.prepare('INSERT INTO usage_event_claim_hashes (organisation_id, bucket, segment, capacity, hashes) VALUES (?, ?, ?, ?, ?)');
   const full = Math.floor(count / span);
+  let segment;
   let closed = 0;
   for (let b = 0; b < full; b++) {
-    const claimed = ids.all(org, b);
-    let segment = segments.at(-1);
-    if (!segment || segment.claims + claimed.length > segment.capacity) {
-      const capacity = cache.capacityAfter(closed, claimed.length);
-      segment = { firstBucket: b, claims: 0, capacity, filter: ClaimFilter.sized(capacity) };
-      segments.push(segment);
+    const hashes = ids.all(org, b).map(hashId);
+    if (!segment || segment.claims + hashes.length > segment.capacity) {
+      if (segment) seal.run(org, segment.number, segment.firstBucket, b - 1, segment.claims, segment.capacity, segment.filter.bytes());
+      const capacity = cache.capacityAfter(closed, hashes.length);
+      segment = { number: (segment?.number ?? -1) + 1, firstBucket: b, claims: 0, capacity, filter: ClaimFilter.sized(capacity), buckets: [] };
     }
-    for (const id of claimed) segment.filter.add(hashId(id));
-    segment.claims += claimed.length;
-    segment.lastBucket = b;
-    closed += claimed.length;
+    for (const h of hashes) segment.filter.add(h);
+    segment.claims += hashes.length;
+    segment.buckets.push({ bucket: b, hashes });
+    closed += hashes.length;
   }
-  segments.forEach((g, i) => save.run(org, i, g.firstBucket, g.lastBucket, g.claims, g.capacity, g.filter.bytes()));
+  for (const { bucket, hashes } of segment?.buckets ?? []) keep.run(org, bucket, segment.number, segment.capacity, hashBytes(hashes));
   db.prepare('UPDATE usage_event_sequence SET claim_bucket = ?, bucket_from = ? WHERE organisation_id = ?').run(full, full * span + 1, org);
 }
 

@@ -166,7 +166,7 @@ describe('migration 029: SEPA pre-notification e-mails', () => {
   });
 });
 
-describe('migration 033: deduplication claims in buckets', () => {
+describe('migrations 033 and 034: deduplication claims in buckets', () => {
   it('puts the events stored before it in claim bucket 0, which the first ingestion after closes', async () => {
     const db = databaseAt(32);
     db.exec(`INSERT INTO organisations (id, name, created_at) VALUES ('o', 'Old', '${at}');
@@ -197,9 +197,7 @@ describe('migration 033: deduplication claims in buckets', () => {
         return [...(await tx.usageEvents.insert('o', ids.map((id, i) => row(id, reserved.first + i)), reserved))];
       });
     expect(await ingest(['e-1', 'e-4'])).toEqual(['e-4']);
-    expect(db.prepare('SELECT segment, first_bucket, last_bucket, claims FROM usage_event_claim_filters').all()).toEqual([
-      { segment: 0, first_bucket: 0, last_bucket: 0, claims: 4 },
-    ]);
+    expect(db.prepare('SELECT bucket, segment, capacity, length(hashes) / 8 AS ids FROM usage_event_claim_hashes').all()).toEqual([{ bucket: 0, segment: 0, capacity: 8, ids: 4 }]);
     expect(await ingest(['e-2', 'e-4', 'e-5'])).toEqual(['e-5']);
     await store.close();
   });

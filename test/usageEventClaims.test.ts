@@ -5,7 +5,8 @@
  * that read the filters before the bucket closed; a unit rolled back after closing a bucket leaves
  * none of its ids claimed, a SQLite store forgets the filters it read in a group whose COMMIT
  * failed, and a bucket is closed from the hashes the store noted as it claimed only while they are
- * all of the bucket's claims.
+ * all of the bucket's claims. The open segment's buckets keep their ids' hashes, and a full segment
+ * is sealed with its filter stored once.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,18 +43,23 @@ const ingest = (e: TestEnv, list: unknown[]) => ok(e.mcp, 'ingest_usage_events',
 /** The open bucket's number: how many have closed. */
 const closedBuckets = async (e: TestEnv) =>
   Number((await e.sql.get<{ n: number }>('SELECT claim_bucket AS n FROM usage_event_sequence WHERE organisation_id = ?', e.org.organisationId))!.n);
-const segments = async (e: TestEnv) =>
-  (await e.sql.all<Record<string, number>>('SELECT segment, first_bucket, last_bucket, claims, capacity FROM usage_event_claim_filters WHERE organisation_id = ? ORDER BY segment', e.org.organisationId)).map((r) =>
+/** The sealed segments (segment, buckets, claims, capacity) and the open segment's stored buckets (bucket, segment, capacity, ids). */
+const segments = async (e: TestEnv) => ({
+  sealed: (await e.sql.all<Record<string, number>>('SELECT segment, first_bucket, last_bucket, claims, capacity FROM usage_event_claim_filters WHERE organisation_id = ? ORDER BY segment', e.org.organisationId)).map((r) =>
     Object.values(r).map(Number).join(' '),
-  );
+  ),
+  open: (await e.sql.all<Record<string, number>>('SELECT bucket, segment, capacity, length(hashes) / 8 AS ids FROM usage_event_claim_hashes WHERE organisation_id = ? ORDER BY bucket', e.org.organisationId)).map((r) =>
+    Object.values(r).map(Number).join(' '),
+  ),
+});
 const eventCount = async (e: TestEnv) => (await ok(e.mcp, 'get_subscription_usage', { id: subscription })).data[0].eventCount;
 
 describe('claims in buckets', () => {
   it('counts an id of a closed bucket as a duplicate, across a restart and from a second store on the same database', async () => {
     for (let call = 0; call < 4; call++) expect(await ingest(env, events('c', call * 10 + 1, call * 10 + 10))).toMatchObject({ accepted: 10, duplicates: 0 });
     expect(await closedBuckets(env)).toBe(4);
-    // Segments of 40 ids (four buckets of the smallest span), then as many as before: segment, buckets, claims, capacity.
-    expect(await segments(env)).toEqual(['0 0 3 40 40']);
+    // A segment of 40 ids (four buckets), open: its buckets keep their ids' hashes.
+    expect(await segments(env)).toEqual({ sealed: [], open: ['0 0 40 10', '1 0 40 10', '2 0 40 10', '3 0 40 10'] });
     expect(await ingest(env, events('c', 1, 45))).toMatchObject({ accepted: 5, duplicates: 40 });
     expect(await eventCount(env)).toBe(45);
 
@@ -69,7 +75,8 @@ describe('claims in buckets', () => {
     const closed = await closedBuckets(env);
     // Duplicates take arrival numbers too: the calls of 45 and 11 events closed a bucket each.
     expect(closed).toBe(7);
-    expect(await segments(env)).toEqual(['0 0 3 40 40', '1 4 6 30 40']);
+    // Bucket 4 did not fit: segment 0 was sealed (its filter stored once), segment 1 opened for as many ids.
+    expect(await segments(env)).toEqual({ sealed: ['0 0 3 40 40'], open: ['4 1 40 5', '5 1 40 5', '6 1 40 20'] });
     expect(await ingest(second, events('c', 1, 70))).toMatchObject({ accepted: 0, duplicates: 70 });
     await second.close();
 

@@ -80,8 +80,11 @@ export class ClaimFilter {
     return new ClaimFilter(new Uint32Array(new Uint8Array(bytes).buffer));
   }
 
-  copy(): ClaimFilter {
-    return new ClaimFilter(this.words.slice());
+  /** Adds the ids whose hashes `hashBytes` stored; answers how many. */
+  addStored(bytes: Uint8Array): number {
+    const words = new Uint32Array(new Uint8Array(bytes).buffer);
+    for (let i = 0; i < words.length; i += 2) this.add({ block: words[i]!, bits: words[i + 1]! });
+    return words.length / 2;
   }
 
   /** The words in the platform's byte order (little-endian wherever Node runs the store). */
@@ -126,6 +129,30 @@ export interface Segment {
   claims: number;
   capacity: number;
   filter: ClaimFilter;
+  /**
+   * Sealed: full, its filter stored once (`usage_event_claim_filters`). The last segment is open
+   * until then: its buckets store their ids' hashes (`usage_event_claim_hashes`), which each store
+   * adds to a filter of its own, so that a bucket that closes never rewrites a filter.
+   */
+  sealed: boolean;
+}
+
+/** A closed bucket of the open segment as stored: its ids' hashes. */
+export interface BucketHashes {
+  bucket: number;
+  segment: number;
+  capacity: number;
+  hashes: Uint8Array;
+}
+
+/** Hashes as stored: each id's block and bits hash, 32-bit words in the platform's byte order. */
+export function hashBytes(hashes: readonly IdHash[]): Buffer {
+  const words = new Uint32Array(hashes.length * 2);
+  hashes.forEach((h, i) => {
+    words[2 * i] = h.block;
+    words[2 * i + 1] = h.bits;
+  });
+  return Buffer.from(words.buffer, words.byteOffset, words.byteLength);
 }
 
 /** The sizes of claim buckets and segments. */
@@ -139,14 +166,15 @@ export interface ClaimSizes {
 /**
  * Buckets of 65,536 arrival numbers: the open bucket, where a unit's new ids land, stays a small,
  * hot stretch of the claim index whatever is stored (a larger one made each unit write more of its
- * pages), and closing one reads at most that many ids. Segments of at most 4,194,304 ids: a bucket
- * that closes rewrites its segment's filter (12 MiB at that size).
+ * pages), and closing one reads at most that many ids. Segments of at most 4,194,304 ids (a 12 MiB
+ * filter, stored once when sealed; until then a store that starts adds up its buckets' hashes).
  */
 export const DEFAULT_CLAIM_SIZES: ClaimSizes = { bucketSpan: 65_536, maxSegment: 4_194_304 };
 
 /**
- * The segments' filters, per organisation, for one store (shared by its connections), loaded from
- * `usage_event_claim_filters` as buckets close. Only what a unit read from the database enters it,
+ * The segments' filters, per organisation, for one store (shared by its connections): the sealed
+ * ones loaded from `usage_event_claim_filters`, the open one added up from its buckets' hashes, as
+ * buckets close. Only what a unit read from the database enters it,
  * never what the unit itself wrote; a store whose group transaction failed to commit calls `clear`
  * (what it read may have been that group's).
  *
@@ -162,10 +190,11 @@ export class ClaimFilterCache {
   constructor(readonly sizes: ClaimSizes = DEFAULT_CLAIM_SIZES) {}
 
   /**
-   * The organisation's segments, covering every bucket below `open` (the open bucket's number);
-   * `load(from)` answers the segments whose last bucket is `from` or later, in order.
+   * The organisation's segments, covering every bucket below `open` (the open bucket's number).
+   * `load(bucket, segment)` answers the sealed segments from `segment` on and the stored buckets
+   * from `bucket` on, in order; a sealed segment takes the place of the open one it was.
    */
-  async below(org: string, open: number, load: (from: number) => Promise<Segment[]>): Promise<Segment[]> {
+  async below(org: string, open: number, load: (bucket: number, segment: number) => Promise<{ sealed: Segment[]; buckets: BucketHashes[] }>): Promise<Segment[]> {
     let entry = this.orgs.get(org);
     if (!entry || entry.below > open) {
       // The open bucket went back: what was loaded came from a transaction that did not commit.
@@ -173,10 +202,24 @@ export class ClaimFilterCache {
       this.orgs.set(org, entry);
     }
     if (entry.below < open) {
-      for (const s of await load(entry.below)) {
-        const i = entry.segments.findIndex((known) => known.segment === s.segment);
-        if (i >= 0) entry.segments[i] = s;
-        else entry.segments.push(s);
+      const segments = entry.segments;
+      const unsealed = segments.find((known) => !known.sealed);
+      const { sealed, buckets } = await load(entry.below, unsealed?.segment ?? (segments.length ? segments[segments.length - 1]!.segment + 1 : 0));
+      for (const s of sealed) {
+        const i = segments.findIndex((known) => known.segment === s.segment);
+        if (i >= 0) segments[i] = s;
+        else segments.push(s);
+      }
+      for (const b of buckets) {
+        if (b.bucket >= open) break;
+        let s = segments.find((known) => known.segment === b.segment);
+        if (s?.sealed) continue;
+        if (!s) {
+          s = { segment: b.segment, firstBucket: b.bucket, lastBucket: b.bucket, claims: 0, capacity: b.capacity, filter: ClaimFilter.sized(b.capacity), sealed: false };
+          segments.push(s);
+        }
+        s.claims += s.filter.addStored(b.hashes);
+        s.lastBucket = b.bucket;
       }
       entry.below = open;
     }

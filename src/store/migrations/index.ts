@@ -30,6 +30,7 @@ import { dunningLetters } from './030_dunning_letters.js';
 import { jobLeases } from './031_job_leases.js';
 import { usageRollups } from './032_usage_rollups.js';
 import { usageEventClaims } from './033_usage_event_claims.js';
+import { usageEventClaimHashes } from './034_usage_event_claim_hashes.js';
 
 import { AppError } from '../../errors.js';
 
@@ -73,6 +74,7 @@ export const MIGRATIONS: Migration[] = [
   jobLeases,
   usageRollups,
   usageEventClaims,
+  usageEventClaimHashes,
 ];
 
 /** The schema version this billing-mcp writes, the same for both engines. */

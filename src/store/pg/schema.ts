@@ -1071,9 +1071,22 @@ ALTER TABLE usage_event_sequence ADD COLUMN claim_bucket BIGINT NOT NULL DEFAULT
 ALTER TABLE usage_event_sequence ADD COLUMN bucket_from BIGINT NOT NULL DEFAULT 1;
 `;
 
+/** SQLite migration 034: the open segment's buckets store their ids' hashes (src/store/migrations/034_usage_event_claim_hashes.ts). */
+const usageEventClaimHashes = `
+CREATE TABLE usage_event_claim_hashes (
+  organisation_id TEXT COLLATE "C" NOT NULL,
+  bucket BIGINT NOT NULL,
+  segment BIGINT NOT NULL,
+  capacity BIGINT NOT NULL,
+  hashes BYTEA NOT NULL,
+  PRIMARY KEY (organisation_id, bucket)
+);
+`;
+
 export const PG_MIGRATIONS: Migration[] = [
   { version: 30, name: 'baseline', sql: baseline },
   { version: 31, name: 'job_leases', sql: jobLeases },
   { version: 32, name: 'usage_rollups', sql: usageRollups },
   { version: 33, name: 'usage_event_claims', sql: usageEventClaims },
+  { version: 34, name: 'usage_event_claim_hashes', sql: usageEventClaimHashes },
 ];

@@ -9,7 +9,7 @@ import type {
   UsageEventRecord,
   UsageEventRepo,
 } from '../ports/usageEvents.js';
-import { ClaimFilter, type ClaimFilterCache, hashId, type IdHash, type Segment } from '../claimFilter.js';
+import { type BucketHashes, ClaimFilter, type ClaimFilterCache, hashBytes, hashId, type IdHash, type Segment } from '../claimFilter.js';
 import type { Sql } from '../sql.js';
 
 interface Row {
@@ -156,7 +156,7 @@ export class SqlUsageEventRepo implements UsageEventRepo {
   }
 
   async insert(org: string, rows: readonly UsageEventRecord[], reserved: Reservation): Promise<Set<string>> {
-    const segments = await this.filters.below(org, reserved.bucket, (from) => this.segments(org, from));
+    const segments = await this.filters.below(org, reserved.bucket, (bucket, segment) => this.stored(org, bucket, segment));
     const fresh: UsageEventRecord[] = [];
     /** The hashes of the fresh rows' ids (targets 0), in the same order. */
     const freshHashes: Array<IdHash | undefined> = [];
@@ -229,36 +229,56 @@ export class SqlUsageEventRepo implements UsageEventRepo {
     return false;
   }
 
-  /** The organisation's segments whose last bucket is `from` or later, in order. */
-  private async segments(org: string, from: number): Promise<Segment[]> {
-    return (await this.sql.all<{ segment: number; first_bucket: number; last_bucket: number; claims: number; capacity: number; filter: Uint8Array }>(
-      'SELECT segment, first_bucket, last_bucket, claims, capacity, filter FROM usage_event_claim_filters WHERE organisation_id = ? AND last_bucket >= ? ORDER BY segment',
+  /** The organisation's sealed segments from `segment` on, and its stored buckets from `bucket` on, in order. */
+  private async stored(org: string, bucket: number, segment: number): Promise<{ sealed: Segment[]; buckets: BucketHashes[] }> {
+    const sealed = (await this.sql.all<{ segment: number; first_bucket: number; last_bucket: number; claims: number; capacity: number; filter: Uint8Array }>(
+      'SELECT segment, first_bucket, last_bucket, claims, capacity, filter FROM usage_event_claim_filters WHERE organisation_id = ? AND segment >= ? ORDER BY segment',
       org,
-      from,
-    )).map((r) => ({ segment: r.segment, firstBucket: r.first_bucket, lastBucket: r.last_bucket, claims: r.claims, capacity: r.capacity, filter: ClaimFilter.of(r.filter) }));
+      segment,
+    )).map((r) => ({ segment: r.segment, firstBucket: r.first_bucket, lastBucket: r.last_bucket, claims: r.claims, capacity: r.capacity, filter: ClaimFilter.of(r.filter), sealed: true }));
+    const buckets = await this.sql.all<BucketHashes>(
+      'SELECT bucket, segment, capacity, hashes FROM usage_event_claim_hashes WHERE organisation_id = ? AND bucket >= ? ORDER BY bucket',
+      org,
+      bucket,
+    );
+    return { sealed, buckets };
   }
 
   /**
-   * Closes the open bucket: its ids join the last segment's filter (a copy: the cache keeps only what
-   * was read) or open the next segment, and the arrival numbers after `last` open the next bucket.
+   * Closes the open bucket: its ids' hashes are stored for the open segment while it has room;
+   * otherwise that segment is sealed (its filter, as this store added it up, stored once and its
+   * buckets' hashes dropped) and the bucket opens the next one. The arrival numbers after `last`
+   * open the next bucket. Nothing in the cache changes: the next unit reads what this one stored.
    */
   private async closeBucket(org: string, bucket: number, last: number, segments: readonly Segment[]): Promise<void> {
     const hashes = await this.bucketHashes(org, bucket);
-    const current = segments[segments.length - 1];
-    const joins = current !== undefined && current.claims + hashes.length <= current.capacity;
-    const capacity = joins ? current.capacity : this.filters.capacityAfter(segments.reduce((n, s) => n + s.claims, 0), hashes.length);
-    const filter = joins ? current.filter.copy() : ClaimFilter.sized(capacity);
-    for (const h of hashes) filter.add(h);
+    const latest = segments[segments.length - 1];
+    const open = latest && !latest.sealed ? latest : undefined;
+    let segment: { segment: number; capacity: number };
+    if (open && open.claims + hashes.length <= open.capacity) segment = open;
+    else {
+      if (open) {
+        await this.sql.run(
+          'INSERT INTO usage_event_claim_filters (organisation_id, segment, first_bucket, last_bucket, claims, capacity, filter) VALUES (?, ?, ?, ?, ?, ?, ?)',
+          org,
+          open.segment,
+          open.firstBucket,
+          open.lastBucket,
+          open.claims,
+          open.capacity,
+          open.filter.bytes(),
+        );
+        await this.sql.run('DELETE FROM usage_event_claim_hashes WHERE organisation_id = ? AND segment = ?', org, open.segment);
+      }
+      segment = { segment: (latest?.segment ?? -1) + 1, capacity: this.filters.capacityAfter(segments.reduce((n, s) => n + s.claims, 0), hashes.length) };
+    }
     await this.sql.run(
-      `INSERT INTO usage_event_claim_filters (organisation_id, segment, first_bucket, last_bucket, claims, capacity, filter) VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (organisation_id, segment) DO UPDATE SET last_bucket = excluded.last_bucket, claims = excluded.claims, filter = excluded.filter`,
+      'INSERT INTO usage_event_claim_hashes (organisation_id, bucket, segment, capacity, hashes) VALUES (?, ?, ?, ?, ?)',
       org,
-      joins ? current.segment : (current?.segment ?? -1) + 1,
-      joins ? current.firstBucket : bucket,
       bucket,
-      (joins ? current.claims : 0) + hashes.length,
-      capacity,
-      filter.bytes(),
+      segment.segment,
+      segment.capacity,
+      hashBytes(hashes),
     );
     await this.sql.run('UPDATE usage_event_sequence SET claim_bucket = ?, bucket_from = ? WHERE organisation_id = ?', bucket + 1, last + 1, org);
   }
