@@ -51,20 +51,22 @@ export interface IngestError {
 
 const isText = (v: unknown, max = 255): v is string => typeof v === 'string' && v.length >= 1 && v.length <= max;
 
+/** Records that field `field` of event `index` (`''`: the event itself) is wrong, naming `events[i].<field>` and the event's id when it has one. */
+function fail(errors: IngestError[], raw: unknown, index: number, field: string, message: string): void {
+  const at = `events[${index}]${field ? `.${field}` : ''}`;
+  const id = raw !== null && typeof raw === 'object' && isText((raw as Record<string, unknown>).id) ? ((raw as Record<string, unknown>).id as string) : undefined;
+  errors.push({ index, ...(id !== undefined ? { id } : {}), propertyPath: at, message: `${at} ${message}` });
+}
+
 /**
  * Checks one event by hand (a batch of 1,000 would spend more in a schema library than in the
  * database), our form or a CloudEvent (it has `specversion`); each bad field is an error naming
  * `events[i].<field>` and what it takes.
  */
 function check(raw: unknown, index: number, now: number, errors: IngestError[], times: Map<string, number>): Checked | undefined {
-  const at = (field: string) => `events[${index}]${field ? `.${field}` : ''}`;
   const before = errors.length;
-  const fail = (field: string, message: string) => {
-    const id = raw !== null && typeof raw === 'object' && isText((raw as Record<string, unknown>).id) ? ((raw as Record<string, unknown>).id as string) : undefined;
-    errors.push({ index, ...(id !== undefined ? { id } : {}), propertyPath: at(field), message: `${at(field)} ${message}` });
-  };
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    fail('', 'must be an object { id, eventName, timestamp, subscription or customer, properties } or a CloudEvent');
+    fail(errors, raw, index, '', 'must be an object { id, eventName, timestamp, subscription or customer, properties } or a CloudEvent');
     return undefined;
   }
   const e = raw as Record<string, unknown>;
@@ -72,6 +74,9 @@ function check(raw: unknown, index: number, now: number, errors: IngestError[], 
   for (const key of Object.keys(e)) {
     if (cloud ? !CLOUD_FIELDS.has(key) && !EXTENSION_NAME.test(key) : !OUR_FIELDS.has(key)) {
       fail(
+        errors,
+        raw,
+        index,
         key,
         cloud
           ? 'is not a CloudEvents attribute: extensions are 1 to 20 lower-case letters or digits'
@@ -80,39 +85,39 @@ function check(raw: unknown, index: number, now: number, errors: IngestError[], 
     }
   }
   if (cloud) {
-    if (e.specversion !== '1.0') fail('specversion', 'must be "1.0"');
-    if (!isText(e.source, 4096)) fail('source', 'is required: a non-empty string naming the event source');
-    if (e.datacontenttype !== undefined && e.datacontenttype !== 'application/json') fail('datacontenttype', 'must be application/json when given');
+    if (e.specversion !== '1.0') fail(errors, raw, index, 'specversion', 'must be "1.0"');
+    if (!isText(e.source, 4096)) fail(errors, raw, index, 'source', 'is required: a non-empty string naming the event source');
+    if (e.datacontenttype !== undefined && e.datacontenttype !== 'application/json') fail(errors, raw, index, 'datacontenttype', 'must be application/json when given');
   }
   const nameField = cloud ? 'type' : 'eventName';
   const timeField = cloud ? 'time' : 'timestamp';
   const propertiesField = cloud ? 'data' : 'properties';
-  if (!isText(e.id)) fail('id', 'is required: your unique id of the event, 1 to 255 characters (deduplicated per organisation)');
+  if (!isText(e.id)) fail(errors, raw, index, 'id', 'is required: your unique id of the event, 1 to 255 characters (deduplicated per organisation)');
   const eventName = e[nameField];
-  if (!isText(eventName)) fail(nameField, 'is required: the event name a product usage metric bills, 1 to 255 characters');
+  if (!isText(eventName)) fail(errors, raw, index, nameField, 'is required: the event name a product usage metric bills, 1 to 255 characters');
 
   let ts = now;
   const time = e[timeField];
   if (time !== undefined) {
     const parsed = instant(time, times);
-    if (Number.isNaN(parsed)) fail(timeField, 'must be an RFC 3339 date-time with an offset, e.g. 2026-01-31T12:00:00Z');
-    else if (parsed < now - MAX_AGE_MS) fail(timeField, `is more than 35 days old (${time}); older usage is no longer accepted`);
-    else if (parsed > now + MAX_AHEAD_MS) fail(timeField, `lies more than 5 minutes in the future (${time}, now ${new Date(now).toISOString()})`);
+    if (Number.isNaN(parsed)) fail(errors, raw, index, timeField, 'must be an RFC 3339 date-time with an offset, e.g. 2026-01-31T12:00:00Z');
+    else if (parsed < now - MAX_AGE_MS) fail(errors, raw, index, timeField, `is more than 35 days old (${time}); older usage is no longer accepted`);
+    else if (parsed > now + MAX_AHEAD_MS) fail(errors, raw, index, timeField, `lies more than 5 minutes in the future (${time}, now ${new Date(now).toISOString()})`);
     else ts = parsed;
   }
 
   let ref: Ref | undefined;
   if (cloud) {
     if (isText(e.subject)) ref = { kind: 'subject', value: e.subject, field: 'subject' };
-    else fail('subject', 'is required: the id or number of the subscription or customer the usage belongs to');
+    else fail(errors, raw, index, 'subject', 'is required: the id or number of the subscription or customer the usage belongs to');
   } else {
     const bySubscription = e.subscription !== undefined;
     if (bySubscription === (e.customer !== undefined)) {
-      fail(bySubscription ? 'customer' : 'subscription', 'or customer (id or number) is required, exactly one of the two');
+      fail(errors, raw, index, bySubscription ? 'customer' : 'subscription', 'or customer (id or number) is required, exactly one of the two');
     } else {
       const kind = bySubscription ? 'subscription' : 'customer';
       if (isText(e[kind])) ref = { kind, value: e[kind], field: kind };
-      else fail(kind, 'must be an id or number, 1 to 255 characters');
+      else fail(errors, raw, index, kind, 'must be an id or number, 1 to 255 characters');
     }
   }
 
@@ -121,16 +126,16 @@ function check(raw: unknown, index: number, now: number, errors: IngestError[], 
   const props = e[propertiesField];
   if (props !== undefined) {
     if (props === null || typeof props !== 'object' || Array.isArray(props)) {
-      fail(propertiesField, 'must be an object of string or number values, e.g. {"tokens": 120, "model": "large"}');
+      fail(errors, raw, index, propertiesField, 'must be an object of string or number values, e.g. {"tokens": 120, "model": "large"}');
     } else {
       const given = props as Record<string, unknown>;
       const keys = Object.keys(given);
-      if (keys.length > MAX_PROPERTIES) fail(propertiesField, `holds ${keys.length} properties; at most ${MAX_PROPERTIES}`);
+      if (keys.length > MAX_PROPERTIES) fail(errors, raw, index, propertiesField, `holds ${keys.length} properties; at most ${MAX_PROPERTIES}`);
       for (const k of keys) {
         const v = given[k];
-        if (k.length > 255) fail(`${propertiesField}`, 'has a key longer than 255 characters');
+        if (k.length > 255) fail(errors, raw, index, `${propertiesField}`, 'has a key longer than 255 characters');
         else if (typeof v === 'number' ? !Number.isFinite(v) : typeof v !== 'string' || v.length > 255) {
-          fail(`${propertiesField}.${k}`, 'must be a string (at most 255 characters) or a finite number');
+          fail(errors, raw, index, `${propertiesField}.${k}`, 'must be a string (at most 255 characters) or a finite number');
         }
       }
       properties = JSON.stringify(props);
@@ -160,6 +165,9 @@ function instant(time: unknown, times: Map<string, number>): number {
 interface Meter {
   /** The latest end of an already invoiced interval (-Infinity: nothing billed yet). */
   billed: number;
+  /** Where its subscription's events go, on time and late (shared by the events). */
+  onTime: Placement;
+  late: Placement;
   metrics: Array<{ product: string; metric: UsageMetric }>;
   /** When its items meter it, [from, to) in milliseconds: from the item's start to its end. */
   spans: Array<{ from: number; to: number }>;
@@ -209,32 +217,63 @@ function badValue(meter: Meter, c: Checked): Refusal | undefined {
   return undefined;
 }
 
-/** Memoised lookups of one batch: its events name the same subscriptions and customers again and again. */
-class Lookups {
-  private readonly subscriptions = new Map<string, Promise<SubscriptionRecord | undefined>>();
-  private readonly customers = new Map<string, Promise<Customer | undefined>>();
-  private readonly active = new Map<string, Promise<string[]>>();
-  private readonly meters = new Map<string, Promise<Meters>>();
+/** A subscription an event may count for, with what its products meter. */
+interface Metered {
+  subscription: SubscriptionRecord;
+  meters: Meters;
+  /** Where its events that no item meters go (shared by the events). */
+  unmatched: Placement;
+}
+
+/**
+ * What a reference names, as the unit's events address it: a subscription, or a customer with its
+ * active subscriptions (a `subject` may name either), or nothing.
+ */
+type Target = { subscription: Metered } | { customer: Customer; active: Metered[] } | undefined;
+
+/**
+ * The targets of a unit's references, each looked up once: a batch's events name the same
+ * subscriptions and customers again and again. `resolve` loads them all before any event is placed,
+ * so that placing an event is a synchronous look at what was loaded.
+ */
+class Targets {
+  private readonly targets = { subscription: new Map<string, Target>(), customer: new Map<string, Target>(), subject: new Map<string, Target>() };
+  private readonly metered = new Map<string, Promise<Metered>>();
 
   constructor(
     private readonly tx: Tx,
     private readonly org: string,
   ) {}
 
-  subscription(ref: string) {
-    return memo(this.subscriptions, ref, () => findSubscription(this.tx, this.org, ref));
+  async resolve(refs: Iterable<Ref>): Promise<void> {
+    for (const { kind, value } of refs) {
+      const known = this.targets[kind];
+      if (!known.has(value)) known.set(value, await this.load(kind, value));
+    }
   }
 
-  customer(ref: string) {
-    return memo(this.customers, ref, () => findCustomer(this.tx, this.org, ref));
+  of(ref: Ref): Target {
+    return this.targets[ref.kind].get(ref.value);
   }
 
-  activeSubscriptions(customerId: string) {
-    return memo(this.active, customerId, () => this.tx.usageEvents.activeSubscriptionsOf(this.org, customerId));
+  private async load(kind: Ref['kind'], value: string): Promise<Target> {
+    if (kind !== 'customer') {
+      const subscription = await findSubscription(this.tx, this.org, value);
+      if (subscription) return { subscription: await this.meteredOf(subscription) };
+      if (kind === 'subscription') return undefined;
+    }
+    const customer = await findCustomer(this.tx, this.org, value);
+    if (!customer) return undefined;
+    const active: Metered[] = [];
+    for (const id of await this.tx.usageEvents.activeSubscriptionsOf(this.org, customer.id)) {
+      const subscription = await findSubscription(this.tx, this.org, id);
+      if (subscription) active.push(await this.meteredOf(subscription));
+    }
+    return { customer, active };
   }
 
-  metersOf(record: SubscriptionRecord) {
-    return memo(this.meters, record.id, async () => {
+  private meteredOf(record: SubscriptionRecord): Promise<Metered> {
+    return memo(this.metered, record.id, async () => {
       const meters: Meters = new Map();
       const started = record.status !== 'draft' && record.status !== 'offer';
       const start = record.startDate ?? record.activatedAt;
@@ -248,51 +287,49 @@ class Lookups {
             }
           : { from: Number.NEGATIVE_INFINITY, to: Number.POSITIVE_INFINITY };
         const meter = meters.get(m.metric.eventName);
-        if (!meter) meters.set(m.metric.eventName, { billed, metrics: [{ product: m.product, metric: m.metric }], spans: [span] });
+        if (!meter) meters.set(m.metric.eventName, { billed, onTime: placement(record, false), late: placement(record, true), metrics: [{ product: m.product, metric: m.metric }], spans: [span] });
         else {
           meter.billed = Math.max(meter.billed, billed);
           meter.metrics.push({ product: m.product, metric: m.metric });
           meter.spans.push(span);
         }
       }
-      return meters;
+      return { subscription: record, meters, unmatched: { rows: [{ subscriptionId: record.id, late: false }], customerId: record.customerId, unmatched: true } };
     });
   }
 }
 
 /** Where an event goes: one row per subscription it counts for, or one unmatched row. */
 interface Placement {
-  rows: Array<{ subscriptionId: string | null; late: boolean }>;
-  customerId: string;
-  unmatched: boolean;
+  readonly rows: ReadonlyArray<{ readonly subscriptionId: string | null; readonly late: boolean }>;
+  readonly customerId: string;
+  readonly unmatched: boolean;
 }
 
-async function place(lookups: Lookups, c: Checked): Promise<Placement | Refusal> {
+/** A matched event of the subscription, on time or late. */
+const placement = (record: SubscriptionRecord, late: boolean): Placement => ({ rows: [{ subscriptionId: record.id, late }], customerId: record.customerId, unmatched: false });
+
+function place(target: Target, c: Checked): Placement | Refusal {
   const { ref } = c;
-  let subscription: SubscriptionRecord | undefined;
-  let customer: Customer | undefined;
-  if (ref.kind !== 'customer') subscription = await lookups.subscription(ref.value);
-  if (!subscription && ref.kind !== 'subscription') customer = await lookups.customer(ref.value);
-  if (subscription) {
-    const meter = (await lookups.metersOf(subscription)).get(c.eventName);
-    if (meter === undefined || !covers(meter, c.ts)) return { rows: [{ subscriptionId: subscription.id, late: false }], customerId: subscription.customerId, unmatched: true };
-    return badValue(meter, c) ?? { rows: [{ subscriptionId: subscription.id, late: c.ts < meter.billed }], customerId: subscription.customerId, unmatched: false };
+  if (target && 'subscription' in target) {
+    const meter = target.subscription.meters.get(c.eventName);
+    if (meter === undefined || !covers(meter, c.ts)) return target.subscription.unmatched;
+    return badValue(meter, c) ?? (c.ts < meter.billed ? meter.late : meter.onTime);
   }
-  if (!customer) {
+  if (!target) {
     const what = ref.kind === 'subscription' ? 'a subscription' : ref.kind === 'customer' ? 'a customer' : 'a subscription or a customer';
     return { field: ref.field, message: `'${ref.value}' is neither the id nor the number of ${what}; use one from list_subscriptions or list_customers` };
   }
-  const rows: Placement['rows'] = [];
-  for (const id of await lookups.activeSubscriptions(customer.id)) {
-    const active = (await lookups.subscription(id))!;
-    const meter = (await lookups.metersOf(active)).get(c.eventName);
+  const rows: Array<Placement['rows'][number]> = [];
+  for (const { subscription, meters } of target.active) {
+    const meter = meters.get(c.eventName);
     if (meter === undefined || !covers(meter, c.ts)) continue;
     const refusal = badValue(meter, c);
     if (refusal) return refusal;
-    rows.push({ subscriptionId: id, late: c.ts < meter.billed });
+    rows.push({ subscriptionId: subscription.id, late: c.ts < meter.billed });
   }
-  if (rows.length === 0) return { rows: [{ subscriptionId: null, late: false }], customerId: customer.id, unmatched: true };
-  return { rows, customerId: customer.id, unmatched: false };
+  if (rows.length === 0) return { rows: [{ subscriptionId: null, late: false }], customerId: target.customer.id, unmatched: true };
+  return { rows, customerId: target.customer.id, unmatched: false };
 }
 
 /** One call of POST /usage-events. */
@@ -320,24 +357,29 @@ interface Sorted {
  */
 export async function ingestUsageEventCalls(tx: Tx, org: string, calls: readonly IngestCall[], now: Date): Promise<Array<IngestResult | AppError>> {
   const clock = now.getTime();
-  const lookups = new Lookups(tx, org);
   const times = new Map<string, number>();
+  const checked = calls.map(({ events }) => {
+    const errors: IngestError[] = [];
+    return { errors, events: events.map((raw, i) => check(raw, i, clock, errors, times)) };
+  });
+  const targets = new Targets(tx, org);
+  await targets.resolve(checked.flatMap((call) => call.events.flatMap((c) => (c ? [c.ref] : []))));
   /** Ids the unit stores or claims, over the calls sorted so far. */
   const seen = new Set<string>();
   const sorted: Array<Sorted | AppError> = [];
-  for (const { events, atomic } of calls) {
-    const errors: IngestError[] = [];
+  for (const [n, { events, errors }] of checked.entries()) {
     const mine = new Set<string>();
     const placed: Sorted['placed'] = [];
     let duplicates = 0;
+    const checkErrors = errors.length;
     for (let i = 0; i < events.length; i++) {
-      const c = check(events[i], i, clock, errors, times);
+      const c = events[i];
       if (!c) continue;
       if (seen.has(c.id) || mine.has(c.id)) {
         duplicates += 1;
         continue;
       }
-      const placement = await place(lookups, c);
+      const placement = place(targets.of(c.ref), c);
       if ('message' in placement) {
         errors.push({ index: i, id: c.id, propertyPath: `events[${i}].${placement.field}`, message: `events[${i}].${placement.field} ${placement.message}` });
         continue;
@@ -345,11 +387,13 @@ export async function ingestUsageEventCalls(tx: Tx, org: string, calls: readonly
       mine.add(c.id);
       placed.push({ event: c, placement });
     }
-    if (atomic && errors.length) {
+    // In the order of the events: the checks of all came first.
+    if (checkErrors && errors.length > checkErrors) errors.sort((a, b) => a.index - b.index);
+    if (calls[n]!.atomic && errors.length) {
       sorted.push(invalidMany(errors.map((e) => ({ propertyPath: e.propertyPath, message: e.message, code: 'invalid_event' }) satisfies Violation)));
       continue;
     }
-    for (const id of mine) seen.add(id);
+    if (n < checked.length - 1) for (const id of mine) seen.add(id);
     sorted.push({ placed, errors, duplicates });
   }
 

@@ -25,9 +25,19 @@ export interface InputFault {
   message: string;
 }
 
+/** A value the walk has still to look into, and where it is: its parent's entry and its key there. */
 interface Entry {
   value: object;
-  path: PropertyKey[];
+  parent: Entry | undefined;
+  key: PropertyKey;
+  depth: number;
+}
+
+/** The path from the root to an entry's value (built only for a fault: the walk allocates no paths). */
+function pathOf(entry: Entry | undefined): PropertyKey[] {
+  const path: PropertyKey[] = [];
+  for (let e = entry; e?.parent; e = e.parent) path.push(e.key);
+  return path.reverse();
 }
 
 const RESERVED_LIST = [...RESERVED_KEYS].join(', ');
@@ -62,33 +72,35 @@ function nul(path: PropertyKey[], inKey: boolean): InputFault {
  */
 export function findInputFault(value: unknown, skip?: unknown): InputFault | undefined {
   if (value === null || typeof value !== 'object') return undefined;
-  const queue: Entry[] = [{ value, path: [] }];
+  const queue: Array<Entry | undefined> = [{ value, parent: undefined, key: '', depth: 0 }];
   let seen = 1;
   for (let head = 0; head < queue.length; head++) {
-    const { value: current, path } = queue[head]!;
-    queue[head] = undefined as never;
+    const entry = queue[head]!;
+    queue[head] = undefined;
+    const current = entry.value;
     const isArray = Array.isArray(current);
     const proto: unknown = Reflect.getPrototypeOf(current);
-    if (proto !== null && proto !== (isArray ? Array.prototype : Object.prototype)) return reserved([...path, '__proto__'], '__proto__');
-    if (path.length >= MAX_INPUT_DEPTH) {
+    if (proto !== null && proto !== (isArray ? Array.prototype : Object.prototype)) return reserved([...pathOf(entry), '__proto__'], '__proto__');
+    if (entry.depth >= MAX_INPUT_DEPTH) {
+      const path = pathOf(entry);
       return { path, code: 'too_deep', message: `${propertyPath(path)} is nested deeper than ${MAX_INPUT_DEPTH} levels of objects and arrays` };
     }
     for (const key of Object.keys(current)) {
-      if (RESERVED_KEYS.has(key)) return reserved([...path, key], key);
+      if (RESERVED_KEYS.has(key)) return reserved([...pathOf(entry), key], key);
       const child: unknown = (current as Record<string, unknown>)[key];
-      if (key.includes('\u0000')) return nul(childPath(path, key, isArray), true);
-      if (typeof child === 'string' && child.includes('\u0000')) return nul(childPath(path, key, isArray), false);
+      if (key.includes('\u0000')) return nul(childPath(entry, key, isArray), true);
+      if (typeof child === 'string' && child.includes('\u0000')) return nul(childPath(entry, key, isArray), false);
       if (++seen > MAX_INPUT_VALUES) {
         return { path: [], code: 'too_many_values', message: `The input holds more than ${MAX_INPUT_VALUES} values` };
       }
-      if (child !== null && typeof child === 'object' && child !== skip) queue.push({ value: child, path: childPath(path, key, isArray) });
+      if (child !== null && typeof child === 'object' && child !== skip) queue.push({ value: child, parent: entry, key: isArray ? Number(key) : key, depth: entry.depth + 1 });
     }
   }
   return undefined;
 }
 
-/** The path of the value at `key` (an index of an array as a number). */
-const childPath = (path: PropertyKey[], key: string, isArray: boolean): PropertyKey[] => [...path, isArray ? Number(key) : key];
+/** The path of the value at `key` of the entry's value (an index of an array as a number). */
+const childPath = (entry: Entry, key: string, isArray: boolean): PropertyKey[] => [...pathOf(entry), isArray ? Number(key) : key];
 
 export function faultViolation(fault: InputFault): Violation {
   return { propertyPath: propertyPath(fault.path), message: fault.message, code: fault.code };
