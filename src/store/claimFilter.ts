@@ -180,12 +180,13 @@ export const DEFAULT_CLAIM_SIZES: ClaimSizes = { bucketSpan: 65_536, maxSegment:
  *
  * Beside them, the hashes of the ids this process claimed in each organisation's open bucket, so
  * that closing it need not read and hash the bucket's ids again: used only while they are all of the
- * bucket's claims (`pendingOf`, checked against the bucket's count), and forgotten whenever a unit
- * of the store does not commit (`forgetPending`), so that they never hold a claim that was undone.
+ * bucket's claims (`pendingOf`: this store's units took every arrival number the bucket spans), and
+ * forgotten whenever a unit of the store does not commit (`forgetPending`), so that they never hold a
+ * claim that was undone.
  */
 export class ClaimFilterCache {
   private readonly orgs = new Map<string, { segments: Segment[]; below: number }>();
-  private readonly pending = new Map<string, { bucket: number; hashes: IdHash[] }>();
+  private readonly pending = new Map<string, { bucket: number; numbers: number; hashes: IdHash[] }>();
 
   constructor(readonly sizes: ClaimSizes = DEFAULT_CLAIM_SIZES) {}
 
@@ -235,17 +236,31 @@ export class ClaimFilterCache {
     return Math.max(4 * this.sizes.bucketSpan, Math.min(this.sizes.maxSegment, closedClaims), bucketClaims);
   }
 
+  /** Notes that a unit of this store took `count` arrival numbers of the organisation's open bucket `bucket`. */
+  reserved(org: string, bucket: number, count: number): void {
+    this.pendingIn(org, bucket).numbers += count;
+  }
+
   /** Notes ids claimed in the organisation's open bucket `bucket` by a unit of this store. */
   claimed(org: string, bucket: number, hashes: readonly IdHash[]): void {
-    let p = this.pending.get(org);
-    if (!p || p.bucket !== bucket) this.pending.set(org, (p = { bucket, hashes: [] }));
+    const p = this.pendingIn(org, bucket);
     for (const h of hashes) p.hashes.push(h);
   }
 
-  /** The hashes noted for the organisation's bucket `bucket` since this store last forgot them. */
-  pendingOf(org: string, bucket: number): readonly IdHash[] | undefined {
+  private pendingIn(org: string, bucket: number) {
+    let p = this.pending.get(org);
+    if (!p || p.bucket !== bucket) this.pending.set(org, (p = { bucket, numbers: 0, hashes: [] }));
+    return p;
+  }
+
+  /**
+   * The hashes of every id claimed in the organisation's bucket `bucket`, which spans `numbers`
+   * arrival numbers, when this store's units took all of them since it last forgot what it noted
+   * (so no other store or instance claimed any); otherwise undefined.
+   */
+  pendingOf(org: string, bucket: number, numbers: number): readonly IdHash[] | undefined {
     const p = this.pending.get(org);
-    return p?.bucket === bucket ? p.hashes : undefined;
+    return p?.bucket === bucket && p.numbers === numbers ? p.hashes : undefined;
   }
 
   /** A unit did not commit: what it noted may have been undone. */

@@ -152,6 +152,7 @@ export class SqlUsageEventRepo implements UsageEventRepo {
       org,
       count,
     )) as { last: number; bucket: number; from: number };
+    this.filters.reserved(org, r.bucket, count);
     return { first: r.last - count + 1, last: r.last, bucket: r.bucket, bucketFrom: r.from };
   }
 
@@ -214,7 +215,7 @@ export class SqlUsageEventRepo implements UsageEventRepo {
     }
     if (!claimed.size) return claimed;
     this.filters.claimed(org, reserved.bucket, noted);
-    if (reserved.last - reserved.bucketFrom + 1 >= this.filters.sizes.bucketSpan) await this.closeBucket(org, reserved.bucket, reserved.last, segments);
+    if (reserved.last - reserved.bucketFrom + 1 >= this.filters.sizes.bucketSpan) await this.closeBucket(org, reserved.bucket, reserved.bucketFrom, reserved.last, segments);
     return claimed;
   }
 
@@ -250,8 +251,8 @@ export class SqlUsageEventRepo implements UsageEventRepo {
    * buckets' hashes dropped) and the bucket opens the next one. The arrival numbers after `last`
    * open the next bucket. Nothing in the cache changes: the next unit reads what this one stored.
    */
-  private async closeBucket(org: string, bucket: number, last: number, segments: readonly Segment[]): Promise<void> {
-    const hashes = await this.bucketHashes(org, bucket);
+  private async closeBucket(org: string, bucket: number, from: number, last: number, segments: readonly Segment[]): Promise<void> {
+    const hashes = await this.bucketHashes(org, bucket, last - from + 1);
     const latest = segments[segments.length - 1];
     const open = latest && !latest.sealed ? latest : undefined;
     let segment: { segment: number; capacity: number };
@@ -284,15 +285,12 @@ export class SqlUsageEventRepo implements UsageEventRepo {
   }
 
   /**
-   * The hashes of the bucket's ids: those this store noted as it claimed them when they are all of
-   * the bucket's (as many as it counts), else its ids read and hashed.
+   * The hashes of the ids of the bucket (of `numbers` arrival numbers): those this store noted as it
+   * claimed them when its units took all of the bucket's numbers, else its ids read and hashed.
    */
-  private async bucketHashes(org: string, bucket: number): Promise<readonly IdHash[]> {
-    const noted = this.filters.pendingOf(org, bucket);
-    if (noted) {
-      const counted = await this.sql.get<{ n: number }>('SELECT count(*) AS n FROM usage_events WHERE organisation_id = ? AND claim_bucket = ? AND target = 0', org, bucket);
-      if (Number(counted?.n) === noted.length) return noted;
-    }
+  private async bucketHashes(org: string, bucket: number, numbers: number): Promise<readonly IdHash[]> {
+    const noted = this.filters.pendingOf(org, bucket, numbers);
+    if (noted) return noted;
     return (await this.sql.column<string>('SELECT event_id FROM usage_events WHERE organisation_id = ? AND claim_bucket = ? AND target = 0', org, bucket)).map(hashId);
   }
 
