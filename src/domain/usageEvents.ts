@@ -245,10 +245,12 @@ class Targets {
     private readonly org: string,
   ) {}
 
-  async resolve(refs: Iterable<Ref>): Promise<void> {
-    for (const { kind, value } of refs) {
-      const known = this.targets[kind];
-      if (!known.has(value)) known.set(value, await this.load(kind, value));
+  /** Loads the targets of the events' references (`undefined`: an event that failed its checks). */
+  async resolve(events: ReadonlyArray<Checked | undefined>): Promise<void> {
+    for (const c of events) {
+      if (!c) continue;
+      const known = this.targets[c.ref.kind];
+      if (!known.has(c.ref.value)) known.set(c.ref.value, await this.load(c.ref.kind, c.ref.value));
     }
   }
 
@@ -363,7 +365,7 @@ export async function ingestUsageEventCalls(tx: Tx, org: string, calls: readonly
     return { errors, events: events.map((raw, i) => check(raw, i, clock, errors, times)) };
   });
   const targets = new Targets(tx, org);
-  await targets.resolve(checked.flatMap((call) => call.events.flatMap((c) => (c ? [c.ref] : []))));
+  for (const call of checked) await targets.resolve(call.events);
   /** Ids the unit stores or claims, over the calls sorted so far. */
   const seen = new Set<string>();
   const sorted: Array<Sorted | AppError> = [];
@@ -397,7 +399,9 @@ export async function ingestUsageEventCalls(tx: Tx, org: string, calls: readonly
     sorted.push({ placed, errors, duplicates });
   }
 
-  const claimed = await storeEvents(tx, org, sorted.flatMap((s) => (s instanceof AppError ? [] : s.placed)), clock);
+  const stored: Sorted['placed'] = [];
+  for (const s of sorted) if (!(s instanceof AppError)) for (const p of s.placed) stored.push(p);
+  const claimed = await storeEvents(tx, org, stored, clock);
   return sorted.map((s) => {
     if (s instanceof AppError) return s;
     let accepted = 0;
