@@ -366,7 +366,7 @@ export async function ingestUsageEventCalls(tx: Tx, org: string, calls: readonly
   });
   const targets = new Targets(tx, org);
   for (const call of checked) await targets.resolve(call.events);
-  /** Ids the unit stores or claims, over the calls sorted so far. */
+  /** Ids the unit stores or claims, over the calls sorted so far (the last call's are not added: no call follows). */
   const seen = new Set<string>();
   const sorted: Array<Sorted | AppError> = [];
   for (const [n, { events, errors }] of checked.entries()) {
