@@ -9,8 +9,25 @@ import { AppError } from '../src/errors.js';
 import { openDatabase, SCHEMA_VERSION, SqliteStore } from '../src/store/sqlite.js';
 import { Checkpointer } from '../src/store/checkpointer.js';
 import { WalSync } from '../src/store/walSync.js';
+import { SqliteSql } from '../src/store/sqliteSql.js';
 
 describe('SQLite store', () => {
+  it('reads rows as better-sqlite3 makes them, from its raw values: every column by name, the later of two of a name, a __proto__ column as an own key, the columns the schema has now', async () => {
+    const db = new Database(':memory:');
+    const sql = new SqliteSql(db);
+    db.exec("CREATE TABLE t (a INTEGER, b TEXT, c BLOB); INSERT INTO t VALUES (1, 'one', x'01'), (2, NULL, NULL)");
+    expect(await sql.all('SELECT * FROM t ORDER BY a')).toEqual(db.prepare('SELECT * FROM t ORDER BY a').all());
+    expect(await sql.get('SELECT * FROM t WHERE a = ?', 2)).toEqual({ a: 2, b: null, c: null });
+    expect(await sql.get('SELECT * FROM t WHERE a = ?', 3)).toBeUndefined();
+    expect(await sql.get("SELECT a AS x, b AS x FROM t WHERE a = 1")).toEqual({ x: 'one' });
+    const odd = (await sql.get<Record<string, unknown>>('SELECT a AS "__proto__", b AS "a b" FROM t WHERE a = 1'))!;
+    expect(Object.getPrototypeOf(odd)).toBe(Object.prototype);
+    expect(JSON.stringify(odd)).toBe('{"__proto__":1,"a b":"one"}');
+    db.exec("ALTER TABLE t ADD COLUMN d TEXT DEFAULT 'new'");
+    expect(await sql.get('SELECT * FROM t WHERE a = ?', 2)).toEqual({ a: 2, b: null, c: null, d: 'new' });
+    db.close();
+  });
+
   const file = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'billing-store-')), 'db.sqlite');
 
   it('opens in WAL mode with foreign keys on, every migration applied, and full sync by default', () => {
