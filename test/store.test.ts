@@ -12,13 +12,14 @@ import { WalSync } from '../src/store/walSync.js';
 import { SqliteSql } from '../src/store/sqliteSql.js';
 
 describe('SQLite store', () => {
-  it('reads rows as better-sqlite3 makes them, from its raw values: every column by name, the later of two of a name, a __proto__ column as an own key, the columns the schema has now', async () => {
+  it('reads rows as better-sqlite3 makes them, from its raw values: every column by name, exact integers as bigints, the later of two of a name, a __proto__ column as an own key, the columns the schema has now', async () => {
     const db = new Database(':memory:');
     const sql = new SqliteSql(db);
     db.exec("CREATE TABLE t (a INTEGER, b TEXT, c BLOB); INSERT INTO t VALUES (1, 'one', x'01'), (2, NULL, NULL)");
     expect(await sql.all('SELECT * FROM t ORDER BY a')).toEqual(db.prepare('SELECT * FROM t ORDER BY a').all());
     expect(await sql.get('SELECT * FROM t WHERE a = ?', 2)).toEqual({ a: 2, b: null, c: null });
     expect(await sql.get('SELECT * FROM t WHERE a = ?', 3)).toBeUndefined();
+    expect(await sql.allExact('SELECT a, b FROM t ORDER BY a')).toEqual([{ a: 1n, b: 'one' }, { a: 2n, b: null }]);
     expect(await sql.get("SELECT a AS x, b AS x FROM t WHERE a = 1")).toEqual({ x: 'one' });
     const odd = (await sql.get<Record<string, unknown>>('SELECT a AS "__proto__", b AS "a b" FROM t WHERE a = 1'))!;
     expect(Object.getPrototypeOf(odd)).toBe(Object.prototype);

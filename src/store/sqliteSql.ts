@@ -34,7 +34,7 @@ export class SqliteSql extends Sql {
   readonly dialect = 'sqlite';
   private readonly cache = new Map<string, Database.Statement>();
   private readonly readers = new Map<string, Reader>();
-  private readonly exactCache = new Map<string, Database.Statement>();
+  private readonly exactReaders = new Map<string, Reader>();
   private readonly columnCache = new Map<string, Database.Statement>();
 
   constructor(readonly db: Database.Database) {
@@ -50,14 +50,18 @@ export class SqliteSql extends Sql {
     return s;
   }
 
-  /** The reader of a query, its rows read as arrays of values and made into objects by `rowMaker`. */
-  private reader(sql: string): Reader {
-    let r = this.readers.get(sql);
+  /**
+   * The reader of a query, its rows read as arrays of values and made into objects by `rowMaker`;
+   * `exact`: its integers read as bigints.
+   */
+  private reader(sql: string, exact = false): Reader {
+    const readers = exact ? this.exactReaders : this.readers;
+    let r = readers.get(sql);
     if (!r) {
-      const stmt = this.db.prepare(sql).raw(true);
+      const stmt = this.db.prepare(sql).safeIntegers(exact).raw(true);
       const names = stmt.columns().map((c) => c.name);
       r = { stmt, row: rowMaker(names), columns: names.length };
-      this.readers.set(sql, r);
+      readers.set(sql, r);
     }
     return r;
   }
@@ -79,7 +83,10 @@ export class SqliteSql extends Sql {
   }
 
   async all<T>(sql: string, ...params: Params): Promise<T[]> {
-    const r = this.reader(sql);
+    return this.rowsOf(this.reader(sql), params);
+  }
+
+  private rowsOf<T>(r: Reader, params: Params): T[] {
     const rows = r.stmt.all(...params) as unknown[][];
     const out = new Array<T>(rows.length);
     for (let i = 0; i < rows.length; i++) out[i] = this.rowOf(r, rows[i]!) as T;
@@ -100,11 +107,6 @@ export class SqliteSql extends Sql {
   }
 
   async allExact<T>(sql: string, ...params: Params): Promise<T[]> {
-    let s = this.exactCache.get(sql);
-    if (!s) {
-      s = this.db.prepare(sql).safeIntegers(true);
-      this.exactCache.set(sql, s);
-    }
-    return s.all(...params) as T[];
+    return this.rowsOf(this.reader(sql, true), params);
   }
 }
