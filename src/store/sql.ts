@@ -22,6 +22,23 @@ const ROWS_PER_INSERT = 32;
 export abstract class Sql {
   abstract readonly dialect: Dialect;
 
+  /**
+   * The statement texts `insert`, `insertMany` and `update` wrote, by kind and table, for each column
+   * list: the same text string every call, so that neither the text is built again nor the engine's
+   * statement cache hashes and compares a new string of a thousand characters for every row written.
+   */
+  private readonly texts = new Map<string, Array<{ columns: readonly string[]; texts: string[] }>>();
+
+  /** The text `write(columns)` makes for `variant` (e.g. a row count) of the statement `key` over `columns`, written once. */
+  private textOf(key: string, columns: readonly string[], variant: number, write: () => string): string {
+    let known = this.texts.get(key);
+    if (!known) this.texts.set(key, (known = []));
+    // Column names from Object.keys are internalised strings: comparing them compares pointers.
+    let entry = known.find((e) => e.columns.length === columns.length && e.columns.every((c, i) => c === columns[i]));
+    if (!entry) known.push((entry = { columns, texts: [] }));
+    return (entry.texts[variant] ??= write());
+  }
+
   abstract get<T>(sql: string, ...params: Params): Promise<T | undefined>;
 
   abstract all<T>(sql: string, ...params: Params): Promise<T[]>;
@@ -44,10 +61,8 @@ export abstract class Sql {
   /** INSERT of one row given as column → value (the statement is cached per table and column list). */
   insert(table: string, row: Record<string, unknown>): Promise<RunResult> {
     const columns = Object.keys(row);
-    return this.run(
-      `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
-      ...Object.values(row),
-    );
+    const text = this.textOf(`insert ${table}`, columns, 0, () => `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
+    return this.run(text, ...Object.values(row));
   }
 
   /**
@@ -58,18 +73,19 @@ export abstract class Sql {
   async insertMany(table: string, rows: ReadonlyArray<Record<string, unknown>>, suffix = ''): Promise<number> {
     if (rows.length === 0) return 0;
     const columns = Object.keys(rows[0]!);
-    const tuple = `(${columns.map(() => '?').join(', ')})`;
     let changes = 0;
     for (let i = 0; i < rows.length; ) {
       const size = this.chunkSize(rows.length - i, columns.length);
-      const chunk = rows.slice(i, i + size);
-      i += size;
-      changes += (
-        await this.run(
-          `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${chunk.map(() => tuple).join(', ')} ${suffix}`,
-          ...chunk.flatMap((r) => columns.map((c) => r[c])),
-        )
-      ).changes;
+      const text = this.textOf(`insertMany ${table} ${suffix}`, columns, size, () => {
+        const tuple = `(${columns.map(() => '?').join(', ')})`;
+        return `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${Array.from({ length: size }, () => tuple).join(', ')} ${suffix}`;
+      });
+      const params: unknown[] = [];
+      for (const end = i + size; i < end; i++) {
+        const row = rows[i]!;
+        for (const c of columns) params.push(row[c]);
+      }
+      changes += (await this.run(text, ...params)).changes;
     }
     return changes;
   }
@@ -82,12 +98,8 @@ export abstract class Sql {
   /** UPDATE of the given columns of one organisation's row by id. */
   update(table: string, org: string, id: string, row: Record<string, unknown>): Promise<RunResult> {
     const columns = Object.keys(row);
-    return this.run(
-      `UPDATE ${table} SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE organisation_id = ? AND id = ?`,
-      ...Object.values(row),
-      org,
-      id,
-    );
+    const text = this.textOf(`update ${table}`, columns, 0, () => `UPDATE ${table} SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE organisation_id = ? AND id = ?`);
+    return this.run(text, ...Object.values(row), org, id);
   }
 
   /**
