@@ -199,7 +199,8 @@ function flatParts(state: ItemState, period: BillingPeriod, at: (instant: string
  */
 class Calendar {
   private readonly instants = new Map<string, DateTime>();
-  private readonly periods = new Map<string, BillingPeriod | undefined>();
+  /** By the terms' key (one string per item state), then by the cursor's milliseconds; null: no period. */
+  private readonly periods = new Map<string, Map<number, BillingPeriod | null>>();
   private readonly isos = new Map<number, string>();
 
   constructor(private readonly zone: Zone) {}
@@ -225,11 +226,15 @@ class Calendar {
 
   /** `periodFrom` of the item's terms. */
   period(state: ItemState, cursor: DateTime): BillingPeriod | undefined {
-    const key = `${state.termsKey} ${cursor.toMillis()}`;
-    if (this.periods.has(key)) return this.periods.get(key);
-    const p = periodFrom(state.terms, cursor);
-    this.periods.set(key, p);
-    return p;
+    let byCursor = this.periods.get(state.termsKey);
+    if (!byCursor) this.periods.set(state.termsKey, (byCursor = new Map()));
+    const ms = cursor.toMillis();
+    let p = byCursor.get(ms);
+    if (p === undefined) {
+      p = periodFrom(state.terms, cursor) ?? null;
+      byCursor.set(ms, p);
+    }
+    return p ?? undefined;
   }
 
   /** `nextBillingDate` of the item's terms, as it stands (`state.item`, with its quantity changes). */
