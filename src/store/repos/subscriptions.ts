@@ -176,6 +176,14 @@ const itemColumns = (i: ItemRecord) => ({
   updated_at: i.updatedAt,
 });
 
+/** The statement that moves `size` items' billing on, one text per size (the statement cache then finds it without comparing a new text). */
+const itemsBillingUpdate = (size: number) =>
+  `UPDATE subscription_items SET last_billed_at = v.column2, last_billed_from = v.column3, last_billed_to = v.column4,
+     next_billing_at = v.column5, updated_at = v.column6
+     FROM (VALUES ${Array.from({ length: size }, () => '(?, ?, ?, ?, ?, ?)').join(', ')}) AS v
+    WHERE subscription_items.id = v.column1 AND subscription_items.organisation_id = ?`;
+const ITEMS_BILLING_UPDATES = new Map<number, string>();
+
 export class SqlSubscriptionRepo implements SubscriptionRepo {
   constructor(private readonly sql: Sql) {}
 
@@ -280,16 +288,16 @@ export class SqlSubscriptionRepo implements SubscriptionRepo {
 
   async updateItemsBilling(org: string, progress: readonly ItemBillingProgress[]): Promise<void> {
     // Up to 32 items a statement (a subscription's, usually all at once): few statement variants to cache.
-    for (let i = 0; i < progress.length; i += 32) {
-      const chunk = progress.slice(i, i + 32);
-      await this.sql.run(
-        `UPDATE subscription_items SET last_billed_at = v.column2, last_billed_from = v.column3, last_billed_to = v.column4,
-           next_billing_at = v.column5, updated_at = v.column6
-           FROM (VALUES ${chunk.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}) AS v
-          WHERE subscription_items.id = v.column1 AND subscription_items.organisation_id = ?`,
-        ...chunk.flatMap((p) => [p.id, p.lastBilledAt, p.lastBilledFrom, p.lastBilledTo, p.nextBillingAt, p.updatedAt]),
-        org,
-      );
+    for (let i = 0; i < progress.length; ) {
+      const size = Math.min(32, progress.length - i);
+      const params: unknown[] = [];
+      for (const end = i + size; i < end; i++) {
+        const p = progress[i]!;
+        params.push(p.id, p.lastBilledAt, p.lastBilledFrom, p.lastBilledTo, p.nextBillingAt, p.updatedAt);
+      }
+      let text = ITEMS_BILLING_UPDATES.get(size);
+      if (!text) ITEMS_BILLING_UPDATES.set(size, (text = itemsBillingUpdate(size)));
+      await this.sql.run(text, ...params, org);
     }
   }
 
