@@ -23,14 +23,18 @@ export abstract class Sql {
   abstract readonly dialect: Dialect;
 
   /**
-   * The statement texts `insert`, `insertMany` and `update` wrote, by kind and table, for each column
-   * list: the same text string every call, so that neither the text is built again nor the engine's
-   * statement cache hashes and compares a new string of a thousand characters for every row written.
+   * Statement texts built from their shape (`insert`, `insertMany`, `update`, a repository's
+   * multi-row statement), by key and column list: the same text string every call, so that neither
+   * the text is built again nor the engine's statement cache hashes and compares a new string of a
+   * thousand characters for every row written.
    */
   private readonly texts = new Map<string, Array<{ columns: readonly string[]; texts: string[] }>>();
 
-  /** The text `write(columns)` makes for `variant` (e.g. a row count) of the statement `key` over `columns`, written once. */
-  private textOf(key: string, columns: readonly string[], variant: number, write: () => string): string {
+  /**
+   * The text `write()` makes for `variant` (e.g. a row count) of the statement `key` over `columns`
+   * (none when the key alone says the shape), written once.
+   */
+  textOf(key: string, columns: readonly string[], variant: number, write: () => string): string {
     let known = this.texts.get(key);
     if (!known) this.texts.set(key, (known = []));
     // Column names from Object.keys are internalised strings: comparing them compares pointers.

@@ -176,13 +176,12 @@ const itemColumns = (i: ItemRecord) => ({
   updated_at: i.updatedAt,
 });
 
-/** The statement that moves `size` items' billing on, one text per size (the statement cache then finds it without comparing a new text). */
+/** The statement that moves `size` items' billing on. */
 const itemsBillingUpdate = (size: number) =>
   `UPDATE subscription_items SET last_billed_at = v.column2, last_billed_from = v.column3, last_billed_to = v.column4,
      next_billing_at = v.column5, updated_at = v.column6
      FROM (VALUES ${Array.from({ length: size }, () => '(?, ?, ?, ?, ?, ?)').join(', ')}) AS v
     WHERE subscription_items.id = v.column1 AND subscription_items.organisation_id = ?`;
-const ITEMS_BILLING_UPDATES = new Map<number, string>();
 
 export class SqlSubscriptionRepo implements SubscriptionRepo {
   constructor(private readonly sql: Sql) {}
@@ -295,9 +294,7 @@ export class SqlSubscriptionRepo implements SubscriptionRepo {
         const p = progress[i]!;
         params.push(p.id, p.lastBilledAt, p.lastBilledFrom, p.lastBilledTo, p.nextBillingAt, p.updatedAt);
       }
-      let text = ITEMS_BILLING_UPDATES.get(size);
-      if (!text) ITEMS_BILLING_UPDATES.set(size, (text = itemsBillingUpdate(size)));
-      await this.sql.run(text, ...params, org);
+      await this.sql.run(this.sql.textOf('updateItemsBilling', [], size, () => itemsBillingUpdate(size)), ...params, org);
     }
   }
 

@@ -203,7 +203,7 @@ export class SqlUsageEventRepo implements UsageEventRepo {
       for (let i = 0; i < fresh.length; i += ROWS_PER_INSERT) {
         const chunk = fresh.slice(i, i + ROWS_PER_INSERT);
         const inserted = await this.sql.all<{ event_id: string; target: number }>(
-          `${INSERT_HEAD}${chunk.map(() => this.p.tuple).join(', ')} ON CONFLICT DO NOTHING RETURNING event_id, target`,
+          this.sql.textOf('usage events insert', [], chunk.length, () => `${INSERT_HEAD}${chunk.map(() => this.p.tuple).join(', ')} ON CONFLICT DO NOTHING RETURNING event_id, target`),
           ...chunk.flatMap(values),
         );
         for (const r of inserted) {
