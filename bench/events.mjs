@@ -20,7 +20,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { aggregateEvents } from '../dist/domain/aggregation.js';
 import { ingestUsageEvents } from '../dist/domain/usageEvents.js';
 import { rollUpMetric } from '../dist/domain/usageRollups.js';
-import { ClaimFilter, ClaimFilterCache, DEFAULT_CLAIM_SIZES, hashBytes, hashId } from '../dist/store/claimFilter.js';
+import { ClaimFilter, ClaimFilterCache, DEFAULT_CLAIM_SIZES, HashList, hashId } from '../dist/store/claimFilter.js';
 import { createOrganisation } from '../dist/server.js';
 import { openDatabase, SqliteStore } from '../dist/store/sqlite.js';
 import { compare, median, report, restClient, serveJson, startBare, startServer, tempDb } from './lib.mjs';
@@ -283,7 +283,7 @@ function closeFilledBuckets(db, org, count) {
     segment.buckets.push({ bucket: b, hashes });
     closed += hashes.length;
   }
-  for (const { bucket, hashes } of segment?.buckets ?? []) keep.run(org, bucket, segment.number, segment.capacity, hashBytes(hashes));
+  for (const { bucket, hashes } of segment?.buckets ?? []) keep.run(org, bucket, segment.number, segment.capacity, HashList.of(hashes).bytes());
   db.prepare('UPDATE usage_event_sequence SET claim_bucket = ?, bucket_from = ? WHERE organisation_id = ?').run(full, full * span + 1, org);
 }
 

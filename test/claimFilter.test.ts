@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ClaimFilter, ClaimFilterCache, hashBytes, hashId, type Segment } from '../src/store/claimFilter.js';
+import { ClaimFilter, ClaimFilterCache, HashList, hashId, type Segment } from '../src/store/claimFilter.js';
 
 describe('ClaimFilter', () => {
   it('answers "may have" for every id added, also after a round trip through its bytes', () => {
@@ -30,9 +30,22 @@ describe('ClaimFilter', () => {
   });
 });
 
+describe('HashList', () => {
+  it('keeps every hash pushed, in order, as two 32-bit words each, past its first allocation', () => {
+    const hashes = Array.from({ length: 1000 }, (_, i) => hashId(`id-${i}`));
+    const bytes = HashList.of(hashes).bytes();
+    expect(bytes.length).toBe(8000);
+    const words = new Uint32Array(new Uint8Array(bytes).buffer);
+    expect(hashes.every((h, i) => words[2 * i] === h.block && words[2 * i + 1] === h.bits)).toBe(true);
+    const filter = ClaimFilter.sized(1000);
+    expect(filter.addStored(bytes)).toBe(1000);
+    expect(hashes.every((h) => filter.mayHave(h))).toBe(true);
+  });
+});
+
 describe('ClaimFilterCache', () => {
   const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
-  const bucket = (n: number, segment: number, capacity: number, of: string[]) => ({ bucket: n, segment, capacity, hashes: hashBytes(of.map(hashId)) });
+  const bucket = (n: number, segment: number, capacity: number, of: string[]) => ({ bucket: n, segment, capacity, hashes: HashList.of(of.map(hashId)).bytes() });
   const sealedOf = (segment: number, firstBucket: number, lastBucket: number, of: string[]) => {
     const filter = ClaimFilter.sized(of.length);
     for (const id of of) filter.add(hashId(id));

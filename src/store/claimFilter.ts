@@ -80,7 +80,7 @@ export class ClaimFilter {
     return new ClaimFilter(new Uint32Array(new Uint8Array(bytes).buffer));
   }
 
-  /** Adds the ids whose hashes `hashBytes` stored; answers how many. */
+  /** Adds the ids whose hashes `HashList.bytes` stored; answers how many. */
   addStored(bytes: Uint8Array): number {
     const words = new Uint32Array(new Uint8Array(bytes).buffer);
     for (let i = 0; i < words.length; i += 2) this.add({ block: words[i]!, bits: words[i + 1]! });
@@ -145,14 +145,35 @@ export interface BucketHashes {
   hashes: Uint8Array;
 }
 
-/** Hashes as stored: each id's block and bits hash, 32-bit words in the platform's byte order. */
-export function hashBytes(hashes: readonly IdHash[]): Buffer {
-  const words = new Uint32Array(hashes.length * 2);
-  hashes.forEach((h, i) => {
-    words[2 * i] = h.block;
-    words[2 * i + 1] = h.bits;
-  });
-  return Buffer.from(words.buffer, words.byteOffset, words.byteLength);
+/**
+ * Ids' hashes in a row, each id's block and bits hash as two 32-bit words: how a bucket's hashes are
+ * noted, added up and stored (in the platform's byte order), without an object per id.
+ */
+export class HashList {
+  private words = new Uint32Array(64);
+  length = 0;
+
+  static of(hashes: readonly IdHash[]): HashList {
+    const list = new HashList();
+    for (const h of hashes) list.push(h);
+    return list;
+  }
+
+  push(h: IdHash): void {
+    if (2 * this.length === this.words.length) {
+      const grown = new Uint32Array(2 * this.words.length);
+      grown.set(this.words);
+      this.words = grown;
+    }
+    this.words[2 * this.length] = h.block;
+    this.words[2 * this.length + 1] = h.bits;
+    this.length += 1;
+  }
+
+  /** The hashes as stored: 8 bytes per id. */
+  bytes(): Buffer {
+    return Buffer.from(this.words.buffer, this.words.byteOffset, 8 * this.length);
+  }
 }
 
 /** The sizes of claim buckets and segments. */
@@ -186,7 +207,7 @@ export const DEFAULT_CLAIM_SIZES: ClaimSizes = { bucketSpan: 65_536, maxSegment:
  */
 export class ClaimFilterCache {
   private readonly orgs = new Map<string, { segments: Segment[]; below: number }>();
-  private readonly pending = new Map<string, { bucket: number; numbers: number; hashes: IdHash[] }>();
+  private readonly pending = new Map<string, { bucket: number; numbers: number; hashes: HashList }>();
 
   constructor(readonly sizes: ClaimSizes = DEFAULT_CLAIM_SIZES) {}
 
@@ -249,7 +270,7 @@ export class ClaimFilterCache {
 
   private pendingIn(org: string, bucket: number) {
     let p = this.pending.get(org);
-    if (!p || p.bucket !== bucket) this.pending.set(org, (p = { bucket, numbers: 0, hashes: [] }));
+    if (!p || p.bucket !== bucket) this.pending.set(org, (p = { bucket, numbers: 0, hashes: new HashList() }));
     return p;
   }
 
@@ -258,7 +279,7 @@ export class ClaimFilterCache {
    * arrival numbers, when this store's units took all of them since it last forgot what it noted
    * (so no other store or instance claimed any); otherwise undefined.
    */
-  pendingOf(org: string, bucket: number, numbers: number): readonly IdHash[] | undefined {
+  pendingOf(org: string, bucket: number, numbers: number): HashList | undefined {
     const p = this.pending.get(org);
     return p?.bucket === bucket && p.numbers === numbers ? p.hashes : undefined;
   }

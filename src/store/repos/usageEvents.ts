@@ -9,7 +9,7 @@ import type {
   UsageEventRecord,
   UsageEventRepo,
 } from '../ports/usageEvents.js';
-import { type BucketHashes, ClaimFilter, type ClaimFilterCache, hashBytes, hashId, type IdHash, type Segment } from '../claimFilter.js';
+import { type BucketHashes, ClaimFilter, type ClaimFilterCache, HashList, hashId, type IdHash, type Segment } from '../claimFilter.js';
 import type { Sql } from '../sql.js';
 
 interface Row {
@@ -279,7 +279,7 @@ export class SqlUsageEventRepo implements UsageEventRepo {
       bucket,
       segment.segment,
       segment.capacity,
-      hashBytes(hashes),
+      hashes.bytes(),
     );
     await this.sql.run('UPDATE usage_event_sequence SET claim_bucket = ?, bucket_from = ? WHERE organisation_id = ?', bucket + 1, last + 1, org);
   }
@@ -288,10 +288,10 @@ export class SqlUsageEventRepo implements UsageEventRepo {
    * The hashes of the ids of the bucket (of `numbers` arrival numbers): those this store noted as it
    * claimed them when its units took all of the bucket's numbers, else its ids read and hashed.
    */
-  private async bucketHashes(org: string, bucket: number, numbers: number): Promise<readonly IdHash[]> {
+  private async bucketHashes(org: string, bucket: number, numbers: number): Promise<HashList> {
     const noted = this.filters.pendingOf(org, bucket, numbers);
     if (noted) return noted;
-    return (await this.sql.column<string>('SELECT event_id FROM usage_events WHERE organisation_id = ? AND claim_bucket = ? AND target = 0', org, bucket)).map(hashId);
+    return HashList.of((await this.sql.column<string>('SELECT event_id FROM usage_events WHERE organisation_id = ? AND claim_bucket = ? AND target = 0', org, bucket)).map(hashId));
   }
 
   async activeSubscriptionsOf(org: string, customerId: string): Promise<string[]> {
