@@ -49,6 +49,13 @@ export abstract class Sql {
 
   abstract run(sql: string, ...params: Params): Promise<RunResult>;
 
+  /** `run` of one statement once per parameter list, in order: the changes of each run. */
+  async runEach(sql: string, paramLists: readonly Params[]): Promise<number[]> {
+    const changes: number[] = [];
+    for (const params of paramLists) changes.push((await this.run(sql, ...params)).changes);
+    return changes;
+  }
+
   /** `all` with every integer, aggregates included, read as a bigint: quantities reach 10^18 micro-units. */
   abstract allExact<T>(sql: string, ...params: Params): Promise<T[]>;
 

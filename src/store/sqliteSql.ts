@@ -97,6 +97,14 @@ export class SqliteSql extends Sql {
     return { changes: this.stmt(sql).run(...params).changes };
   }
 
+  /** Synchronous runs of one prepared statement: no promise, result object or cache lookup per run. */
+  override async runEach(sql: string, paramLists: readonly Params[]): Promise<number[]> {
+    const stmt = this.stmt(sql);
+    const changes = new Array<number>(paramLists.length);
+    for (let i = 0; i < paramLists.length; i++) changes[i] = stmt.run(...paramLists[i]!).changes;
+    return changes;
+  }
+
   override async column<T>(sql: string, ...params: Params): Promise<T[]> {
     let s = this.columnCache.get(sql);
     if (!s) {

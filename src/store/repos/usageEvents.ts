@@ -85,6 +85,9 @@ const SQLITE: PropertySql = {
   byArrival: 'INDEXED BY usage_events_arrival',
 };
 
+/** One event's row on SQLite, where a prepared single-row INSERT per event is the fastest. */
+const INSERT_ONE = `${INSERT_HEAD}${SQLITE.tuple} ON CONFLICT DO NOTHING`;
+
 /** A JSON number, or a string that is one (as SQLite's arithmetic reads it); other values count as 0. */
 const pgNumber = (name: string) =>
   `CASE jsonb_typeof(properties -> '${name}') WHEN 'number' THEN (properties ->> '${name}')::numeric
@@ -189,12 +192,13 @@ export class SqlUsageEventRepo implements UsageEventRepo {
       reserved.bucket,
     ];
     if (this.sql.dialect === 'sqlite') {
-      // In-process, one prepared single-row INSERT per event costs 15 % less than multi-row INSERTs
-      // with RETURNING (measured on batches of 1,000); PostgreSQL saves round trips with the latter.
-      const one = `${INSERT_HEAD}${this.p.tuple} ON CONFLICT DO NOTHING`;
+      // In-process, one prepared single-row INSERT per event, run synchronously, costs less than
+      // multi-row INSERTs with RETURNING (15 % less, measured on batches of 1,000); PostgreSQL saves
+      // round trips with the latter.
+      const changes = await this.sql.runEach(INSERT_ONE, fresh.map(values));
       for (let i = 0; i < fresh.length; i++) {
         const r = fresh[i]!;
-        if ((await this.sql.run(one, ...values(r))).changes === 1 && r.target === 0) {
+        if (changes[i] === 1 && r.target === 0) {
           claimed.add(r.id);
           noted.push(freshHashes[i]!);
         }
