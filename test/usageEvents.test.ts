@@ -272,6 +272,11 @@ describe('ingestion', () => {
       ['w-start', false],
       ['w-before', true],
     ]);
+    // The usage read shows what a billing run bills: the period up to the termination, without the events after it.
+    const usage = await ok(env.mcp, 'get_subscription_usage', { id: running.id });
+    expect(usage.data.map((d: any) => [d.periodStart, d.periodEnd, d.value, d.eventCount])).toEqual([
+      ['2026-01-16T10:00:00.000Z', '2026-01-16T11:00:00.000Z', '2', 2],
+    ]);
     env.setNow('2026-01-15T10:00:00Z');
   });
 

@@ -389,7 +389,9 @@ export async function recentMeasurementValues(
 /**
  * The billing interval of an item as of `now` (interface: the current interval): the item's period
  * (its price plan's billing interval, aligned by the subscription's billing group in the customer's
- * time zone) containing `now`, or for an item that has stopped, the one it stopped in.
+ * time zone) containing `now`, or for an item that has stopped, the one it stopped in. `from` and
+ * `to` are the full period's; `billed` is the part of it the item runs in, from its start to its end
+ * (what a billing run aggregates: a first or last period is partial).
  */
 export async function currentInterval(
   tx: Tx,
@@ -398,14 +400,17 @@ export async function currentInterval(
   item: ItemRecord,
   timeZone: string,
   now: Date,
-): Promise<ItemInterval> {
+): Promise<ItemInterval & { billed: { from: string; to: string } }> {
   const pricePlan = await getPricePlan(tx, org, item.pricePlanId);
   const group = subscription.billingGroupId ? await findBillingGroup(tx, org, subscription.billingGroupId) : undefined;
   const itemStart = itemBillingStart(subscription, item, now, pricePlan);
   const end = itemEnd(subscription, item);
   const reference = end && Date.parse(end) <= now.getTime() ? new Date(Date.parse(end) - 1) : now;
   const period = periodContaining(zoned(itemAnchor(subscription, item, now, pricePlan), timeZone), parseInterval(pricePlan.billingInterval), alignmentOf(group), zoned(reference, timeZone));
-  return { itemId: item.id, itemStart, from: toIso(period.start), to: toIso(period.end), end };
+  const from = toIso(period.start);
+  const to = toIso(period.end);
+  const billed = { from: itemStart > from ? itemStart : from, to: end !== null && end < to ? end : to };
+  return { itemId: item.id, itemStart, from, to, end, billed };
 }
 
 export interface UsagePage {
@@ -428,15 +433,15 @@ export async function getSubscriptionUsage(tx: Tx, org: string, id: string, page
     const metric = product.usageMetric;
     if (metric) {
       const interval = await currentInterval(tx, org, subscription, item, timeZone, now);
-      const scope = metricScope(interval, subscription.id, metric);
+      const scope = metricScope({ ...interval, ...interval.billed }, subscription.id, metric);
       const reading = await metricReading(tx, org, scope, metric);
       const events = await tx.usageEvents.page(org, scope, metric, page.limit, (page.page - 1) * page.limit);
       data.push({
         subscriptionItem: item.id,
         measurement: null,
         usageMetric: metric,
-        periodStart: interval.from,
-        periodEnd: interval.to,
+        periodStart: interval.billed.from,
+        periodEnd: interval.billed.to,
         value: formatQuantity(reading.value),
         timeWeightedValue: null,
         eventCount: reading.events,
