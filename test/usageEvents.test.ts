@@ -101,14 +101,22 @@ describe('aggregations with filters', () => {
     expect(usage.data[0].events.map((x: any) => x.properties.tokens)).toEqual([4, 3, 7.5, 10]);
   });
 
-  it('sums whole values exactly beyond 2^53 micro-units, where a double would round them', async () => {
+  it('sums values exactly beyond 2^53 micro-units and past 2^63 in total; refuses a value of 10^12 or more', async () => {
     const s = await subscribe([await meteredCharge({ eventName: 'bytes', aggregation: 'sum', property: 'n' })]);
     env.setNow('2026-01-15T14:00:00Z');
     const e = (n: number | string) => ({ id: nextId(), eventName: 'bytes', timestamp: '2026-01-15T13:59:00Z', subscription: s.id, properties: { n } });
-    // 5,000,000,000,001,000,000 micro-units is no double (nor is the other value's): SQLite's integer sum keeps them exact.
-    expect(await ingest([e(5_000_000_000_001), e('4999999999999')])).toMatchObject({ accepted: 2, errors: [] });
-    const usage = await ok(env.mcp, 'get_subscription_usage', { id: s.id });
-    expect(usage.data[0].value).toBe('10000000000000');
+    const value = async () => (await ok(env.mcp, 'get_subscription_usage', { id: s.id })).data[0].value;
+    // 999,999,999,999,000,000 micro-units is no double (nor is the other value's): SQLite's integer sum keeps them exact.
+    expect(await ingest([e(999_999_999_999), e('999999999998')])).toMatchObject({ accepted: 2, errors: [] });
+    expect(await value()).toBe('1999999999997');
+    // A fraction makes the sum one of micro-units; past 2^63 of them it is taken in whole units and millionths.
+    const r = await ingest([e(0.5), ...Array.from({ length: 8 }, () => e(999_999_999_999)), e(1e12), e('-1000000000000.5')]);
+    expect(r.accepted).toBe(9);
+    expect(r.errors.map((x: any) => [x.index, x.message])).toEqual([
+      [9, `events[9].properties.n is 1000000000000: product 'Metered ${n - 1}' sums n of its bytes events, whose values lie between -999999999999.999999 and 999999999999.999999 (a quantity's range)`],
+      [10, `events[10].properties.n is "-1000000000000.5": product 'Metered ${n - 1}' sums n of its bytes events, whose values lie between -999999999999.999999 and 999999999999.999999 (a quantity's range)`],
+    ]);
+    expect(await value()).toBe('9999999999989.5');
   });
 
   it('refuses an event whose value a metric it meets cannot read as a number, on every engine alike', async () => {
@@ -207,11 +215,16 @@ describe('ingestion', () => {
       { id: 'both', eventName: 'api', subscription: s.id, customer: customer.id },
       { id: 'extra', eventName: 'api', subscription: s.id, quantity: 3 },
       'not an event',
+      { id: 42, eventName: 'api', subscription: s.id },
+      { id: 'nameless', eventName: 'api' },
     ];
     const atomic = await fails(env.mcp, 'ingest_usage_events', { events: [good, ...bad], atomic: true }, 422);
-    expect(atomic.violations).toHaveLength(8);
+    expect(atomic.violations).toHaveLength(10);
     const rest = await env.http('POST', '/usage-events?atomic=true', { body: { events: [good, bad[0]] } });
     expect(rest.status).toBe(422);
+    // A query parameter that is neither true nor false is a 400 naming what it takes; nothing is stored.
+    const query = await env.http('POST', '/usage-events?atomic=1', { body: { events: [good] } });
+    expect([query.status, query.body.violations]).toEqual([400, [{ propertyPath: 'atomic', message: "atomic must be true or false (got '1')", code: 'invalid_type' }]]);
     const r = await ingest([good, ...bad]);
     expect(r.accepted).toBe(1);
     expect(r.errors.map((e: any) => [e.index, e.id, e.propertyPath])).toEqual([
@@ -223,8 +236,14 @@ describe('ingestion', () => {
       [6, 'both', 'events[6].customer'],
       [7, 'extra', 'events[7].quantity'],
       [8, undefined, 'events[8]'],
+      [9, undefined, 'events[9].id'],
+      [10, 'nameless', 'events[10].subscription'],
     ]);
     expect(r.errors[1].message).toContain('more than 35 days old');
+    expect(r.errors[0].message).toBe('events[1].id is required: your unique id of the event, 1 to 255 characters (deduplicated per organisation)');
+    expect(r.errors[5].message).toBe('events[6].customer cannot be sent with subscription: an event names exactly one of the two; drop customer to count it for that subscription');
+    expect(r.errors[8].message).toBe('events[9].id must be a string (got a number): your unique id of the event, 1 to 255 characters (deduplicated per organisation)');
+    expect(r.errors[9].message).toBe('events[10].subscription or customer (id or number) is required: exactly one of the two');
     expect(await ingest([good])).toMatchObject({ accepted: 0, duplicates: 1 });
   });
 
@@ -318,6 +337,8 @@ describe('list_usage_events', () => {
     const s = await subscribe([await meteredCharge({ eventName: 'page', aggregation: 'count' })]);
     const events = [0, 1, 2, 3, 4].map((i) => ({ id: `page-${i}`, eventName: 'page', subscription: s.id, timestamp: `2026-01-16T0${i}:00:00Z` }));
     await ingest(events);
+    const flag = await env.http('GET', '/usage-events?unmatched=1');
+    expect([flag.status, flag.body.detail]).toEqual([400, 'unmatched must be true or false']);
     const first = await ok(env.mcp, 'list_usage_events', { eventName: 'page', limit: 2 });
     expect(first.data.map((x: any) => x.id)).toEqual(['page-4', 'page-3']);
     const second = await ok(env.mcp, 'list_usage_events', { eventName: 'page', limit: 2, cursor: first.meta.nextCursor });

@@ -13,6 +13,7 @@ import type { Tx } from '../store/store.js';
 import { findCustomer } from './customers.js';
 import { memo } from './memo.js';
 import { itemEnd } from './billing/schedule.js';
+import { MAX_QUANTITY_TEXT } from './quantity.js';
 import { findSubscription } from './subscriptions/records.js';
 
 /** Events of one call at most (CONTRACT section 2, batches). */
@@ -50,6 +51,13 @@ export interface IngestError {
 }
 
 const isText = (v: unknown, max = 255): v is string => typeof v === 'string' && v.length >= 1 && v.length <= max;
+
+/** The JSON kind of a value, as an error names what was sent instead of a string. */
+const kindOf = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`);
+
+/** What is wrong with a required text field that `isText` refused. */
+const textFault = (v: unknown): string =>
+  v === undefined ? 'is required' : typeof v === 'string' ? `must be 1 to 255 characters (got ${v.length})` : `must be a string (got ${kindOf(v)})`;
 
 /** Records that field `field` of event `index` (`''`: the event itself) is wrong, naming `events[i].<field>` and the event's id when it has one. */
 function fail(errors: IngestError[], raw: unknown, index: number, field: string, message: string): void {
@@ -92,9 +100,9 @@ function check(raw: unknown, index: number, now: number, errors: IngestError[], 
   const nameField = cloud ? 'type' : 'eventName';
   const timeField = cloud ? 'time' : 'timestamp';
   const propertiesField = cloud ? 'data' : 'properties';
-  if (!isText(e.id)) fail(errors, raw, index, 'id', 'is required: your unique id of the event, 1 to 255 characters (deduplicated per organisation)');
+  if (!isText(e.id)) fail(errors, raw, index, 'id', `${textFault(e.id)}: your unique id of the event, 1 to 255 characters (deduplicated per organisation)`);
   const eventName = e[nameField];
-  if (!isText(eventName)) fail(errors, raw, index, nameField, 'is required: the event name a product usage metric bills, 1 to 255 characters');
+  if (!isText(eventName)) fail(errors, raw, index, nameField, `${textFault(eventName)}: the event name a product usage metric bills, 1 to 255 characters`);
 
   let ts = now;
   const time = e[timeField];
@@ -112,12 +120,14 @@ function check(raw: unknown, index: number, now: number, errors: IngestError[], 
     else fail(errors, raw, index, 'subject', 'is required: the id or number of the subscription or customer the usage belongs to');
   } else {
     const bySubscription = e.subscription !== undefined;
-    if (bySubscription === (e.customer !== undefined)) {
-      fail(errors, raw, index, bySubscription ? 'customer' : 'subscription', 'or customer (id or number) is required, exactly one of the two');
+    if (bySubscription && e.customer !== undefined) {
+      fail(errors, raw, index, 'customer', 'cannot be sent with subscription: an event names exactly one of the two; drop customer to count it for that subscription');
+    } else if (!bySubscription && e.customer === undefined) {
+      fail(errors, raw, index, 'subscription', 'or customer (id or number) is required: exactly one of the two');
     } else {
       const kind = bySubscription ? 'subscription' : 'customer';
       if (isText(e[kind])) ref = { kind, value: e[kind], field: kind };
-      else fail(errors, raw, index, kind, 'must be an id or number, 1 to 255 characters');
+      else fail(errors, raw, index, kind, `must be an id or number as a string, 1 to 255 characters${typeof e[kind] === 'string' ? '' : ` (got ${kindOf(e[kind])})`}`);
     }
   }
 
@@ -191,6 +201,11 @@ interface Refusal {
 
 /** A number in a string, as both engines' aggregations read it (PostgreSQL's pattern in store/repos/usageEvents.ts). */
 const NUMBER_TEXT = /^\s*[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?\s*$/;
+/**
+ * A value a metric aggregates as a number lies below 10^12 in magnitude, as every quantity does
+ * (`MAX_QUANTITY_TEXT`): in micro-units it stays within 64 bits, so sums and maxima are exact.
+ */
+const MAX_VALUE = 1e12;
 /** The aggregations that read their property as a number, and what each does with it. */
 const NUMERIC: Partial<Record<UsageMetric['aggregation'], string>> = { sum: 'sums', max: 'takes the largest', average: 'averages', latest: 'bills the latest' };
 
@@ -204,14 +219,20 @@ function badValue(meter: Meter, c: Checked): Refusal | undefined {
     const verb = NUMERIC[metric.aggregation];
     if (!verb || !metric.property) continue;
     const v = Object.hasOwn(c.values, metric.property) ? c.values[metric.property] : undefined;
-    if (v === undefined || typeof v === 'number' || (NUMBER_TEXT.test(v) && Number.isFinite(Number(v)))) continue;
+    if (v === undefined) continue;
+    const n = typeof v === 'number' ? v : NUMBER_TEXT.test(v) ? Number(v) : Number.NaN;
+    const number = Number.isFinite(n);
+    if (number && Math.abs(n) < MAX_VALUE) continue;
     const meets = metric.filters.every((f) => {
       return Object.hasOwn(c.values, f.property) && f.values.some((x) => String(x) === String(c.values[f.property]));
     });
     if (!meets) continue;
+    const uses = `product '${product}' ${verb} ${metric.property} of its ${metric.eventName} events`;
     return {
       field: `${c.propertiesField}.${metric.property}`,
-      message: `is ${JSON.stringify(v)}, not a number: product '${product}' ${verb} ${metric.property} of its ${metric.eventName} events; send a number such as 1200, or a string of one ("1200")`,
+      message: number
+        ? `is ${JSON.stringify(v)}: ${uses}, whose values lie between -${MAX_QUANTITY_TEXT} and ${MAX_QUANTITY_TEXT} (a quantity's range)`
+        : `is ${JSON.stringify(v)}, not a number: ${uses}; send a number such as 1200, or a string of one ("1200")`,
     };
   }
   return undefined;

@@ -125,6 +125,7 @@ function message(issue: z.core.$ZodIssue, at: string): string {
   if (issue.code === 'invalid_type' && issue.message.endsWith('received undefined')) {
     return `${where} is required (expected ${issue.expected})`;
   }
+  if (issue.code === 'invalid_type' && issue.expected === 'boolean') return `${where} must be true or false`;
   if (issue.code === 'invalid_value') {
     return `${where} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
   }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AppError } from '../errors.js';
 import { ingestUsageEventCalls, ingestUsageEvents, listUsageEvents, MAX_EVENTS } from '../domain/usageEvents.js';
 import { defineOperation } from '../registry/operation.js';
 import { dateTimeInput } from '../schemas/common.js';
@@ -30,7 +31,13 @@ const events = z
 
 const cloudEvent = { type: 'object', description: 'A CloudEvent 1.0: id, source, type (the event name), time, subject (subscription, else customer), data (the properties).' };
 
-const bool = (value: string | null) => (value === 'true' ? true : value === 'false' ? false : value ?? undefined);
+/** `?atomic=`: true or false; anything else is a 400 naming the parameter (CONTRACT section 2: query parameters). */
+function atomicOf(value: string | null): boolean | undefined {
+  if (value === null) return undefined;
+  if (value === 'true' || value === 'false') return value === 'true';
+  const message = `atomic must be true or false (got '${value}')`;
+  throw new AppError('bad_request', message, [{ propertyPath: 'atomic', message, code: 'invalid_type' }]);
+}
 
 export const usageEventOperations = [
   defineOperation({
@@ -55,7 +62,7 @@ export const usageEventOperations = [
         'application/cloudevents-batch+json': { type: 'array', items: cloudEvent, maxItems: MAX_EVENTS },
       },
       toInput: (body, mediaType, query) => {
-        const atomic = bool(query.get('atomic'));
+        const atomic = atomicOf(query.get('atomic'));
         const base = atomic === undefined ? {} : { atomic };
         if (mediaType === 'application/cloudevents-batch+json') return { ...base, events: body };
         if (mediaType === 'application/cloudevents+json') return { ...base, events: [body] };

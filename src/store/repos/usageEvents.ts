@@ -73,7 +73,13 @@ const SQLITE: PropertySql = {
   // `+` keeps the planner on the clustered key's range (the claim index also starts with the organisation).
   organisation: '+organisation_id',
   prop: (name) => `properties ->> '$."${name}"'`,
-  micros: (name) => `CAST(round(properties ->> '$."${name}"' * 1000000) AS INTEGER)`,
+  // An integer is multiplied as one: round() would go through a double, which past 2^53 micro-units
+  // (about 9,000,000,000 units) is no longer exact. Ingestion refuses values of 10^12 or more; the
+  // CASTs keep one stored before within 64 bits, as SQLite saturates a double it casts.
+  micros: (name) => {
+    const v = `properties ->> '$."${name}"'`;
+    return `CASE WHEN typeof(${v} + 0) = 'integer' THEN CAST((${v} + 0) * 1000000 AS INTEGER) ELSE CAST(round(${v} * 1000000) AS INTEGER) END`;
+  },
   exact: (name) => {
     const v = `properties ->> '$."${name}"'`;
     const micros = `CAST(round(${v} * 1000000) AS INTEGER)`;
