@@ -189,6 +189,49 @@ describe('GET /invoices/{id}/pdf', () => {
     expect(voidText).toContain('This invoice is void.');
   });
 
+  it('lists credit notes, credit applied and payments between Total and Amount due, which they reconcile', async () => {
+    const customer = await customerWithAddress();
+    // A credit note on a paid invoice becomes the customer's credit balance, which settles the next one in full.
+    const first = await ok(env.mcp, 'create_invoice', { customer: customer.id, lines: LINES });
+    await ok(env.mcp, 'record_invoice_payment', { id: first.id, amount: first.grossAmount });
+    await ok(env.mcp, 'create_credit_note', { id: first.id, amount: first.grossAmount, reason: 'Returned' });
+    const covered = await ok(env.mcp, 'create_invoice', { customer: customer.id, lines: LINES });
+    expect(covered).toMatchObject({ status: 'paid', creditApplied: 47_368, amountDue: 0 });
+    // Credit left for the third: €10.00, then a credit note of €50.00 and a payment of €9.38.
+    await ok(env.mcp, 'create_credit_note', { id: covered.id, amount: 1_000, reason: 'Goodwill' });
+    const created = await ok(env.mcp, 'create_invoice', { customer: customer.id, lines: LINES });
+    await ok(env.mcp, 'create_credit_note', { id: created.id, amount: 5_000, reason: 'Outage' });
+    await ok(env.mcp, 'record_invoice_payment', { id: created.id, amount: 938 });
+    const invoice = await ok(env.mcp, 'get_invoice', { id: created.id });
+    expect(invoice).toMatchObject({ status: 'open', amountCredited: 5_000, creditApplied: 1_000, amountPaid: 938, amountDue: 40_430 });
+
+    /** The totals block from Total on: its rows as [label, minor units]. */
+    const totals = async (id: string) => {
+      const text = (await pagesText((await fetchPdf(`${env.url}/invoices/${id}/pdf`)).bytes))[0]!.replace(/\s+/g, ' ');
+      const block = / (Total -?€[\d,.]+ .*Amount due -?€[\d,.]+)/.exec(text)?.[1] ?? '';
+      return [...block.matchAll(/([A-Za-z ()]+?) (-?)€([\d,.]+)/g)].map(([, label, sign, amount]) => [label!.trim(), Number(`${sign}${amount!.replace(/\D/g, '')}`)] as const);
+    };
+    const reconciles = (rows: ReadonlyArray<readonly [string, number]>) =>
+      rows.slice(1, -1).reduce((left, [, amount]) => left + amount, rows[0]![1]) === rows.at(-1)![1];
+
+    const rows = await totals(invoice.id);
+    expect(rows).toEqual([
+      ['Total', 47_368],
+      ['Credited (credit notes)', -5_000],
+      ['Credit applied', -1_000],
+      ['Paid', -938],
+      ['Amount due', 40_430],
+    ]);
+    expect(reconciles(rows)).toBe(true);
+    const coveredRows = await totals(covered.id);
+    expect(coveredRows).toEqual([
+      ['Total', 47_368],
+      ['Credit applied', -47_368],
+      ['Amount due', 0],
+    ]);
+    expect(reconciles(coveredRows)).toBe(true);
+  });
+
   it('404 for an unknown invoice, 403 without invoice:read, 401 without a key', async () => {
     const missing = await env.http('GET', '/invoices/INV-2099-999999/pdf');
     expect(missing.status).toBe(404);

@@ -99,10 +99,11 @@ const STATUS_LABEL: Record<string, string> = { draft: 'Draft', open: 'Open', pai
 /**
  * The invoice as an A4 PDF in the standard Helvetica fonts (nothing embedded, nothing fetched): seller,
  * title with the number, dates and the customer's number, the invoice address, one table row per line
- * (the table continues on further pages, its header repeated), tax per rate, net, tax, gross, paid and
- * amount due; a DRAFT, PAID or VOID mark across every page, and "page n of m" in each footer. Dates are
- * the customer's calendar dates. The same invoice gives the same bytes: the document's dates are its
- * issue (or creation) time, and nothing else varies.
+ * (the table continues on further pages, its header repeated), tax per rate, net, tax, gross, what
+ * settled it (credit notes, credit balance applied, payments) and amount due; a DRAFT, PAID or VOID
+ * mark across every page, and "page n of m" in each footer. Dates are the customer's calendar dates.
+ * The same invoice gives the same bytes: the document's dates are its issue (or creation) time, and
+ * nothing else varies.
  */
 export async function renderInvoicePdf(doc: InvoiceDocument): Promise<Buffer> {
   const { invoice, customer, address, seller } = doc;
@@ -196,7 +197,15 @@ export async function renderInvoicePdf(doc: InvoiceDocument): Promise<Buffer> {
   const totals: Array<[string, string, boolean?]> = [['Net', money.minor(invoice.netAmount)]];
   for (const t of invoice.taxes) totals.push([`Tax ${rateText(t.rate)} on ${money.minor(t.netAmount)}`, money.minor(t.taxAmount)]);
   totals.push(['Total tax', money.minor(invoice.taxAmount)], ['Total', money.minor(invoice.grossAmount), true]);
-  if (invoice.amountPaid) totals.push(['Paid', money.minor(-invoice.amountPaid)]);
+  // Everything that settled part of the total gets its own row, so that Total less the rows is the
+  // amount due: a credit note or the customer's credit balance settles as a payment does. The
+  // document has the invoice alone, not its credit notes: they show as one row.
+  const settled: Array<[string, number]> = [
+    ['Credited (credit notes)', invoice.amountCredited],
+    ['Credit applied', invoice.creditApplied],
+    ['Paid', invoice.amountPaid],
+  ];
+  for (const [label, amount] of settled) if (amount) totals.push([label, money.minor(-amount)]);
   totals.push(['Amount due', money.minor(invoice.amountDue), true]);
   if (y + totals.length * 14 + 40 > bottom()) newPage();
   for (const [label, value, strong] of totals) {
