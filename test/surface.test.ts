@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATIONS } from '../src/tools/index.js';
-import { ok, setup, type TestEnv } from './helpers.js';
+import { meteredSubscription, ok, setup, type TestEnv } from './helpers.js';
 import { eachSchema, type SchemaNode } from './schemaWalk.js';
 
 let env: TestEnv;
@@ -133,6 +133,17 @@ describe('OpenAPI', () => {
     );
     expect(ids.sort()).toEqual(OPERATIONS.map((o) => o.name).sort());
     expect(doc.paths['/catalogue/measurements'].get.deprecated).toBe(true);
+  });
+
+  it('documents the success response of an operation that maps its REST body with the schema of that body', async () => {
+    const doc = (await env.http('GET', '/openapi.json', { token: null })).body;
+    const schema = doc.paths['/subscriptions/{id}/estimated-invoice'].get.responses['200'].content['application/json'].schema;
+    expect(schema).toMatchObject({ type: 'string' });
+    expect(schema.properties).toBeUndefined();
+    const id = await meteredSubscription(env.mcp, { eventName: 'openapi', aggregation: 'count' }, 'OpenApiEstimate');
+    const res = await env.http('GET', `/subscriptions/${id}/estimated-invoice`);
+    expect(res.status).toBe(200);
+    expect(typeof res.body).toBe('string');
   });
 });
 

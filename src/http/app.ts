@@ -145,7 +145,7 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
         headers['Content-Disposition'] = `inline; filename="${op.restDocument.filename(outcome.body as never).replace(/[^\w.-]/g, '_')}"`;
         return sendBytes(res, outcome.status, bytes, op.restDocument.mediaType, headers);
       }
-      const body = op.restBody ? op.restBody(outcome.body as never) : outcome.body;
+      const body = op.restBody ? op.restBody.of(outcome.body as never) : outcome.body;
       send(req, res, successStatus(op) === 204 ? 204 : outcome.status, body, headers);
     } catch (err) {
       const e = toAppError(err);

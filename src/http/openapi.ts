@@ -62,7 +62,7 @@ export function buildOpenApi(catalog: Catalog): Json {
           ? { description: 'Deleted' }
           : op.restDocument
             ? { description: 'Success', content: { [op.restDocument.mediaType]: { schema: { type: 'string', contentMediaType: op.restDocument.mediaType } } } }
-            : { description: 'Success', content: { 'application/json': { schema: toJsonSchema(op.output, 'output') } } },
+            : { description: 'Success', content: { 'application/json': { schema: toJsonSchema(op.restBody?.schema ?? op.output, 'output') } } },
     };
     for (const [code, description] of Object.entries(ERROR_STATUSES)) {
       responses[code] = { description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };

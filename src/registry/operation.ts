@@ -84,7 +84,17 @@ export type RequestBody =
     }
   | { kind: 'text'; mediaType: 'application/xml'; field: string };
 
-export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType> {
+/**
+ * A REST body that differs from the MCP structured result: `of` maps the result onto it, `schema` is
+ * what it is (OpenAPI documents the success response with it instead of `output`). One object, so an
+ * operation cannot map its body without saying what the body is.
+ */
+export interface RestBody<T = unknown, B extends z.ZodType = z.ZodType> {
+  schema: B;
+  of(result: T): z.output<B>;
+}
+
+export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType> {
   name: string;
   title: string;
   /** Written for a model: when to use it, what it changes, what gets rejected, allowed values. */
@@ -120,8 +130,8 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodT
   requestBody?: RequestBody;
   /** Location header of a create; default `<path>/<id>`. */
   location?: (result: z.output<O>) => string;
-  /** Body of the REST response when it differs from the MCP structured result; default the result. */
-  restBody?: (result: z.output<O>) => unknown;
+  /** Body of the REST response and its schema when it differs from the MCP structured result; default the result (`output`). */
+  restBody?: RestBody<z.output<O>, B>;
   /**
    * The REST response is this document instead of JSON (OpenAPI documents its media type). `output`
    * is then the handler's result that `render` reads, and `mcp` the tool's result.
@@ -173,7 +183,7 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodT
 }
 
 /** Keeps the input and output types of one operation tied together. */
-export function defineOperation<I extends z.ZodObject, O extends z.ZodType>(op: Operation<I, O>): Operation {
+export function defineOperation<I extends z.ZodObject, O extends z.ZodType, B extends z.ZodType = z.ZodType>(op: Operation<I, O, B>): Operation {
   return op as unknown as Operation;
 }
 

@@ -374,7 +374,7 @@ export const subscriptionOperations = [
     input: z.strictObject({ id: idOrNumber('subscription') }),
     output: estimateSchema,
     text: (e) => e.estimate,
-    restBody: (e) => e.estimate,
+    restBody: { schema: estimateSchema.shape.estimate, of: (e) => e.estimate },
     handler: (ctx, input) => estimateInvoice(ctx.tx, ctx.org, input.id, ctx.now),
   }),
   defineOperation({
