@@ -61,6 +61,15 @@ export const subscriptionItemSchema = z.object({
   currentMeasurementValue: measurementValueSchema
     .nullable()
     .describe('Deprecated: the latest value.'),
+  currentUsage: z
+    .object({
+      value: z.string().describe("The metric's value so far (decimal), as billed."),
+      eventCount: z.number().int().describe('Events matching the metric.'),
+      periodStart: dateTime,
+      periodEnd: dateTime,
+    })
+    .nullable()
+    .describe("Products with a usageMetric: its current billing interval; else null."),
   inheritedPeriod: z.boolean(),
   startDate: dateTime.nullable(),
   billingStart: dateTime.nullable(),

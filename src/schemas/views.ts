@@ -95,6 +95,7 @@ const itemView = subscriptionItemSchema
     startDate: true,
     billingStart: true,
     billingEnd: true,
+    currentUsage: true,
   })
   .extend({
     product: productRef,
