@@ -172,11 +172,31 @@ describe('get_estimated_invoice', () => {
     expect([invoice.netAmount, invoice.taxAmount, invoice.grossAmount]).toEqual([14970, 2844, 17814]);
   });
 
+  it("shows a terminated subscription's final invoice until a run issues it, which nextBillingDate names", async () => {
+    const seat = await ok(env.mcp, 'create_product', { name: 'Seat' });
+    const seatPrice = await ok(env.mcp, 'create_price_plan', { id: seat.id, type: 'flat_fee', currencyCode: 'EUR', price: { amount: 31 }, billingInterval: '1M', payInAdvance: false, proRata: true });
+    const plan = await ok(env.mcp, 'create_plan', { code: 'final', name: 'Final', charges: [{ product: seat.id, pricePlan: seatPrice.id }] });
+    env.setNow('2026-03-01T00:00:00Z');
+    const s = await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods, activate: true });
+    env.setNow('2026-03-11T00:00:00Z');
+    const terminated = await ok(env.mcp, 'terminate_subscription', { id: s.id });
+    expect(terminated.nextBillingDate).toBe('2026-03-11T00:00:00.000Z');
+    const e = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
+    // 10 of March's 31 days at 31.00 a month.
+    expect([e.billingDate, e.netAmount, e.lines[0].periodEnd]).toEqual(['2026-03-11T00:00:00.000Z', 1000, '2026-03-11T00:00:00.000Z']);
+    const run = await ok(env.mcp, 'run_billing', { subscription: s.id });
+    const invoice = await ok(env.mcp, 'get_invoice', { id: run.invoices[0] });
+    expect(invoice.lines.map((l: any) => [l.description, l.netAmount])).toEqual(e.lines.map((l: any) => [l.description, l.netAmount]));
+    expect((await ok(env.mcp, 'get_subscription', { id: s.id })).nextBillingDate).toBeNull();
+    expect((await fails(env.mcp, 'get_estimated_invoice', { id: s.id }, 409)).detail).toMatch(/has nothing left to bill \(it is terminated and its last period is invoiced\)/);
+    env.setNow('2026-01-15T10:00:00Z');
+  });
+
   it('is a 409 for a paused or ended subscription, and reaches a customer token only for its own subscriptions', async () => {
     const plan = await ok(env.mcp, 'create_plan', { code: 'draft', name: 'Draft', charges: [{ product: base.id, pricePlan: basePrice.id }] });
     const paused = await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods, activate: true });
     await ok(env.mcp, 'pause_subscription', { id: paused.id });
-    expect((await fails(env.mcp, 'get_estimated_invoice', { id: paused.id }, 409)).detail).toMatch(/is paused: only an active subscription is billed/);
+    expect((await fails(env.mcp, 'get_estimated_invoice', { id: paused.id }, 409)).detail).toMatch(/is paused: nothing is billed while paused/);
     await fails(env.mcp, 'get_estimated_invoice', { id: 'nope' }, 404);
 
     const active = await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods, activate: true });

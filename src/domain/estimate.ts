@@ -6,6 +6,7 @@ import { servicePeriodText, zoned } from './dates.js';
 import { invoiceTotals } from './invoices.js';
 import { formatMoney, formatUnitAmount, rateOfE4 } from '../values/money.js';
 import { activatedState } from './subscriptions/lifecycle.js';
+import { FINAL } from './subscriptionStates.js';
 import { loadSubscription } from './subscriptions/records.js';
 
 
@@ -37,20 +38,24 @@ const NOT_YET_ACTIVE = new Set(['draft', 'offer']);
  * billing run's own computation (`computeDue`) with nothing written, for the first billing date still
  * to bill, usage measured so far included. For an unchanged subscription the invoice equals it line
  * for line and cent for cent. A draft or offer subscription is billed as activation at `now` would
- * leave it (`activatedState`, in memory): its first invoice.
+ * leave it (`activatedState`, in memory): its first invoice. A cancelled or terminated one shows its
+ * final invoice until that is issued; a paused one is not billed and has none.
  */
 export async function estimateInvoice(tx: Tx, org: string, id: string, now: Date): Promise<Estimate> {
   const stored = await loadSubscription(tx, org, id);
   const preview = NOT_YET_ACTIVE.has(stored.status);
-  if (stored.status !== 'active' && !preview) {
+  if (stored.status === 'paused') {
     throw conflict(
-      `Subscription ${stored.number} is ${stored.status}: only an active subscription is billed (a draft or offer one shows its first invoice as if activated now), so there is no next invoice to estimate`,
+      `Subscription ${stored.number} is paused: nothing is billed while paused, so there is no next invoice to estimate; resume_subscription bills the periods that came due`,
     );
   }
   const { record, items } = preview ? await activatedState(tx, org, stored, now) : { record: stored, items: undefined };
   const { customer, address, drafts } = await computeDue(tx, org, record, { asOf: null, now, cache: new CatalogueCache(), items });
   const draft = drafts[0];
-  if (!draft) throw conflict(`Subscription ${record.number} has no item left to bill`);
+  if (!draft) {
+    const ended = FINAL.includes(record.status) ? ` (it is ${record.status} and its last period is invoiced)` : '';
+    throw conflict(`Subscription ${record.number} has nothing left to bill${ended}, so there is no next invoice to estimate`);
+  }
   const totals = invoiceTotals(draft.lines);
   const result: Omit<Estimate, 'estimate'> = {
     subscription: record.id,

@@ -1,6 +1,9 @@
 import { conflict } from '../errors.js';
 import type { SubscriptionStatus } from '../store/ports/subscriptions.js';
 
+/** Subscriptions that can no longer change (CONTRACT section 5: cancelled and terminated are final). */
+export const FINAL: readonly SubscriptionStatus[] = ['cancelled', 'terminated'];
+
 /**
  * The subscription state machine of the contract (section 5, "Subscriptions"). Offer signing
  * (offer → active or draft) and archiving (offer → terminated) belong to the offers; everything not
@@ -21,7 +24,7 @@ export function assertTransition(action: SubscriptionAction, subject: { number: 
   const allowed: readonly SubscriptionStatus[] = TRANSITIONS[action].from;
   if (!allowed.includes(subject.status)) {
     const verb = action.replace('_', ' ');
-    const final = subject.status === 'cancelled' || subject.status === 'terminated' ? ` (${subject.status} is final)` : '';
+    const final = FINAL.includes(subject.status) ? ` (${subject.status} is final)` : '';
     throw conflict(
       `Cannot ${verb} subscription ${subject.number}: its status is ${subject.status}${final}; ${verb} is allowed only from ${allowed.join(' or ')}`,
     );

@@ -3,7 +3,7 @@ import { conflict, invalid, invalidMany, type Violation } from '../../errors.js'
 import { newId } from '../../ids.js';
 import type { Customer } from '../../schemas/customers.js';
 import type { Subscription } from '../../schemas/subscriptions.js';
-import type { CancellationReason, ItemRecord, SubscriptionRecord, SubscriptionStatus } from '../../store/ports/subscriptions.js';
+import type { CancellationReason, ItemRecord, SubscriptionRecord } from '../../store/ports/subscriptions.js';
 import type { Tx } from '../../store/store.js';
 import { alignmentOf, awaitsSettlement, chargeKindOf, cursorOf, itemTerms, nextBillingDate, periodFrom } from '../billing/schedule.js';
 import { findBillingGroup } from '../billingGroups.js';
@@ -16,14 +16,12 @@ import { grantActiveFeatures } from '../features.js';
 import { findPlan } from '../plans.js';
 import { getPricePlan, getProduct } from '../products.js';
 import { assertActivatable, chargeViolations, customerViolation, draftPlanViolation, pricePlanViolation } from '../statusRules.js';
-import { assertTransition } from '../subscriptionStates.js';
+import { assertTransition, FINAL } from '../subscriptionStates.js';
 import { toResource } from './readModel.js';
 import { blankItem, loadSubscription } from './records.js';
 import { newPeriods, reachableTermEnds, type PeriodInput } from './terms.js';
 
 
-/** Subscriptions that can no longer change (CONTRACT section 5: cancelled and terminated are final). */
-export const FINAL: readonly SubscriptionStatus[] = ['cancelled', 'terminated'];
 
 async function nextNumber(tx: Tx, org: string): Promise<string> {
   for (;;) {

@@ -18,6 +18,7 @@ import { getPricePlan, getProduct } from '../products.js';
 import { currentInterval, recentMeasurementValues } from '../usage.js';
 import { metricReading, metricScope } from '../aggregation.js';
 import { formatQuantity } from '../quantity.js';
+import { FINAL } from '../subscriptionStates.js';
 import { loadSubscription } from './records.js';
 import { intervalsOf, reachableTermEnds, toPeriods } from './terms.js';
 
@@ -187,8 +188,9 @@ async function resourceOf(tx: Tx, org: string, record: SubscriptionRecord, now: 
   } else if (record.status === 'terminated') {
     contractEnd = record.terminatedAt;
   }
+  // A cancelled or terminated subscription still has the invoice of its final period to come.
   const nextBillingDate =
-    record.status === 'active'
+    record.status === 'active' || FINAL.includes(record.status)
       ? (items
           .filter((i) => i.nextBillingAt && !(i.billingEnd && Date.parse(i.billingEnd) <= now.getTime()))
           .map((i) => i.nextBillingAt as string)
