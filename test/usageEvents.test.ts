@@ -119,6 +119,18 @@ describe('aggregations with filters', () => {
     expect(await value()).toBe('9999999999989.5');
   });
 
+  it('compares property values as text in filters and unique_count: 7 and "7" are one value on both engines', async () => {
+    const s = await subscribe([
+      await meteredCharge({ eventName: 'seat', aggregation: 'unique_count', property: 'user', filters: [{ property: 'tier', values: ['2', 3] }] }),
+    ]);
+    env.setNow('2026-01-15T15:00:00Z');
+    const e = (user: string | number, tier: string | number) => ({ id: nextId(), eventName: 'seat', timestamp: '2026-01-15T14:30:00Z', subscription: s.id, properties: { user, tier } });
+    await ingest([e(7, 2), e('7', '2'), e(8, '3'), e('8', 3), e(9, 4), e(10, 2.5)]);
+    const usage = (await ok(env.mcp, 'get_subscription_usage', { id: s.id })).data[0];
+    // Tiers 2 and 3, as numbers or strings, match (4 events); users 7 and 8, each as both.
+    expect([usage.value, usage.eventCount]).toEqual(['2', 4]);
+  });
+
   it('refuses an event whose value a metric it meets cannot read as a number, on every engine alike', async () => {
     const filters = [{ property: 'model', values: ['large'] }];
     const s = await subscribe([

@@ -57,6 +57,8 @@ interface PropertySql {
   /** The organisation in a scope's WHERE. */
   organisation: string;
   prop(name: string): string;
+  /** A property as text, as filters and unique_count compare it: 1 and "1" are the same value on both engines. */
+  text(name: string): string;
   micros(name: string): string;
   /**
    * The columns `whole` and `part` of one event's value in micro-units, exact: SQLite reads an
@@ -73,6 +75,7 @@ const SQLITE: PropertySql = {
   // `+` keeps the planner on the clustered key's range (the claim index also starts with the organisation).
   organisation: '+organisation_id',
   prop: (name) => `properties ->> '$."${name}"'`,
+  text: (name) => `CAST(properties ->> '$."${name}"' AS TEXT)`,
   // An integer is multiplied as one: round() would go through a double, which past 2^53 micro-units
   // (about 9,000,000,000 units) is no longer exact. Ingestion refuses values of 10^12 or more; the
   // CASTs keep one stored before within 64 bits, as SQLite saturates a double it casts.
@@ -105,6 +108,7 @@ const POSTGRES: PropertySql = {
   tuple: '(?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?)',
   organisation: 'organisation_id',
   prop: (name) => `properties ->> '${name}'`,
+  text: (name) => `properties ->> '${name}'`,
   micros: (name) => `round(${pgNumber(name)} * 1000000)`,
   exact: (name) => ({ whole: `trunc(round(${pgNumber(name)} * 1000000) / 1000000)`, part: `round(${pgNumber(name)} * 1000000) % 1000000` }),
   byArrival: '',
@@ -347,8 +351,8 @@ export class SqlUsageEventRepo implements UsageEventRepo {
 
   private filtered(text: string, params: unknown[], metric: UsageMetric): { text: string; params: unknown[] } {
     for (const f of metric.filters) {
-      text += ` AND ${this.p.prop(f.property)} IN (${f.values.map(() => '?').join(', ')})`;
-      params.push(...f.values);
+      text += ` AND ${this.p.text(f.property)} IN (${f.values.map(() => '?').join(', ')})`;
+      for (const v of f.values) params.push(String(v));
     }
     return { text, params };
   }
@@ -457,7 +461,7 @@ export class SqlUsageEventRepo implements UsageEventRepo {
 
   async uniqueCount(org: string, scope: EventScope, metric: UsageMetric): Promise<bigint> {
     const { text, params } = this.where(org, scope, metric);
-    return (await this.sql.getExact(`SELECT count(DISTINCT ${this.p.prop(metric.property ?? '')}) AS v FROM usage_events ${text}`, ...params) as { v: bigint }).v;
+    return (await this.sql.getExact(`SELECT count(DISTINCT ${this.p.text(metric.property ?? '')}) AS v FROM usage_events ${text}`, ...params) as { v: bigint }).v;
   }
 
   async max(org: string, scope: EventScope, metric: UsageMetric): Promise<bigint | null> {
