@@ -326,16 +326,69 @@ describe('subscription state (409)', () => {
     env.setNow('2026-03-20T12:00:00Z');
     const t = await subscribe({ periods: [{ contractPeriod: '1M', cancellationPeriod: '0D' }] });
     await ok(env.mcp, 'cancel_subscription', { id: t.id, cancellationDate: '2026-04-15T00:00:00+02:00' });
+    env.setNow('2026-04-15T00:00:00Z');
+    await record({ subscriptionItem: itemOf(t, 'calls').id, quantity: '1', measuredAt: '2026-04-14T21:59:59.999Z' });
     await runDueJobs(env.app, new Date('2026-04-16T00:00:00Z'));
     env.setNow('2026-04-20T00:00:00Z');
     expect((await ok(env.mcp, 'get_subscription', { id: t.id })).status).toBe('cancelled');
     const item = itemOf(t, 'calls').id;
-    await record({ subscriptionItem: item, quantity: '1', measuredAt: '2026-04-14T21:59:59.999Z' });
+    // The jobs run invoiced the last interval, up to the cancellation: a value measured in it is now refused as invoiced.
+    const invoiced = await fails(env.mcp, 'create_subscription_measurement', { subscriptionItem: item, quantity: '1', measuredAt: '2026-04-14T21:59:59.999Z' }, 422);
+    expect(paths(invoiced)).toEqual(['measuredAt']);
     const p = await fails(env.mcp, 'create_subscription_measurement', { subscriptionItem: item, quantity: '1', measuredAt: '2026-04-14T22:00:00Z' }, 409);
     expect(p.detail).toMatch(/was cancelled at 2026-04-14T22:00:00.000Z/);
     // the usage of a stopped subscription shows the interval it stopped in
     expect(await usageOf(t.id, item)).toMatchObject({ periodStart: '2026-03-14T23:00:00.000Z', periodEnd: '2026-04-14T22:00:00.000Z', value: '1' });
     env.setNow('2026-03-20T12:00:00Z');
+  });
+});
+
+describe('values of an invoiced interval (422)', () => {
+  it('refuses a metered or recurring value measured before the end of the last invoiced interval (single, by code, REST, batch) and takes values from that end on', async () => {
+    env.setNow('2026-03-20T12:00:00Z');
+    const t = await subscribe();
+    const calls = itemOf(t, 'calls').id;
+    const seats = itemOf(t, 'seats').id;
+    await record({ subscriptionItem: calls, quantity: '5', measuredAt: '2026-03-10T00:00:00Z' });
+    expect((await ok(env.mcp, 'run_billing', { subscription: t.id })).invoicesCreated).toBeGreaterThan(0);
+    const billed = (await ok(env.mcp, 'get_subscription', { id: t.id })).items.find((i: any) => i.id === calls).billing;
+    // Periods start at midnight in Berlin: 2026-01-15 to 2026-02-15, then to 2026-03-15 (23:00 UTC the day before) are invoiced.
+    expect(billed.lastBilledTo).toBe('2026-03-14T23:00:00.000Z');
+    const invoicedTo = billed.lastBilledTo;
+
+    const single = await fails(env.mcp, 'create_subscription_measurement', { subscriptionItem: calls, quantity: '1', measuredAt: '2026-03-14T22:59:59.999Z' }, 422);
+    expect(paths(single)).toEqual(['measuredAt']);
+    expect(single.violations[0].message).toBe(
+      `measuredAt 2026-03-14T22:59:59.999Z lies in an interval of item ${calls} (calls) of subscription ${t.number} that is already invoiced: ` +
+        `its intervals up to the one ending ${invoicedTo} are invoiced and their usage is not read again; it takes values measured from ${invoicedTo} on. ` +
+        'To correct an invoiced interval, credit its invoice with create_credit_note, or bill what is missing with create_invoice',
+    );
+    const byCode = await fails(env.mcp, 'create_subscription_measurement', { measurementCode: 'calls', subscription: t.number, quantity: '1', measuredAt: '2026-02-01T00:00:00Z' }, 422);
+    expect(paths(byCode)).toEqual(['measuredAt']);
+    const recurring = await fails(env.mcp, 'create_subscription_measurement', { subscriptionItem: seats, quantity: '3', measuredAt: '2026-03-01T00:00:00Z' }, 422);
+    expect(recurring.violations[0].message).toMatch(/already invoiced: .* it takes values measured from 2026-03-14T23:00:00.000Z on/);
+    const rest = await env.http('POST', '/subscription-measurements', { body: { subscriptionItem: calls, quantity: '1', measuredAt: '2026-03-01T00:00:00Z' } });
+    expect(rest.status).toBe(422);
+    expect(paths(rest.body)).toEqual(['measuredAt']);
+    const batch = await fails(
+      env.mcp,
+      'create_subscription_measurements_batch',
+      { values: [{ subscriptionItem: calls, quantity: '1' }, { subscriptionItem: calls, quantity: '1', measuredAt: '2026-03-01T00:00:00Z' }] },
+      422,
+    );
+    expect(paths(batch)).toEqual(['values[1].measuredAt']);
+    expect(batch.violations[0].message).toMatch(/^values\[1\]\.measuredAt 2026-03-01T00:00:00.000Z lies in an interval .* already invoiced/);
+    expect((await usageOf(t.id, calls)).eventCount).toBe(0);
+
+    await record({ subscriptionItem: calls, quantity: '2', measuredAt: invoicedTo });
+    await record({ subscriptionItem: calls, quantity: '3' });
+    await record({ subscriptionItem: seats, quantity: '4', measuredAt: invoicedTo });
+    expect(await usageOf(t.id, calls)).toMatchObject({ periodStart: invoicedTo, eventCount: 2, value: '5' });
+
+    // instant_metered values are billed one by one as they are recorded, whenever measured: never refused for it.
+    const pushes = itemOf(t, 'pushes').id;
+    await record({ subscriptionItem: pushes, quantity: '1', measuredAt: '2026-03-19T00:00:00Z' });
+    await record({ subscriptionItem: pushes, quantity: '1', measuredAt: '2026-03-01T00:00:00Z' });
   });
 });
 

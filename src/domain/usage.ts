@@ -15,7 +15,7 @@ import { formatQuantity, MICROS, toMicros } from './quantity.js';
 import { intervalValue, metricReading, metricScope, timeWeightedValue, type ItemInterval } from './aggregation.js';
 import { renderUsageEvent } from './usageEvents.js';
 import { billInstantValues, type InstantBilling } from './billing/instant.js';
-import { alignmentOf, itemAnchor, itemBillingStart, itemEnd } from './billing/schedule.js';
+import { alignmentOf, chargeKindOf, itemAnchor, itemBillingStart, itemEnd } from './billing/schedule.js';
 import { findSubscription, loadSubscription } from './subscriptions/records.js';
 
 /** A value may be measured at most this far ahead of the clock (clock skew), never later. */
@@ -88,6 +88,21 @@ function refusal(w: Window, measuredAtMs: number, measuredAt: string): string | 
   return undefined;
 }
 
+/**
+ * The other side of an item's window (a 422 on measuredAt): a value measured before the end of the
+ * item's last invoiced period (`lastBilledTo`, as the billing engine writes it) would be stored and
+ * never billed, since a billing run never reads an invoiced period again. It applies to items billed
+ * per period from their values (`metered` and `recurring`); `instant_metered` values are billed one by
+ * one as they are recorded, whenever measured, and a flat fee reads no values.
+ */
+function invoicedRefusal(t: UsageTarget, lastBilledTo: string, measuredAt: string): string {
+  return (
+    `${measuredAt} lies in an interval of item ${t.itemId} (${t.productName}) of subscription ${t.subscriptionNumber} that is already invoiced: ` +
+    `its intervals up to the one ending ${lastBilledTo} are invoiced and their usage is not read again; it takes values measured from ${lastBilledTo} on. ` +
+    'To correct an invoiced interval, credit its invoice with create_credit_note, or bill what is missing with create_invoice'
+  );
+}
+
 /** Memoised lookups of one request: a batch names the same items, subscriptions and codes again and again. */
 class Lookups {
   private readonly items = new Map<string, Promise<UsageTarget | undefined>>();
@@ -98,6 +113,8 @@ class Lookups {
   private readonly measuredCodeLists = new Map<string, Promise<string[]>>();
   private readonly products = new Map<string, Promise<Product>>();
   private readonly windows = new Map<UsageTarget, Window>();
+  private readonly itemRecords = new Map<string, Promise<ItemRecord | undefined>>();
+  private readonly billedByValues = new Map<string, Promise<boolean>>();
 
   constructor(
     private readonly tx: Tx,
@@ -139,6 +156,22 @@ class Lookups {
       this.windows.set(target, w);
     }
     return w;
+  }
+
+  /**
+   * The end of the target's last invoiced period when a value measured at `measuredAtMs` lies before
+   * it on an item billed per period from its values (see `invoicedRefusal`), else undefined. The
+   * item's price plan and product are read only for such a value.
+   */
+  async invoicedPast(target: UsageTarget, measuredAtMs: number): Promise<string | undefined> {
+    const item = await memo(this.itemRecords, target.itemId, () => this.tx.subscriptions.getItem(this.org, target.itemId));
+    const to = item?.lastBilledTo ?? null;
+    if (item === undefined || to === null || measuredAtMs >= Date.parse(to)) return undefined;
+    const byValues = await memo(this.billedByValues, item.id, async () => {
+      const [product, pricePlan] = await Promise.all([this.product(item.productId), getPricePlan(this.tx, this.org, item.pricePlanId)]);
+      return chargeKindOf(product, pricePlan.type) === 'usage' && !product.usageMetric;
+    });
+    return byValues ? to : undefined;
   }
 }
 
@@ -248,6 +281,14 @@ async function plan(
   if (accepted.length === 0) {
     conflicts.push(`${label}${refusal(lookups.window(targets[0] as UsageTarget), measuredAtMs, measuredAt)}`);
     return undefined;
+  }
+  // A value in an invoiced period of any item taking it is refused as a whole: no target is passed over (the value would be lost there).
+  for (const t of accepted) {
+    const invoicedTo = await lookups.invoicedPast(t, measuredAtMs);
+    if (invoicedTo !== undefined) {
+      violate('measuredAt', invoicedRefusal(t, invoicedTo, measuredAt), 'already_invoiced');
+      return undefined;
+    }
   }
   return { targets: accepted, measurement, measuredAt, quantityMicros: toMicros(input.quantity), valueId: input.id ?? null };
 }
