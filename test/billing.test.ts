@@ -89,7 +89,7 @@ describe('billing dates', () => {
       amountDue: 5938,
     });
     expect(first.number).toMatch(/^INV-2026-\d{6}$/);
-    expect(lines(first)).toEqual([[`Product ${n}`, '1', 4990, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z']]);
+    expect(lines(first)).toEqual([[`Product ${n} (2026-01-15 to 2026-02-14)`, '1', 4990, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z']]);
 
     const after = (await env.http('GET', `/subscriptions/${s.id}`)).body;
     expect(after.lastBillingAt).toBe('2026-01-15T10:00:00.000Z');
@@ -131,8 +131,8 @@ describe('billing dates', () => {
     const [invoice] = await bill(s.id);
     expect(invoice.issuedAt).toBe('2026-02-15T10:00:00.000Z');
     expect(lines(invoice)).toEqual([
-      [`Product ${n - 1}`, '1', 1000, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z'],
-      [`Product ${n} (API calls: 1234, 100 free)`, '1134', 1134, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z'],
+      [`Product ${n - 1} (2026-01-15 to 2026-02-14)`, '1', 1000, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z'],
+      [`Product ${n} (API calls: 1234, 100 free, 2026-01-15 to 2026-02-14)`, '1134', 1134, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z'],
     ]);
     expect(invoice).toMatchObject({ netAmount: 2134, taxAmount: 405, grossAmount: 2539 });
     env.setNow('2026-03-15T10:00:00Z');
@@ -148,18 +148,21 @@ describe('alignment and pro rata', () => {
     const s = await subscribe([{ price: { proRata: true } }, { price: { price: { amount: 10 }, payInAdvance: false } }], { billingGroup: group.id });
     const [first] = await bill(s.id);
     // 49.90 x 17 / 31 = 27.3645… → 27.36; 1 February 00:00 in Berlin is 31 January 23:00 UTC.
-    expect(lines(first)).toEqual([[`Product ${n - 1} (pro rata 17/31 days)`, '1', 2736, '2026-01-15T10:00:00.000Z', '2026-01-31T23:00:00.000Z']]);
+    expect(lines(first)).toEqual([[`Product ${n - 1} (pro rata 17/31 days, 2026-01-15 to 2026-01-31)`, '1', 2736, '2026-01-15T10:00:00.000Z', '2026-01-31T23:00:00.000Z']]);
     // The estimate reads in the customer's dates: February in Berlin, not 31 January to 28 February in UTC.
     const estimate = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
-    expect(estimate.estimate).toContain(`Product ${n - 1} 2026-02-01 – 2026-02-28`);
+    expect(estimate.estimate).toContain(`Product ${n - 1} (2026-02-01 to 2026-02-28) 2026-02-01 – 2026-02-28`);
     env.setNow('2026-02-01T00:00:00Z');
     const [second] = await bill(s.id);
     expect(second.issuedAt).toBe('2026-01-31T23:00:00.000Z');
     // The arrears fee has no pro rata: its short first period costs the full 10.00.
     expect(lines(second)).toEqual([
-      [`Product ${n - 1}`, '1', 4990, '2026-01-31T23:00:00.000Z', '2026-02-28T23:00:00.000Z'],
-      [`Product ${n}`, '1', 1000, '2026-01-15T10:00:00.000Z', '2026-01-31T23:00:00.000Z'],
+      [`Product ${n - 1} (2026-02-01 to 2026-02-28)`, '1', 4990, '2026-01-31T23:00:00.000Z', '2026-02-28T23:00:00.000Z'],
+      [`Product ${n} (2026-01-15 to 2026-01-31)`, '1', 1000, '2026-01-15T10:00:00.000Z', '2026-01-31T23:00:00.000Z'],
     ]);
+    // A line names its period in the customer's dates: February in Berlin (from 1 February 00:00, 31 January 23:00 UTC,
+    // to its last day, 28 February), not the UTC dates of its instants (2026-01-31 to 2026-02-27).
+    expect(second.lines[0].description).toBe(`Product ${n - 1} (2026-02-01 to 2026-02-28)`);
   });
 
   it('custom_day: periods start on the day; the first short period is 26/31 days of 10 January to 10 February', async () => {
@@ -168,7 +171,7 @@ describe('alignment and pro rata', () => {
     const s = await subscribe([{ price: { proRata: true } }], { billingGroup: group.id });
     const [first] = await bill(s.id);
     // 49.90 x 26 / 31 = 41.8516… → 41.85
-    expect(lines(first)).toEqual([[`Product ${n} (pro rata 26/31 days)`, '1', 4185, '2026-01-15T10:00:00.000Z', '2026-02-09T23:00:00.000Z']]);
+    expect(lines(first)).toEqual([[`Product ${n} (pro rata 26/31 days, 2026-01-15 to 2026-02-09)`, '1', 4185, '2026-01-15T10:00:00.000Z', '2026-02-09T23:00:00.000Z']]);
   });
 
   it('custom_day with customMonth: a yearly period starts on that day of that month', async () => {
@@ -177,7 +180,7 @@ describe('alignment and pro rata', () => {
     const s = await subscribe([{ price: { price: { amount: 365 }, billingInterval: '1Y', proRata: true } }], { billingGroup: group.id });
     const [first] = await bill(s.id);
     // 15 January to 1 March is 45 days of the 365 from 1 March 2025: 365.00 x 45 / 365 = 45.00
-    expect(lines(first)).toEqual([[`Product ${n} (pro rata 45/365 days)`, '1', 4500, '2026-01-15T10:00:00.000Z', '2026-02-28T23:00:00.000Z']]);
+    expect(lines(first)).toEqual([[`Product ${n} (pro rata 45/365 days, 2026-01-15 to 2026-02-28)`, '1', 4500, '2026-01-15T10:00:00.000Z', '2026-02-28T23:00:00.000Z']]);
   });
 
   it('an item ordered onto a running subscription bills from the order, not from the subscription start', async () => {
@@ -190,7 +193,7 @@ describe('alignment and pro rata', () => {
     expect(ordered.items[1].billing.nextBillingAt).toBe('2026-03-03T12:00:00.000Z');
     const [invoice] = await bill(s.id);
     // 3 March 13:00 in Berlin plus a month is 3 April 13:00 in summer time: 11:00 UTC.
-    expect(lines(invoice)).toEqual([[`Product ${n}`, '1', 2000, '2026-03-03T12:00:00.000Z', '2026-04-03T11:00:00.000Z']]);
+    expect(lines(invoice)).toEqual([[`Product ${n} (2026-03-03 to 2026-04-02)`, '1', 2000, '2026-03-03T12:00:00.000Z', '2026-04-03T11:00:00.000Z']]);
   });
 
   it('a quantity change within an arrears period bills each quantity for its days (20/31 at 2, 11/31 at 3); without pro rata the last quantity', async () => {
@@ -205,9 +208,9 @@ describe('alignment and pro rata', () => {
     const [invoice] = await bill(s.id);
     // 2 x 10.00 x 20/31 = 12.9032 → 12.90; 3 x 10.00 x 11/31 = 10.645 → 10.65 (half up); the other item: 3 x 10.00.
     expect(lines(invoice)).toEqual([
-      [`Product ${n - 1} (pro rata 20/31 days, quantity 2 from 2026-01-15)`, '2', 1290, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z'],
-      [`Product ${n - 1} (pro rata 11/31 days, quantity 3 from 2026-02-04)`, '3', 1065, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z'],
-      [`Product ${n}`, '3', 3000, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z'],
+      [`Product ${n - 1} (pro rata 20/31 days, quantity 2 from 2026-01-15, 2026-01-15 to 2026-02-14)`, '2', 1290, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z'],
+      [`Product ${n - 1} (pro rata 11/31 days, quantity 3 from 2026-02-04, 2026-01-15 to 2026-02-14)`, '3', 1065, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z'],
+      [`Product ${n} (2026-01-15 to 2026-02-14)`, '3', 3000, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z'],
     ]);
   });
 
@@ -222,8 +225,8 @@ describe('alignment and pro rata', () => {
     const [invoice] = await bill(s.id);
     // 3 x 49.90 x 11/31 = 53.119 → 53.12, less 1 x 49.90 x 11/31 = 17.706 → 17.71: 35.41; then February at 3: 149.70.
     expect(lines(invoice)).toEqual([
-      [`Product ${n} (quantity 1 → 3 from 2026-02-04, pro rata 11/31 days)`, '1', 3541, '2026-02-04T10:00:00.000Z', '2026-02-15T10:00:00.000Z'],
-      [`Product ${n}`, '3', 14970, '2026-02-15T10:00:00.000Z', '2026-03-15T10:00:00.000Z'],
+      [`Product ${n} (quantity 1 → 3 from 2026-02-04 to 2026-02-14, pro rata 11/31 days)`, '1', 3541, '2026-02-04T10:00:00.000Z', '2026-02-15T10:00:00.000Z'],
+      [`Product ${n} (2026-02-15 to 2026-03-14)`, '3', 14970, '2026-02-15T10:00:00.000Z', '2026-03-15T10:00:00.000Z'],
     ]);
     expect(estimate.lines.map((l: any) => l.netAmount)).toEqual([3541, 14970]);
     expect((await ok(env.mcp, 'run_billing', { subscription: s.id })).invoicesCreated).toBe(0);
@@ -242,14 +245,14 @@ describe('alignment and pro rata', () => {
     const invoices = await bill(s.id);
     expect(invoices.map((i) => lines(i))).toEqual([
       // 10.00 x 17/31 = 5.48: 15 January to the month's end.
-      [[`Product ${n} (pro rata 17/31 days)`, '1', 548, '2026-01-15T10:00:00.000Z', '2026-01-31T23:00:00.000Z']],
+      [[`Product ${n} (pro rata 17/31 days, 2026-01-15 to 2026-01-31)`, '1', 548, '2026-01-15T10:00:00.000Z', '2026-01-31T23:00:00.000Z']],
       // The in-advance fee goes on from 15 February (14 of February's 28 days: 24.95); February in arrears.
       [
-        [`Product ${n - 1} (pro rata 14/28 days)`, '1', 2495, '2026-02-15T10:00:00.000Z', '2026-02-28T23:00:00.000Z'],
+        [`Product ${n - 1} (pro rata 14/28 days, 2026-02-15 to 2026-02-28)`, '1', 2495, '2026-02-15T10:00:00.000Z', '2026-02-28T23:00:00.000Z'],
       ],
       [
-        [`Product ${n - 1}`, '1', 4990, '2026-02-28T23:00:00.000Z', '2026-03-31T22:00:00.000Z'],
-        [`Product ${n}`, '1', 1000, '2026-01-31T23:00:00.000Z', '2026-02-28T23:00:00.000Z'],
+        [`Product ${n - 1} (2026-03-01 to 2026-03-31)`, '1', 4990, '2026-02-28T23:00:00.000Z', '2026-03-31T22:00:00.000Z'],
+        [`Product ${n} (2026-02-01 to 2026-02-28)`, '1', 1000, '2026-01-31T23:00:00.000Z', '2026-02-28T23:00:00.000Z'],
       ],
     ]);
   });
@@ -291,7 +294,7 @@ describe('quantity changes in the last period paid in advance, and the credit ba
     env.setNow('2026-02-16T10:00:00Z');
     const [invoice] = await bill(s.id);
     // As while the subscription goes on: 3 x 49.90 x 11/31 = 53.12 less 1 x 49.90 x 11/31 = 17.71.
-    expect(lines(invoice)).toEqual([[`Product ${n} (quantity 1 → 3 from 2026-02-04, pro rata 11/31 days)`, '1', 3541, '2026-02-04T10:00:00.000Z', '2026-02-15T10:00:00.000Z']]);
+    expect(lines(invoice)).toEqual([[`Product ${n} (quantity 1 → 3 from 2026-02-04 to 2026-02-14, pro rata 11/31 days)`, '1', 3541, '2026-02-04T10:00:00.000Z', '2026-02-15T10:00:00.000Z']]);
     expect(invoice).toMatchObject({ issuedAt: '2026-02-15T10:00:00.000Z', grossAmount: 4214, status: 'open' });
     expect(estimate.lines.map((l: any) => l.netAmount)).toEqual([3541]);
     expect((await ok(env.mcp, 'get_subscription', { id: s.id })).items[0].billing).toMatchObject({ nextBillingAt: null, lastBilledTo: '2026-02-15T10:00:00.000Z' });
@@ -313,7 +316,7 @@ describe('quantity changes in the last period paid in advance, and the credit ba
     env.setNow('2026-02-16T10:00:00Z');
     const [invoice] = await bill(s.id);
     // 2 x 49.90 x 11/31 = 35.41 less 1 x 49.90 x 11/31 = 17.71: 17.70; tax 19 % 3.363 → 3.36.
-    expect(lines(invoice)).toEqual([[`Product ${n} (quantity 1 → 2 from 2026-02-04, pro rata 11/31 days)`, '1', 1770, '2026-02-04T10:00:00.000Z', '2026-02-15T10:00:00.000Z']]);
+    expect(lines(invoice)).toEqual([[`Product ${n} (quantity 1 → 2 from 2026-02-04 to 2026-02-14, pro rata 11/31 days)`, '1', 1770, '2026-02-04T10:00:00.000Z', '2026-02-15T10:00:00.000Z']]);
     expect(invoice).toMatchObject({ grossAmount: 2106, issuedAt: '2026-02-15T10:00:00.000Z' });
     expect((await ok(env.mcp, 'get_subscription', { id: s.id })).items[0].billing.nextBillingAt).toBeNull();
   });
@@ -336,7 +339,7 @@ describe('quantity changes in the last period paid in advance, and the credit ba
     // 1 x 49.90 x 11/31 = 17.71 less 3 x 49.90 x 11/31 = 53.12: -35.41; tax -6.7279 → -6.73; 41.14 credited.
     const notes = (await ok(env.mcp, 'list_credit_notes', { invoice: first.id })).data;
     expect(notes.map((x: any) => x.amount)).toEqual([4214]);
-    expect((await ok(env.mcp, 'get_credit_note', { id: notes[0].id })).reason).toBe(`Product ${n} (quantity 3 → 1 from 2026-02-04, pro rata 11/31 days)`);
+    expect((await ok(env.mcp, 'get_credit_note', { id: notes[0].id })).reason).toBe(`Product ${n} (quantity 3 → 1 from 2026-02-04 to 2026-02-14, pro rata 11/31 days)`);
     expect(estimate).toMatchObject({ lines: [], grossAmount: 0, creditNoteAmount: 4214 });
     expect(await ok(env.mcp, 'get_invoice', { id: first.id })).toMatchObject({ amountCredited: 4214, amountDue: 13600, status: 'open' });
     expect((await ok(env.mcp, 'get_subscription', { id: s.id })).items[0].billing.nextBillingAt).toBeNull();
@@ -359,7 +362,7 @@ describe('quantity changes in the last period paid in advance, and the credit ba
     const [february] = await bill(s.id);
     // February at 1 seat: 10.00 + 1.90. The decrease, 3.55 - 35.48 = -31.93 (tax -6.0667 → -6.07), is 38.00 credited
     // on January's paid invoice, so to the customer's balance.
-    expect(lines(february)).toEqual([[`Product ${n}`, '1', 1000, '2026-02-15T10:00:00.000Z', '2026-03-15T10:00:00.000Z']]);
+    expect(lines(february)).toEqual([[`Product ${n} (2026-02-15 to 2026-03-14)`, '1', 1000, '2026-02-15T10:00:00.000Z', '2026-03-15T10:00:00.000Z']]);
     expect(february).toMatchObject({ grossAmount: 1190, creditApplied: 0, amountDue: 1190 });
     expect(estimate).toMatchObject({ grossAmount: 1190, creditNoteAmount: 3800 });
     expect(estimate.lines.map((l: any) => l.netAmount)).toEqual([1000]);
@@ -478,12 +481,13 @@ describe('discounts', () => {
     });
     env.setNow('2026-03-16T00:00:00Z');
     const invoices = await bill(s.id);
+    const periods = ['2026-01-15 to 2026-02-14', '2026-02-15 to 2026-03-14', '2026-03-15 to 2026-04-14'];
     expect(invoices.map((i) => i.lines.map((l: any) => [l.description, l.netAmount]))).toEqual(
       [0, 1, 2].map((k) => [
-        [`Product ${n - 1}`, 4990],
-        [`Product ${n}`, 2000],
+        [`Product ${n - 1} (${periods[k]})`, 4990],
+        [`Product ${n} (${periods[k]})`, 2000],
         ...(k < 2 ? [['Discount discount', -500]] : []),
-        ['Couponed', 2000],
+        [`Couponed (${periods[k]})`, 2000],
         ...(k === 0 ? [[`Discount coupon ${code} (10%)`, -200]] : []),
       ]),
     );
@@ -554,7 +558,7 @@ describe('ends, pauses and resumes', () => {
     env.setNow('2026-01-25T10:00:00Z');
     await ok(env.mcp, 'terminate_subscription', { id: s.id });
     const [last] = await bill(s.id);
-    expect(lines(last)).toEqual([[`Product ${n} (pro rata 10/31 days)`, '1', 323, '2026-01-15T10:00:00.000Z', '2026-01-25T10:00:00.000Z']]);
+    expect(lines(last)).toEqual([[`Product ${n} (pro rata 10/31 days, 2026-01-15 to 2026-01-24)`, '1', 323, '2026-01-15T10:00:00.000Z', '2026-01-25T10:00:00.000Z']]);
     expect((await ok(env.mcp, 'get_subscription', { id: s.id })).items[0].billing.nextBillingAt).toBeNull();
   });
 
@@ -571,7 +575,7 @@ describe('ends, pauses and resumes', () => {
     await ok(env.mcp, 'cancel_subscription', { id: s.id, cancellationDate: '2026-02-15T10:00:00Z' });
     const [invoice] = await bill(s.id);
     // 120.00 x 31 / 365 = 10.1917… → 10.19
-    expect(lines(invoice)).toEqual([[`Product ${n} (pro rata 31/365 days)`, '1', 1019, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z']]);
+    expect(lines(invoice)).toEqual([[`Product ${n} (pro rata 31/365 days, 2026-01-15 to 2026-02-14)`, '1', 1019, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z']]);
   });
 
   it('a paused subscription is skipped with the reason; resumed without a date, every missed period is billed', async () => {
@@ -752,8 +756,8 @@ describe('what an invoice shows and in which currency', () => {
     await ok(env.mcp, 'update_product', { id: s.items[3].product.id, name: s.items[3].product.name, invoiceVisibility: 'never' });
     const [invoice] = await bill(s.id);
     expect(invoice.lines.map((l: any) => [l.description, l.netAmount])).toEqual([
-      [`Product ${n - 3}`, 4990],
-      [`Product ${n}`, 500],
+      [`Product ${n - 3} (2026-01-15 to 2026-02-14)`, 4990],
+      [`Product ${n} (2026-01-15 to 2026-02-14)`, 500],
     ]);
     const after = (await env.http('GET', `/subscriptions/${s.id}`)).body;
     expect(after.items.map((i: any) => i.billing.nextBillingAt)).toEqual(after.items.map(() => '2026-02-15T10:00:00.000Z'));
@@ -783,7 +787,7 @@ describe('item description and furtherInformation (issue 17)', () => {
     const addon = ordered.items[1];
     expect((await ok(env.mcp, 'get_subscription_item', { id: addon.id })).furtherInformation).toBe('Licence LIC-42');
     const [first] = await bill(s.id);
-    expect(first.lines.map((l: any) => l.description)).toEqual([`Product ${n - 1}`, `Product ${n} – Berlin office – Licence LIC-42`]);
+    expect(first.lines.map((l: any) => l.description)).toEqual([`Product ${n - 1} (2026-01-15 to 2026-02-14)`, `Product ${n} (2026-01-15 to 2026-02-14) – Berlin office – Licence LIC-42`]);
     const patched = await env.http('PATCH', `/subscription-items/${s.items[0].id}`, {
       body: { furtherInformation: 'Site Berlin' },
       contentType: 'application/merge-patch+json',
@@ -793,8 +797,8 @@ describe('item description and furtherInformation (issue 17)', () => {
     expect(paths(await fails(env.mcp, 'update_subscription_item', { id: addon.id, furtherInformation: 'x'.repeat(256) }, 422))).toEqual(['furtherInformation']);
     env.setNow('2026-02-15T10:00:00Z');
     const estimate = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
-    expect(estimate.lines.map((l: any) => l.description)).toEqual([`Product ${n - 1} – Site Berlin`, `Product ${n} – Berlin office`]);
+    expect(estimate.lines.map((l: any) => l.description)).toEqual([`Product ${n - 1} (2026-02-15 to 2026-03-14) – Site Berlin`, `Product ${n} (2026-02-15 to 2026-03-14) – Berlin office`]);
     const [second] = await bill(s.id);
-    expect(second.lines.map((l: any) => l.description)).toEqual([`Product ${n - 1} – Site Berlin`, `Product ${n} – Berlin office`]);
+    expect(second.lines.map((l: any) => l.description)).toEqual([`Product ${n - 1} (2026-02-15 to 2026-03-14) – Site Berlin`, `Product ${n} (2026-02-15 to 2026-03-14) – Berlin office`]);
   });
 });

@@ -125,8 +125,8 @@ describe('a JPY customer: estimate, invoice and payment plan in yen', () => {
     const e = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
     expect(e.currencyCode).toBe('JPY');
     expect(e.lines.map((l: any) => [l.description, l.unitAmountDecimal, l.netAmount, l.taxRate])).toEqual([
-      ['Yen plan', '4900', 4900, 19],
-      ['Second', '4900', 4900, 19],
+      ['Yen plan (2026-01-15 to 2026-02-14)', '4900', 4900, 19],
+      ['Second (2026-01-15 to 2026-02-14)', '4900', 4900, 19],
       ['Discount coupon YEN-OFF', '-400', -400, 19],
     ]);
     // 19 % of ¥9,400 = ¥1,786

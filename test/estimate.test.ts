@@ -59,7 +59,7 @@ describe('get_estimated_invoice', () => {
     });
     expect(e.lines).toEqual([
       {
-        description: 'Base',
+        description: 'Base (2026-01-15 to 2026-02-14)',
         periodStart: '2026-01-15T10:00:00.000Z',
         periodEnd: '2026-02-15T10:00:00.000Z',
         quantity: '1',
@@ -85,7 +85,7 @@ describe('get_estimated_invoice', () => {
     const s = await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods, billingGroup: group.id, activate: true });
     const e = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
     // 15 January to 1 February in Berlin: 17 of the 31 days of a month from the 15th; 49.90 × 17 / 31 = 27.3645…
-    expect(e.lines[0]).toMatchObject({ periodEnd: '2026-01-31T23:00:00.000Z', netAmount: 2736, description: 'Base (pro rata 17/31 days)' });
+    expect(e.lines[0]).toMatchObject({ periodEnd: '2026-01-31T23:00:00.000Z', netAmount: 2736, description: 'Base (pro rata 17/31 days, 2026-01-15 to 2026-01-31)' });
   });
 
   it('bills usage so far minus free units and arrears fees at the period end, with discounts before tax', async () => {
@@ -110,9 +110,9 @@ describe('get_estimated_invoice', () => {
     const e = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
     expect(e.billingDate).toBe('2026-02-15T10:00:00.000Z');
     expect(e.lines.map((l: any) => [l.description, l.quantity, l.netAmount, l.taxRate])).toEqual([
-      ['API (calls: 1234, 100 free)', '1134', 1134, 0],
-      ['Support', '1', 1000, 19],
-      ['Extra support', '1', 1000, 19],
+      ['API (calls: 1234, 100 free, 2026-01-15 to 2026-02-14)', '1134', 1134, 0],
+      ['Support (2026-01-15 to 2026-02-14)', '1', 1000, 19],
+      ['Extra support (2026-01-15 to 2026-02-14)', '1', 1000, 19],
       ['Discount coupon TENOFF (10%)', '1', -100, 19],
     ]);
     // 19 % on 19.00 = 3.61; 0 % on 11.34
@@ -136,7 +136,7 @@ describe('get_estimated_invoice', () => {
     // billed in arrears, on 15 February, so not on the first invoice.
     expect(e).toMatchObject({ billingDate: '2026-01-15T10:00:00.000Z', netAmount: 4990, taxAmount: 948, grossAmount: 5938 });
     expect(e.lines.map((l: any) => [l.description, l.periodStart, l.periodEnd, l.netAmount])).toEqual([
-      ['Base', '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z', 4990],
+      ['Base (2026-01-15 to 2026-02-14)', '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z', 4990],
     ]);
     expect(e.estimate).toContain(`Estimated first invoice for subscription ${draft.number} (First), as if activated now (it is draft)`);
     expect((await env.http('GET', `/subscriptions/${draft.id}`)).body).toEqual(before.body);
@@ -162,7 +162,7 @@ describe('get_estimated_invoice', () => {
     const e = await ok(env.mcp, 'get_estimated_invoice', { id: offer.subscription.id });
     // 3 × 49.90 = 149.70 net, 19 % = 28.443 → 28.44, gross 178.14.
     expect(e).toMatchObject({ billingDate: '2026-01-15T10:00:00.000Z', netAmount: 14970, taxAmount: 2844, grossAmount: 17814 });
-    expect(e.lines.map((l: any) => [l.description, l.quantity, l.unitAmountDecimal, l.netAmount, l.taxRate])).toEqual([['Base', '3', '4990', 14970, 19]]);
+    expect(e.lines.map((l: any) => [l.description, l.quantity, l.unitAmountDecimal, l.netAmount, l.taxRate])).toEqual([['Base (2026-01-15 to 2026-02-14)', '3', '4990', 14970, 19]]);
     expect(e.estimate).toContain('as if activated now (it is offer)');
     await ok(env.mcp, 'accept_offer', { id: offer.id, recipient: offer.recipients[0].id });
     const next = await ok(env.mcp, 'get_estimated_invoice', { id: offer.subscription.id });

@@ -88,7 +88,7 @@ describe('plan changes', () => {
     const issued = await invoice(change.invoice);
     expect(issued).toMatchObject({ status: 'open', issuedAt: '2026-01-11T12:00:00.000Z', netAmount: 4200, taxAmount: 798, grossAmount: 4998 });
     // 62.00 x 21/31 = 42.00 for the rest of the running cycle.
-    expect(lines(issued)).toEqual([[`Fee ${n} (pro rata 21/31 days)`, 4200, 19, '2026-01-11T12:00:00.000Z', '2026-02-01T12:00:00.000Z']]);
+    expect(lines(issued)).toEqual([[`Fee ${n} (pro rata 21/31 days, 2026-01-11 to 2026-01-31)`, 4200, 19, '2026-01-11T12:00:00.000Z', '2026-02-01T12:00:00.000Z']]);
     const strip = ({ id: _i, position: _p, unitAmount: _u, ...l }: any) => l;
     expect(preview.invoice.lines).toEqual(issued.lines.map(strip));
 
@@ -96,7 +96,7 @@ describe('plan changes', () => {
     env.setNow('2026-02-01T12:00:00Z');
     const [february, ...more] = await bill(s.id);
     expect(more).toEqual([]);
-    expect(lines(february)).toEqual([[`Fee ${n}`, 6200, 19, '2026-02-01T12:00:00.000Z', '2026-03-01T12:00:00.000Z']]);
+    expect(lines(february)).toEqual([[`Fee ${n} (2026-02-01 to 2026-02-28)`, 6200, 19, '2026-02-01T12:00:00.000Z', '2026-03-01T12:00:00.000Z']]);
     const after = await ok(env.mcp, 'get_subscription', { id: s.id });
     expect(after.items.map((i: any) => i.status)).toEqual(['ended', 'active']);
     expect(await announced('subscription.plan_changed', s.id)).toEqual([
@@ -145,7 +145,7 @@ describe('plan changes', () => {
     const invoices = (await ok(env.mcp, 'list_invoices', { subscription: s.id })).data;
     expect(invoices).toHaveLength(2);
     const issued = await invoice(invoices.find((i: any) => i.issuedAt === '2026-02-01T12:00:00.000Z').id);
-    expect(lines(issued)).toEqual([[`Fee ${n}`, 3100, 19, '2026-02-01T12:00:00.000Z', '2026-03-01T12:00:00.000Z']]);
+    expect(lines(issued)).toEqual([[`Fee ${n} (2026-02-01 to 2026-02-28)`, 3100, 19, '2026-02-01T12:00:00.000Z', '2026-03-01T12:00:00.000Z']]);
     const strip = ({ id: _i, position: _p, unitAmount: _u, ...l }: any) => l;
     expect(preview.invoice.lines).toEqual(issued.lines.map(strip));
     const after = await ok(env.mcp, 'get_subscription', { id: s.id });
@@ -164,7 +164,7 @@ describe('plan changes', () => {
     await fails(env.mcp, 'revoke_subscription_plan_change', { id: s.id }, 409);
     env.setNow('2026-02-01T12:00:00Z');
     const [february] = await bill(s.id);
-    expect(lines(february)).toEqual([[`Fee ${n - 1}`, 6200, 19, '2026-02-01T12:00:00.000Z', '2026-03-01T12:00:00.000Z']]);
+    expect(lines(february)).toEqual([[`Fee ${n - 1} (2026-02-01 to 2026-02-28)`, 6200, 19, '2026-02-01T12:00:00.000Z', '2026-03-01T12:00:00.000Z']]);
   });
 
   it('allows only what the plans say, naming the rule', async () => {
@@ -229,7 +229,7 @@ describe('trials', () => {
     expect(s.trialEndsOn).toBe('2026-03-15T10:00:00.000Z');
 
     const [march] = await bill(s.id);
-    expect(lines(march)).toEqual([['Support', 500, 19, '2026-03-01T10:00:00.000Z', '2026-04-01T09:00:00.000Z']]);
+    expect(lines(march)).toEqual([['Support (2026-03-01 to 2026-03-31)', 500, 19, '2026-03-01T10:00:00.000Z', '2026-04-01T09:00:00.000Z']]);
     const estimate = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
     expect(estimate.billingDate).toBe('2026-03-15T10:00:00.000Z');
     expect(estimate.estimate).toMatch(/Trial until 2026-03-15/);
@@ -242,7 +242,7 @@ describe('trials', () => {
     env.setNow('2026-03-15T10:00:00Z');
     const [afterTrial] = await bill(s.id);
     // Paid in advance from the trial's end: 15 March 11:00 Berlin to 15 April 11:00 (summer time).
-    expect(lines(afterTrial)).toEqual([[`Fee ${n}`, 3000, 19, '2026-03-15T10:00:00.000Z', '2026-04-15T09:00:00.000Z']]);
+    expect(lines(afterTrial)).toEqual([[`Fee ${n} (2026-03-15 to 2026-04-14)`, 3000, 19, '2026-03-15T10:00:00.000Z', '2026-04-15T09:00:00.000Z']]);
   });
 
   it('a cancellation during the trial takes effect by its end, without cancellation period, and bills nothing', async () => {

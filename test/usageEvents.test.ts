@@ -423,7 +423,7 @@ describe('billing', () => {
     const line = (i: any) => ({ ...i.lines[0], id: undefined, invoice: undefined, createdAt: undefined, updatedAt: undefined });
     expect(line(invoices[1])).toEqual(line(invoices[0]));
     expect(invoices[1].lines[0]).toMatchObject({
-      description: 'Requests (requests: 1234.5)',
+      description: 'Requests (requests: 1234.5, 2026-01-15 to 2026-02-14)',
       quantity: '1234.5',
       unitAmountDecimal: '1',
       netAmount: 1235,

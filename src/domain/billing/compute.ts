@@ -293,7 +293,21 @@ export function usageLabel(product: Product): string {
   return product.usageMetric?.eventName ?? (m?.description || m?.code || product.name);
 }
 
-function chargeDescription(state: ItemState, quantityMicros: bigint, share: ReturnType<typeof proRataShare>, label: string | null): string {
+/**
+ * A line's period [start, end) as calendar dates on the customer's wall clock (`start` and `end` are in
+ * their zone): its first day to its last, `2026-01-15 to 2026-02-14`. The end is exclusive, so its last
+ * day is the one before the end's day, as `proRataShare` counts days (first counted, last not); a period
+ * within one day is that day. The day before is taken from the end's calendar fields (no zone arithmetic:
+ * a tenth of the cost of Luxon's `minus`, once per line).
+ */
+function periodText(start: DateTime, end: DateTime): string {
+  const first = start.toISODate() as string;
+  const last = new Date(Date.UTC(end.year, end.month - 1, end.day - 1)).toISOString().slice(0, 10);
+  return `${first} to ${last < first ? first : last}`;
+}
+
+/** A charge line's description: the product, then what it measured, free units, pro rata share, part and tier label, and its period. */
+function chargeDescription(state: ItemState, period: BillingPeriod, quantityMicros: bigint, share: ReturnType<typeof proRataShare>, label: string | null): string {
   const name = state.item.name ?? state.product.name;
   const parts: string[] = [];
   if (state.kind === 'usage') {
@@ -302,7 +316,8 @@ function chargeDescription(state: ItemState, quantityMicros: bigint, share: Retu
   if (state.plan.freeUnits > 0) parts.push(`${state.plan.freeUnits} free`);
   if (share) parts.push(`pro rata ${share.days}/${share.of} days`);
   if (label) parts.push(label);
-  return itemLineText(state.item, parts.length ? `${name} (${parts.join(', ')})` : name);
+  parts.push(periodText(period.start, period.end));
+  return itemLineText(state.item, `${name} (${parts.join(', ')})`);
 }
 
 /** The discount lines of one item on one invoice, before tax: percentage of its net, or a fixed amount capped at what is left of it. */
@@ -375,7 +390,7 @@ function quantityAdjustments(
       change,
       adjusts: { itemId: state.item.id, periodKey: lastBilledFrom, kind: 'flat' as const },
       line: {
-        description: itemLineText(state.item, `${name} (quantity ${change.oldQuantity} → ${change.newQuantity} from ${at.toISODate()}${days})`),
+        description: itemLineText(state.item, `${name} (quantity ${change.oldQuantity} → ${change.newQuantity} from ${periodText(at, end)}${days})`),
         quantity: '1',
         unitAmountDecimal: String(diff),
         netAmount: diff,
@@ -509,7 +524,7 @@ export async function computeDue(
           if (line.netAmount === 0 && state.product.invoiceVisibility !== 'always') continue;
           draft.lines.push({
             itemId: state.item.id,
-            description: chargeDescription(state, q, share, [part, line.label].filter(Boolean).join(', ') || null),
+            description: chargeDescription(state, period, q, share, [part, line.label].filter(Boolean).join(', ') || null),
             quantity: line.quantity,
             unitAmountDecimal: line.unitAmountDecimal,
             netAmount: line.netAmount,
