@@ -151,7 +151,7 @@ describe('alignment and pro rata', () => {
     expect(lines(first)).toEqual([[`Product ${n - 1} (pro rata 17/31 days, 2026-01-15 to 2026-01-31)`, '1', 2736, '2026-01-15T10:00:00.000Z', '2026-01-31T23:00:00.000Z']]);
     // The estimate reads in the customer's dates: February in Berlin, not 31 January to 28 February in UTC.
     const estimate = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
-    expect(estimate.estimate).toContain(`Product ${n - 1} (2026-02-01 to 2026-02-28) 2026-02-01 – 2026-02-28`);
+    expect(estimate.estimate).toContain(`Product ${n - 1} (2026-02-01 to 2026-02-28) 1 × €49.90`);
     env.setNow('2026-02-01T00:00:00Z');
     const [second] = await bill(s.id);
     expect(second.issuedAt).toBe('2026-01-31T23:00:00.000Z');

@@ -217,16 +217,16 @@ describe('GET /invoices/{id}/pdf', () => {
     const rows = await totals(invoice.id);
     expect(rows).toEqual([
       ['Total', 47_368],
-      ['Credited (credit notes)', -5_000],
-      ['Credit applied', -1_000],
       ['Paid', -938],
+      ['Credited', -5_000],
+      ['Credit balance applied', -1_000],
       ['Amount due', 40_430],
     ]);
     expect(reconciles(rows)).toBe(true);
     const coveredRows = await totals(covered.id);
     expect(coveredRows).toEqual([
       ['Total', 47_368],
-      ['Credit applied', -47_368],
+      ['Credit balance applied', -47_368],
       ['Amount due', 0],
     ]);
     expect(reconciles(coveredRows)).toBe(true);
@@ -370,7 +370,8 @@ describe('renderInvoicePdf', () => {
     expect(text).toContain('INR 2,916.22');
     expect(text).toContain('Metered calls ?');
     expect(text).toContain('Plan line two');
-    expect(text).toContain('2026-03-01 - 2026-04-01');
+    // A line whose description does not name its period gets it printed below: the days in Kolkata.
+    expect(text).toContain('Metered calls ? 2026-03-01 to 2026-03-31');
     expect(text).toContain('Raman');
   });
 

@@ -193,7 +193,8 @@ describe('the offer page over HTTP', () => {
       'monthly in arrears, by usage',
       // The first invoice: 99.80 net, 19 % = 18.962 → 18.96, 118.76 gross, on 15 January.
       'First invoice, on 15 January 2026',
-      '15 January 2026 – 15 February 2026, 2 × €49.90',
+      // The line names its period, first to last day, as the invoice will.
+      'Pro seat (2026-01-15 to 2026-02-14)<br><span class="muted">2 × €49.90',
       'Tax 19% on €99.80</th><td class="num">€18.96',
       '<td class="num" id="total">€118.76</td>',
       'Valid until</dt><dd>15 February 2026 at 01:00 (Europe/Berlin)',
@@ -490,8 +491,8 @@ describe('signed documents', () => {
       'Everything in Team for ACME.',
       '• two seats',
       '€99.80 per month',
-      // The period as the page shows it: its first and its last day.
-      '2026-01-17 – 2026-02-17',
+      // The line names its period, first to last day, as the invoice will.
+      'Pro seat (2026-01-17 to 2026-02-16)',
       '€118.76',
       'Jane Doe',
       'jane@acme.example - 2026-01-17 09:30:00 UTC',

@@ -1,4 +1,4 @@
-import { zoned } from '../domain/dates.js';
+import { linePeriodNote, zoned } from '../domain/dates.js';
 import { formatFixed, parseDecimal, type Decimal } from '../values/decimal.js';
 import { formatMoney, minorDigits } from '../values/money.js';
 import type { InvoiceAddress } from '../schemas/billingDetails.js';
@@ -39,8 +39,8 @@ const RULE = '#bbbbbb';
 
 /** Table columns: x offset from the left margin, width, alignment. */
 const COLUMNS = [
-  { key: 'description', title: 'Description', x: 0, width: 170, align: 'left' },
-  { key: 'period', title: 'Period', x: 175, width: 95, align: 'left' },
+  // The line's period goes under its description unless that names it (`linePeriodNote`).
+  { key: 'description', title: 'Description', x: 0, width: 265, align: 'left' },
   { key: 'quantity', title: 'Qty', x: 270, width: 50, align: 'right' },
   { key: 'unit', title: 'Unit price', x: 325, width: 70, align: 'right' },
   { key: 'tax', title: 'Tax', x: 398, width: 30, align: 'right' },
@@ -175,8 +175,7 @@ export async function renderInvoicePdf(doc: InvoiceDocument): Promise<Buffer> {
   tableHeader();
   for (const line of invoice.lines) {
     const cells: Record<Column, string> = {
-      description: line.description,
-      period: line.periodStart ? `${date(line.periodStart)} - ${date(line.periodEnd)}` : '',
+      description: [line.description, linePeriodNote(line, customer.timeZone)].filter(Boolean).join('\n'),
       quantity: quantityText(line.quantity),
       unit: money.unit(line),
       tax: rateText(line.taxRate),
@@ -201,9 +200,9 @@ export async function renderInvoicePdf(doc: InvoiceDocument): Promise<Buffer> {
   // amount due: a credit note or the customer's credit balance settles as a payment does. The
   // document has the invoice alone, not its credit notes: they show as one row.
   const settled: Array<[string, number]> = [
-    ['Credited (credit notes)', invoice.amountCredited],
-    ['Credit applied', invoice.creditApplied],
     ['Paid', invoice.amountPaid],
+    ['Credited', invoice.amountCredited],
+    ['Credit balance applied', invoice.creditApplied],
   ];
   for (const [label, amount] of settled) if (amount) totals.push([label, money.minor(-amount)]);
   totals.push(['Amount due', money.minor(invoice.amountDue), true]);

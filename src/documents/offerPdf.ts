@@ -1,5 +1,5 @@
 import MarkdownIt from 'markdown-it';
-import { servicePeriodText, zoned } from '../domain/dates.js';
+import { zoned } from '../domain/dates.js';
 import type { OfferPresentation } from '../domain/offerPresentation.js';
 import { moneyFormatter, quantityText } from './invoicePdf.js';
 import { pdfText, startPdf } from './pdf.js';
@@ -300,8 +300,8 @@ export async function renderSignedOfferPdf(doc: SignedOfferDocument): Promise<Bu
     table(
       w,
       [
-        { title: 'Description', width: 170 },
-        { title: 'Period', width: 105 },
+        // The description names the line's period.
+        { title: 'Description', width: 275 },
         { title: 'Qty', width: 45, align: 'right' },
         { title: 'Unit price', width: 70, align: 'right' },
         { title: 'Tax', width: 35, align: 'right' },
@@ -309,8 +309,6 @@ export async function renderSignedOfferPdf(doc: SignedOfferDocument): Promise<Bu
       ],
       e.lines.map((l) => [
         l.description,
-        // As the offer page shows it: the first and the last day of the period.
-        l.periodStart && l.periodEnd ? servicePeriodText(l.periodStart, l.periodEnd, p.timeZone) : '',
         quantityText(l.quantity),
         money.unit(l),
         `${l.taxRate}%`,

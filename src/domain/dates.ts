@@ -81,17 +81,32 @@ export function zoned(instant: string | Date, timeZone: string | Zone): DateTime
 }
 
 /**
- * A service period as people read it: the local dates (YYYY-MM-DD) of its first and last day in the
- * time zone; its end instant is exclusive, so the last day is the one before it.
+ * The first and last calendar day of the period [start, end) on the wall clock of their zone: the end
+ * is exclusive, so the last day is the one before the end's day, as pro rata counts days (first day
+ * counted, last not); a period within one day is that day. The day before is taken from the end's
+ * calendar fields (no zone arithmetic: a tenth of the cost of Luxon's `minus`; billing runs call it
+ * once per line).
  */
-export function servicePeriodDays(start: string, end: string, timeZone: string): { first: string; last: string } {
-  return { first: zoned(start, timeZone).toISODate() as string, last: zoned(new Date(Date.parse(end) - 1), timeZone).toISODate() as string };
+export function periodDays(start: DateTime, end: DateTime): { first: string; last: string } {
+  const first = start.toISODate() as string;
+  const last = new Date(Date.UTC(end.year, end.month - 1, end.day - 1)).toISOString().slice(0, 10);
+  return { first, last: last < first ? first : last };
 }
 
-/** The same as text: "2026-01-15 – 2026-02-14". */
-export function servicePeriodText(start: string, end: string, timeZone: string): string {
-  const { first, last } = servicePeriodDays(start, end, timeZone);
-  return `${first} – ${last}`;
+/** A period as invoice lines name it: `2026-01-15 to 2026-02-14` (`periodDays` in the time zone). */
+export function periodText(start: DateTime, end: DateTime): string {
+  const { first, last } = periodDays(start, end);
+  return `${first} to ${last}`;
+}
+
+/**
+ * The period a document prints under a line's description: none when the description names it
+ * already (billing runs write it there), else `periodText` in the customer's time zone.
+ */
+export function linePeriodNote(line: { description: string; periodStart: string | null; periodEnd: string | null }, timeZone: string): string | null {
+  if (!line.periodStart || !line.periodEnd) return null;
+  const text = periodText(zoned(line.periodStart, timeZone), zoned(line.periodEnd, timeZone));
+  return line.description.includes(text) ? null : text;
 }
 
 /** The instant in UTC with milliseconds (2026-01-15T10:00:00.000Z), as every stored instant is written. */

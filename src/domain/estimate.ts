@@ -2,7 +2,7 @@ import { conflict } from '../errors.js';
 import type { Estimate } from '../schemas/estimate.js';
 import type { Tx } from '../store/store.js';
 import { CatalogueCache, computeDue } from './billing/compute.js';
-import { servicePeriodText, zoned } from './dates.js';
+import { zoned } from './dates.js';
 import { invoiceTotals } from './invoices.js';
 import { formatMoney, formatUnitAmount, rateOfE4 } from '../values/money.js';
 import { activatedState } from './subscriptions/lifecycle.js';
@@ -10,15 +10,14 @@ import { FINAL } from './subscriptionStates.js';
 import { loadSubscription } from './subscriptions/records.js';
 
 
-function render(e: Omit<Estimate, 'estimate'>, header: string[], timeZone: string): string {
+function render(e: Omit<Estimate, 'estimate'>, header: string[]): string {
   const width = 72;
   const money = (minor: number) => formatMoney(minor, e.currencyCode);
   const row = (left: string, right: string) => `${left}${' '.repeat(Math.max(1, width - left.length - right.length))}${right}`;
   const lines = [...header, ''];
   for (const l of e.lines) {
-    const period = l.periodStart && l.periodEnd ? ` ${servicePeriodText(l.periodStart, l.periodEnd, timeZone)}` : '';
     const qty = l.netAmount < 0 ? '' : ` ${l.quantity} × ${formatUnitAmount(l.unitAmountDecimal, e.currencyCode)}`;
-    lines.push(row(`${l.description}${period}${qty}`, money(l.netAmount)));
+    lines.push(row(`${l.description}${qty}`, money(l.netAmount)));
   }
   lines.push('-'.repeat(width));
   lines.push(row('Net', money(e.netAmount)));
@@ -88,5 +87,5 @@ export async function estimateInvoice(tx: Tx, org: string, id: string, now: Date
   if (record.trialEndsOn && record.trialEndsOn > now.toISOString()) {
     header.push(`Trial until ${zoned(record.trialEndsOn, customer.timeZone).toISODate()}: items whose price plan has applyTrial are free until then and bill from then`);
   }
-  return { estimate: render(result, header, customer.timeZone), ...result };
+  return { estimate: render(result, header), ...result };
 }

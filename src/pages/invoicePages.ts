@@ -1,6 +1,7 @@
 import { renderInvoicePdf } from '../documents/invoicePdf.js';
 import { addressLines, sellerLines } from '../documents/parties.js';
 import { hostedInvoice, hostedInvoiceDocument, type HostedInvoice } from '../domain/invoiceDocument.js';
+import { linePeriodNote } from '../domain/dates.js';
 import { AppError } from '../errors.js';
 import type { PaymentPlan } from '../schemas/paymentPlans.js';
 import type { SepaMandate } from '../schemas/sepa.js';
@@ -62,6 +63,10 @@ function invoicePage(path: string, token: string, page: HostedInvoice, now: Date
   const currency = invoice.currencyCode;
   const money = (amount: number) => formatMoney(amount, currency);
   const zone = customer.timeZone;
+  const periodNote = (l: HostedInvoice['invoice']['lines'][number]) => {
+    const note = linePeriodNote(l, zone);
+    return note ? html`<br><span class="muted">${note}</span>` : '';
+  };
   const number = invoice.number as string;
   const sellerName = seller.legalName ?? seller.name;
   const row = (label: string | Html, amount: number) => html`<tr><th scope="row" colspan="4">${label}</th><td class="num">${money(amount)}</td></tr>`;
@@ -84,9 +89,7 @@ ${invoice.paidAt ? html`<dt>Paid</dt><dd>${day(invoice.paidAt, zone)}</dd>` : ''
 <table>
 <thead><tr><th scope="col">Description</th><th scope="col" class="num"><abbr title="Quantity">Qty</abbr></th><th scope="col" class="num">Unit price</th><th scope="col" class="num">Tax</th><th scope="col" class="num">Net</th></tr></thead>
 <tbody>${invoice.lines.map(
-    (l) => html`<tr><td>${l.description}${
-      l.periodStart && l.periodEnd ? html`<br><span class="muted">${day(l.periodStart, zone)} to ${day(l.periodEnd, zone)}</span>` : ''
-    }</td><td class="num">${l.quantity}</td><td class="num">${formatUnitAmount(l.unitAmountDecimal, currency)}</td><td class="num">${l.taxRate}%</td><td class="num">${money(l.netAmount)}</td></tr>`,
+    (l) => html`<tr><td>${l.description}${periodNote(l)}</td><td class="num">${l.quantity}</td><td class="num">${formatUnitAmount(l.unitAmountDecimal, currency)}</td><td class="num">${l.taxRate}%</td><td class="num">${money(l.netAmount)}</td></tr>`,
   )}</tbody>
 <tfoot>
 ${row('Net', invoice.netAmount)}

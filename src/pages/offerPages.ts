@@ -66,11 +66,6 @@ function formatsFor(timeZone: string) {
 const onDate = (instant: string, timeZone: string) => formatsFor(timeZone).date.format(new Date(instant));
 const atTime = (instant: string, timeZone: string) => `${formatsFor(timeZone).time.format(new Date(instant))} (${timeZone})`;
 
-/** A service period by its first and last day (the end is exclusive). */
-function period(start: string, end: string, timeZone: string): string {
-  return `${onDate(start, timeZone)} – ${onDate(new Date(Date.parse(end) - 1).toISOString(), timeZone)}`;
-}
-
 const STATUS_LABEL = {
   open: ['Open', ''],
   signing: ['Being signed', 'warn'],
@@ -127,7 +122,7 @@ function firstInvoice(e: Estimate, p: OfferPresentation): Html {
     (l) =>
       html`<tr><td>${l.description}${
         l.periodStart && l.periodEnd
-          ? html`<br><span class="muted">${period(l.periodStart, l.periodEnd, p.timeZone)}, ${l.quantity} × ${formatUnitAmount(l.unitAmountDecimal, e.currencyCode)}</span>`
+          ? html`<br><span class="muted">${l.quantity} × ${formatUnitAmount(l.unitAmountDecimal, e.currencyCode)}</span>`
           : ''
       }</td><td class="num">${l.taxRate}%</td><td class="num">${money(l.netAmount)}</td></tr>`,
   )}</tbody>

@@ -19,7 +19,7 @@ import { billingAddressOf } from '../billingDetails.js';
 import { findBillingGroup } from '../billingGroups.js';
 import { EU_MEMBER_STATES } from '../countries.js';
 import { discountsByItem, findCoupon, percentageE2 } from '../coupons.js';
-import { toIso, zoned, zoneOf } from '../dates.js';
+import { periodText, toIso, zoned, zoneOf } from '../dates.js';
 import type { BilledLineInput } from '../invoices.js';
 import { percentOf, rateToE4, toMinor } from '../../values/money.js';
 import { priceCharge, type PricedLine } from '../pricing.js';
@@ -293,18 +293,6 @@ export function usageLabel(product: Product): string {
   return product.usageMetric?.eventName ?? (m?.description || m?.code || product.name);
 }
 
-/**
- * A line's period [start, end) as calendar dates on the customer's wall clock (`start` and `end` are in
- * their zone): its first day to its last, `2026-01-15 to 2026-02-14`. The end is exclusive, so its last
- * day is the one before the end's day, as `proRataShare` counts days (first counted, last not); a period
- * within one day is that day. The day before is taken from the end's calendar fields (no zone arithmetic:
- * a tenth of the cost of Luxon's `minus`, once per line).
- */
-function periodText(start: DateTime, end: DateTime): string {
-  const first = start.toISODate() as string;
-  const last = new Date(Date.UTC(end.year, end.month - 1, end.day - 1)).toISOString().slice(0, 10);
-  return `${first} to ${last < first ? first : last}`;
-}
 
 /** A charge line's description: the product, then what it measured, free units, pro rata share, part and tier label, and its period. */
 function chargeDescription(state: ItemState, period: BillingPeriod, quantityMicros: bigint, share: ReturnType<typeof proRataShare>, label: string | null): string {
