@@ -1,11 +1,12 @@
 import { AppError, conflict, invalidMany, notFound, type Violation } from '../errors.js';
 import { newId } from '../ids.js';
-import type { Product } from '../schemas/catalogue.js';
+import type { Product, UsageMetric } from '../schemas/catalogue.js';
 import type { Customer } from '../schemas/customers.js';
 import type { Measurement } from '../schemas/measurements.js';
 import type { MeasurementValue, UsageEntry } from '../schemas/usage.js';
 import type { ItemRecord, SubscriptionRecord } from '../store/ports/subscriptions.js';
 import type { MeasurementValueRecord, UsageTarget } from '../store/ports/usage.js';
+import type { EventScope } from '../store/ports/usageEvents.js';
 import type { Tx } from '../store/store.js';
 import { findBillingGroup } from './billingGroups.js';
 import { parseInterval, periodContaining, toIso, zoned } from './dates.js';
@@ -454,6 +455,25 @@ export async function currentInterval(
   return { itemId: item.id, itemStart, from, to, end, billed };
 }
 
+/**
+ * A usage-metric item in its current interval, as billed (`currentInterval`'s `billed` part): the
+ * events scope, the interval, and the metric's value, events and late events in it. What
+ * get_subscription_usage and an item's `currentUsage` show.
+ */
+export async function currentMetricUsage(
+  tx: Tx,
+  org: string,
+  subscription: SubscriptionRecord,
+  item: ItemRecord,
+  metric: UsageMetric,
+  timeZone: string,
+  now: Date,
+): Promise<{ scope: EventScope; periodStart: string; periodEnd: string; value: bigint; events: number; late: number }> {
+  const interval = await currentInterval(tx, org, subscription, item, timeZone, now);
+  const scope = metricScope({ ...interval, ...interval.billed }, subscription.id, metric);
+  return { scope, periodStart: interval.billed.from, periodEnd: interval.billed.to, ...(await metricReading(tx, org, scope, metric)) };
+}
+
 export interface UsagePage {
   page: number;
   limit: number;
@@ -473,20 +493,18 @@ export async function getSubscriptionUsage(tx: Tx, org: string, id: string, page
     const product: Product = await lookups.product(item.productId);
     const metric = product.usageMetric;
     if (metric) {
-      const interval = await currentInterval(tx, org, subscription, item, timeZone, now);
-      const scope = metricScope({ ...interval, ...interval.billed }, subscription.id, metric);
-      const reading = await metricReading(tx, org, scope, metric);
-      const events = await tx.usageEvents.page(org, scope, metric, page.limit, (page.page - 1) * page.limit);
+      const usage = await currentMetricUsage(tx, org, subscription, item, metric, timeZone, now);
+      const events = await tx.usageEvents.page(org, usage.scope, metric, page.limit, (page.page - 1) * page.limit);
       data.push({
         subscriptionItem: item.id,
         measurement: null,
         usageMetric: metric,
-        periodStart: interval.billed.from,
-        periodEnd: interval.billed.to,
-        value: formatQuantity(reading.value),
+        periodStart: usage.periodStart,
+        periodEnd: usage.periodEnd,
+        value: formatQuantity(usage.value),
         timeWeightedValue: null,
-        eventCount: reading.events,
-        lateEvents: reading.late,
+        eventCount: usage.events,
+        lateEvents: usage.late,
         events: events.map(renderUsageEvent),
       });
     }

@@ -1,6 +1,6 @@
 /** The read model: a subscription record becomes the resource of interface 2.1, every derived field computed as of `now`. */
 import { notFound } from '../../errors.js';
-import type { Plan, UsageMetric } from '../../schemas/catalogue.js';
+import type { Plan } from '../../schemas/catalogue.js';
 import type { PageRequest } from '../../schemas/common.js';
 import type { Customer } from '../../schemas/customers.js';
 import type { Subscription, SubscriptionItem } from '../../schemas/subscriptions.js';
@@ -15,8 +15,7 @@ import { termsAfter, toIso, zoned } from '../dates.js';
 import { memo } from '../memo.js';
 import { type CatalogueLookups, getPlan } from '../plans.js';
 import { getPricePlan, getProduct } from '../products.js';
-import { currentInterval, recentMeasurementValues } from '../usage.js';
-import { metricReading, metricScope } from '../aggregation.js';
+import { currentMetricUsage, recentMeasurementValues } from '../usage.js';
 import { formatQuantity } from '../quantity.js';
 import { FINAL } from '../subscriptionStates.js';
 import { loadSubscription } from './records.js';
@@ -35,23 +34,10 @@ function itemStatus(record: SubscriptionRecord, item: ItemRecord, now: Date): Su
   return record.status;
 }
 
-/**
- * An item's usage metric in its current billing interval (interface section 9: `currentUsage`
- * replaces `currentMeasurementValue` for usage-based products): what get_subscription_usage shows.
- */
-async function currentUsage(
-  tx: Tx,
-  org: string,
-  record: SubscriptionRecord,
-  item: ItemRecord,
-  metric: UsageMetric,
-  timeZone: string,
-  now: Date,
-): Promise<SubscriptionItem['currentUsage']> {
-  const interval = await currentInterval(tx, org, record, item, timeZone, now);
-  const { billed } = interval;
-  const reading = await metricReading(tx, org, metricScope({ ...interval, ...billed }, record.id, metric), metric);
-  return { value: formatQuantity(reading.value), eventCount: reading.events, periodStart: billed.from, periodEnd: billed.to };
+/** An item's `currentUsage` (interface section 9: it replaces `currentMeasurementValue` for usage-based products). */
+async function currentUsageOf(...args: Parameters<typeof currentMetricUsage>): Promise<SubscriptionItem['currentUsage']> {
+  const u = await currentMetricUsage(...args);
+  return { value: formatQuantity(u.value), eventCount: u.events, periodStart: u.periodStart, periodEnd: u.periodEnd };
 }
 
 /** What the resources of a page of subscriptions share, each read once for all of them. */
@@ -164,7 +150,7 @@ async function resourceOf(tx: Tx, org: string, record: SubscriptionRecord, now: 
       activatedAt: item.activatedAt,
       type: item.type,
       currentMeasurementValue: measurementValues[0] ?? null,
-      currentUsage: product.usageMetric ? await currentUsage(tx, org, record, item, product.usageMetric, customer.timeZone, now) : null,
+      currentUsage: product.usageMetric ? await currentUsageOf(tx, org, record, item, product.usageMetric, customer.timeZone, now) : null,
       inheritedPeriod: item.periods === null,
       startDate: item.startDate,
       billingStart: item.billingStart,
