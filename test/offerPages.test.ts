@@ -399,6 +399,10 @@ describe('the offer page over HTTP', () => {
     const o = await offer({ acceptanceMode: 'print' });
     const page = await open(o.recipients[0].link);
     expect(page.status).toBe(200);
+    // Without an invoice address, only a click offer asks the recipient for one.
+    const bare = await open((await offer({ acceptanceMode: 'print', customer: (await customer(false)).id })).recipients[0].link);
+    expect(bare.text).toContain('No tax is shown: tax follows your invoice address, which the seller does not have yet.');
+    expect(bare.text).not.toContain('which you give after accepting');
     expect(page.text).toContain('Print this offer, sign it and return it to Seller GmbH. Seller GmbH records your signed printout');
     expect(page.text).not.toContain('<form');
   });

@@ -112,6 +112,16 @@ function items(p: OfferPresentation): Html {
   )}</tbody></table></section>`;
 }
 
+/**
+ * Why the first invoice shows no tax: tax follows the invoice address. Only a `click` offer asks the
+ * recipient for it after accepting; otherwise the seller gives it, or the invoice is issued without.
+ */
+const NO_ADDRESS: Record<OfferPresentation['offer']['acceptanceMode'], string> = {
+  click: 'No tax is shown yet: tax follows the invoice address, which you give after accepting.',
+  esignature: 'No tax is shown: tax follows your invoice address, which the seller does not have yet.',
+  print: 'No tax is shown: tax follows your invoice address, which the seller does not have yet.',
+};
+
 function firstInvoice(e: Estimate, p: OfferPresentation): Html {
   const money = (minor: number) => formatMoney(minor, e.currencyCode);
   return html`<section aria-labelledby="first-invoice"><h2 id="first-invoice">Your first invoice</h2>
@@ -129,7 +139,7 @@ function firstInvoice(e: Estimate, p: OfferPresentation): Html {
 <tfoot><tr><th scope="row" colspan="2">Net</th><td class="num">${money(e.netAmount)}</td></tr>${e.taxes.map(
     (t) => html`<tr><th scope="row" colspan="2">Tax ${t.rate}% on ${money(t.netAmount)}</th><td class="num">${money(t.taxAmount)}</td></tr>`,
   )}<tr><th scope="row" colspan="2">Total</th><td class="num" id="total">${money(e.grossAmount)}</td></tr></tfoot></table>
-${p.hasInvoiceAddress ? '' : html`<p class="muted">No tax is shown yet: tax follows the invoice address, which you give after accepting.</p>`}
+${p.hasInvoiceAddress ? '' : html`<p class="muted">${NO_ADDRESS[p.offer.acceptanceMode]}</p>`}
 </section>`;
 }
 
