@@ -275,7 +275,10 @@ describe('the portal over HTTP', () => {
     const url = await openPortal(c.id);
     const confirm = (await get(`${url}/subscriptions/${s.id}/cancel`)).text;
     const csrf = hidden(confirm, 'csrf');
-    for (const stale of ['2027-06-30T22:00:00.000Z', 'tomorrow']) {
+    // A later term end is possible through the API, but the portal offers the next one only: an altered form is refused.
+    const later = s.nextPossibleCancellationDate[1];
+    expect(later > hidden(confirm, 'cancellationDate')).toBe(true);
+    for (const stale of ['2027-06-30T22:00:00.000Z', 'tomorrow', later]) {
       const res = await postForm(`${url}/subscriptions/${s.id}/cancel`, { csrf, cancellationDate: stale });
       expect(res.status).toBe(409);
       expect(res.text).toContain('Your subscription was not cancelled');
@@ -289,6 +292,10 @@ describe('the portal over HTTP', () => {
     expect((await ok(env.mcp, 'get_subscription', { id: strangers.id })).cancellationDate).toBeNull();
     const draft = await ok(env.mcp, 'create_subscription', { customer: c.id, plan: f.plan.id, periods: [{ contractPeriod: '1M', cancellationPeriod: '0D' }] });
     expect((await get(`${url}/subscriptions/${draft.id}/cancel`)).status).toBe(404);
+    // A draft (or an offer's subscription) that ended without ever running is not the customer's to see.
+    await ok(env.mcp, 'terminate_subscription', { id: draft.id });
+    expect((await get(`${url}/subscriptions/${draft.id}/cancel`)).status).toBe(404);
+    expect((await get(url)).text).not.toContain(draft.number);
     expect((await call(env.mcp, 'get_subscription', { id: s.id })).isError).toBe(false);
   });
 });

@@ -3,7 +3,7 @@
  * rule is the API's own: the same reads, payment methods checked as create_payment_method checks
  * them, cancellations computed and made by cancel_subscription's code.
  */
-import { AppError, invalidMany, notFound, type Violation } from '../errors.js';
+import { AppError, conflict, invalidMany, notFound, type Violation } from '../errors.js';
 import { newUlid } from '../ids.js';
 import type { PageRequest } from '../schemas/common.js';
 import type { Customer } from '../schemas/customers.js';
@@ -27,6 +27,9 @@ const RECENT_INVOICES: PageRequest = { page: 1, limit: 50, descending: true };
 
 /** Subscriptions the customer has (or had): not drafts, not offers still waiting to be signed. */
 const SHOWN = new Set<Subscription['status']>(['active', 'paused', 'cancelled', 'terminated']);
+
+/** Whether the portal shows the subscription: one that ran (a withdrawn offer or a draft ends terminated without ever being activated). */
+const shown = (s: Subscription): boolean => SHOWN.has(s.status) && s.activatedAt !== null;
 
 /** Whether, and when, a subscription can end. */
 export type Cancellation =
@@ -69,7 +72,7 @@ export async function portalOverview(tx: Tx, org: string, customerId: string, no
   const customer = await getCustomer(tx, org, customerId);
   const subscriptions: PortalSubscription[] = [];
   for (const subscription of (await listSubscriptions(tx, org, { customer: customer.id }, RECENT, now)).rows) {
-    if (SHOWN.has(subscription.status)) subscriptions.push({ subscription, cancellation: await cancellationOf(tx, org, subscription, now) });
+    if (shown(subscription)) subscriptions.push({ subscription, cancellation: await cancellationOf(tx, org, subscription, now) });
   }
   const invoices = await listInvoices(tx, org, { customer: customer.id, issued: true }, RECENT_INVOICES);
   const mandates = new Map((await listSepaMandates(tx, org, customer.id, RECENT, now)).rows.map((m) => [m.bankAccount.id, m]));
@@ -87,7 +90,7 @@ export async function portalOverview(tx: Tx, org: string, customerId: string, no
 /** A subscription of the customer that the portal shows; any other id is a 404. */
 export async function ownedSubscription(tx: Tx, org: string, customerId: string, id: string, now: Date): Promise<Subscription> {
   const subscription = await getSubscription(tx, org, id, now);
-  if (subscription.customer.id !== customerId || !SHOWN.has(subscription.status)) throw notFound('Subscription', id);
+  if (subscription.customer.id !== customerId || !shown(subscription)) throw notFound('Subscription', id);
   return subscription;
 }
 
@@ -98,12 +101,17 @@ export async function portalSubscription(tx: Tx, org: string, customerId: string
 }
 
 /**
- * Cancels the customer's subscription at `date`, the date they were shown and confirmed: through
- * cancel_subscription's code, so a date that is no longer possible (the notice period passed
- * meanwhile) is refused as it would be there, and `subscription.cancellation_scheduled` is emitted.
+ * Cancels the customer's subscription at `date`, the date they were shown and confirmed: the next
+ * possible one, and only that (the portal offers no other), through cancel_subscription's code, so
+ * `subscription.cancellation_scheduled` is emitted. A date that is no longer the next possible one
+ * (the notice period passed meanwhile, or the form was altered) is a 409 naming the one that is.
  */
 export async function cancelFromPortal(tx: Tx, org: string, customerId: string, id: string, date: string, now: Date): Promise<Subscription> {
   await ownedSubscription(tx, org, customerId, id, now);
+  const next = await nextCancellationDate(tx, org, id, now);
+  if (Date.parse(date) !== Date.parse(next)) {
+    throw conflict(`The portal cancels at the next possible date, ${next}, not ${date}; open the subscription again to confirm that date`);
+  }
   return cancelSubscription(tx, org, id, { cancellationDate: date }, now);
 }
 
