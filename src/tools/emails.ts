@@ -9,7 +9,7 @@ export const emailOperations = [
   defineOperation({
     name: 'list_emails',
     title: 'List e-mails',
-    description: 'List the e-mail outbox (invoices and dunning reminders to customers) with status and last error.',
+    description: 'List the e-mail outbox (invoices, dunning reminders and SEPA pre-notifications to customers) with status and last error.',
     toolset: 'invoices',
     method: 'GET',
     path: '/emails',

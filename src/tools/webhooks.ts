@@ -29,7 +29,7 @@ export const webhookOperations = [
     name: 'create_webhook',
     title: 'Create webhook',
     description:
-      'Register a URL that receives payment plan events as signed HTTP POSTs. Only this response shows the signing secret (whsec_...): give it to the receiver now, it cannot be read again.',
+      'Register a URL that receives events (invoices, credit notes, subscriptions, offers, payment plans) as signed HTTP POSTs. Only this response shows the signing secret (whsec_...): give it to the receiver now, it cannot be read again.',
     toolset: 'webhooks',
     method: 'POST',
     path: '/webhooks',
