@@ -389,6 +389,15 @@ describe('schedules and payments that are rejected (422)', () => {
     expect(paths(await fails(env.mcp, 'create_payment_plan', { invoice: tiny.id, installmentCount: 4, firstDueAt: '2026-12-01', interval: '1D' }, 422))).toEqual([
       'installmentCount',
     ]);
+    // Due dates are calendar dates, YYYY-MM-DD: a schedule that would run past 9999-12-31 is refused.
+    const far = await fails(env.mcp, 'create_payment_plan', { invoice: tiny.id, installmentCount: 3, firstDueAt: '9999-12-01', interval: '1Y' }, 422);
+    expect(far.violations).toEqual([
+      {
+        propertyPath: 'interval',
+        message: '3 installments every 1Y from 9999-12-01 would fall due until +010001-12-01, after 9999-12-31; give an earlier firstDueAt, a shorter interval or fewer installments',
+        code: 'out_of_range',
+      },
+    ]);
     const plan = await ok(env.mcp, 'create_payment_plan', { invoice: tiny.id, installmentCount: 3, firstDueAt: '2026-12-01', interval: '1D' });
     expect(plan.installments.map((i: { amount: number }) => i.amount)).toEqual([1, 1, 1]);
   });

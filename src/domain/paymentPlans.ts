@@ -175,7 +175,13 @@ function buildSchedule(input: ScheduleInput, total: number, currency: string, to
     );
   }
   const amounts = splitAmount(total, count);
-  return scheduleDates(first, input.interval as string, count).map((dueAt, i) => ({ dueAt, amount: amounts[i] as number }));
+  const dates = scheduleDates(first, input.interval as string, count);
+  // A calendar date is YYYY-MM-DD (CONTRACT section 2): a schedule may not run past 9999-12-31.
+  const last = dates[dates.length - 1] as string;
+  if (!/^\d{4}-/.test(last)) {
+    throw invalid('interval', `${count} installments every ${input.interval} from ${first} would fall due until ${last}, after 9999-12-31; give an earlier firstDueAt, a shorter interval or fewer installments`, 'out_of_range');
+  }
+  return dates.map((dueAt, i) => ({ dueAt, amount: amounts[i] as number }));
 }
 
 const HINTS: Record<PaymentPlanStatus, string> = {
