@@ -276,11 +276,20 @@ describe('create_entitlement', () => {
     expect((await ok(env.mcp, 'create_entitlement', { id: x.id, product: f.product.id, value: 'unlimited' })).value).toBe('unlimited');
   });
 
+  it('holds one value per feature on a product or price plan: a second is a 409 naming the first, and changes nothing', async () => {
+    const x = await feature();
+    const first = await ok(env.mcp, 'create_entitlement', { id: x.id, product: f.product.id, value: false });
+    const again = await fails(env.mcp, 'create_entitlement', { id: x.id, product: f.product.id, value: true }, 409);
+    expect(again.detail).toBe(`product ${f.product.id} already has an entitlement to feature ${x.id} (${first.id}, value false): one value per feature on a product or price plan`);
+    await ok(env.mcp, 'create_entitlement', { id: x.id, pricePlan: f.pricePlan.id });
+    await fails(env.mcp, 'create_entitlement', { id: x.id, pricePlan: f.pricePlan.id, value: false }, 409);
+  });
+
   it('takes entitlements for draft and active features but not archived ones (409)', async () => {
     const x = await feature();
     await ok(env.mcp, 'create_entitlement', { id: x.id, product: f.product.id });
     await ok(env.mcp, 'update_feature_status', { id: x.id, status: 'active' });
-    await ok(env.mcp, 'create_entitlement', { id: x.id, product: f.product.id });
+    await ok(env.mcp, 'create_entitlement', { id: x.id, pricePlan: f.pricePlan.id });
     await ok(env.mcp, 'update_feature_status', { id: x.id, status: 'archived' });
     const problem = await fails(env.mcp, 'create_entitlement', { id: x.id, product: f.product.id }, 409);
     expect(problem.detail).toContain('archived');

@@ -252,14 +252,14 @@ export async function createEntitlement(tx: Tx, org: string, featureId: string, 
   violations.push(valueViolation);
   const present = violations.filter((v): v is Violation => v !== undefined);
   if (present.length) throw invalidMany(present);
-  const entitlement: Entitlement = {
-    id: newId(),
-    feature: feature.id,
-    product: input.product ?? null,
-    pricePlan: input.pricePlan ?? null,
-    value,
-    createdAt: now.toISOString(),
-  };
+  const target = { product: input.product ?? null, pricePlan: input.pricePlan ?? null };
+  // One value per feature on a product or price plan: a second would leave its subscriptions two.
+  const existing = await tx.features.findEntitlement(org, feature.id, target);
+  if (existing) {
+    const on = target.product !== null ? `product ${target.product}` : `price plan ${target.pricePlan}`;
+    throw conflict(`${on} already has an entitlement to feature ${feature.id} (${existing.id}, value ${JSON.stringify(existing.value)}): one value per feature on a product or price plan`);
+  }
+  const entitlement: Entitlement = { id: newId(), feature: feature.id, ...target, value, createdAt: now.toISOString() };
   await tx.features.insertEntitlement(org, entitlement);
   return entitlement;
 }

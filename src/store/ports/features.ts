@@ -20,6 +20,8 @@ export interface FeatureRepo {
   list(org: string, filter: FeatureFilter, page: PageRequest): Promise<{ rows: Feature[]; total: number }>;
 
   insertEntitlement(org: string, e: Entitlement): Promise<void>;
+  /** The feature's entitlement on that product or price plan, if it has one. */
+  findEntitlement(org: string, featureId: string, target: { product: string | null; pricePlan: string | null }): Promise<Entitlement | undefined>;
   /** The subscription gains every feature that is active now. */
   grantActiveFeatures(org: string, subscriptionId: string, at: string): Promise<void>;
   /** Every subscription of the organisation gains the feature (those that have it keep their grant). */

@@ -96,6 +96,17 @@ export class SqlFeatureRepo implements FeatureRepo {
     return { rows: rows.map(toFeature), total };
   }
 
+  async findEntitlement(org: string, featureId: string, target: { product: string | null; pricePlan: string | null }): Promise<Entitlement | undefined> {
+    const row = await this.sql.get<EntitlementRow>(
+      `SELECT id AS e_id, feature_id AS e_feature_id, product_id AS e_product_id, price_plan_id AS e_price_plan_id, value AS e_value, created_at AS e_created_at
+         FROM entitlements WHERE organisation_id = ? AND feature_id = ? AND ${target.product !== null ? 'product_id' : 'price_plan_id'} = ?`,
+      org,
+      featureId,
+      target.product ?? target.pricePlan,
+    );
+    return row && toEntitlement(row);
+  }
+
   async insertEntitlement(org: string, e: Entitlement): Promise<void> {
     await this.sql.run(
       `INSERT INTO entitlements (id, organisation_id, feature_id, product_id, price_plan_id, value, created_at)
