@@ -2,6 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildFixture, type Fixture } from './fixtures.js';
 import { fails, ok, paths, setup, type TestEnv } from './helpers.js';
+import { pdfText } from './pdf.js';
 
 let env: TestEnv;
 let f: Fixture;
@@ -521,6 +522,55 @@ describe('update_offer', () => {
     expect(Object.keys(res.body).sort()).toEqual(['acceptanceMode', 'autoActivateSubscription', 'customVariables', 'dealType', 'id', 'name', 'status', 'validUntil']);
     expect((await env.http('PUT', '/offers/01JUNKNOWN0000000000000000', { body: { name: 'x' } })).status).toBe(404);
     expect((await env.http('PUT', `/offers/${o.id}`, { body: { customer: f.customer.id } })).status).toBe(422);
+  });
+});
+
+describe("an offer's terms once it has left open", () => {
+  const terms = (s: any) => ({ periods: s.periods.map((p: any) => [p.contractPeriod, p.cancellationPeriod]), items: s.items.map((i: any) => [i.product.id, i.quantity]) });
+
+  it('signing: ordering products, new periods and an item quantity are 409s naming the offer; name still changes; the second signature signs the original terms', async () => {
+    const o = await offer();
+    const sub = await subscriptionOf(o);
+    const base = sub.items.find((i: any) => i.product.id === f.product.id);
+    expect((await accept(o, 0)).status).toBe('signing');
+
+    const order = { id: sub.id, products: [{ product: f.addonProduct.id, pricePlan: f.addonPricePlan.id, quantity: 3 }] };
+    const refusals = [
+      await fails(env.mcp, 'order_subscription_products', order, 409),
+      await fails(env.mcp, 'update_subscription', { id: sub.id, periods: [{ contractPeriod: '24M', cancellationPeriod: '1M' }] }, 409),
+      await fails(env.mcp, 'update_subscription_item', { id: base.id, quantity: 7 }, 409),
+    ];
+    for (const problem of refusals) {
+      expect(problem.detail).toContain(`offer ${o.number}, which is signing`);
+      expect(problem.detail).toContain('withdraw the offer (archive_offer) and make a new one (create_offer)');
+    }
+    expect(refusals[1].detail).toContain('so periods cannot change');
+    expect(refusals[2].detail).toContain('quantity cannot change');
+    const http = await env.http('POST', `/subscriptions/${sub.id}/products`, { body: { products: order.products } });
+    expect(http.status).toBe(409);
+
+    const renamed = await ok(env.mcp, 'update_subscription', { id: sub.id, periods: yearly, name: 'ACME Pro (renamed)' });
+    expect(renamed.name).toBe('ACME Pro (renamed)');
+    expect(terms(await subscriptionOf(o))).toEqual(terms(sub));
+
+    const signed = await accept(o, 1);
+    expect(signed.status).toBe('signed');
+    expect(terms(await subscriptionOf(o))).toEqual(terms(sub));
+    const document = await fetch(signed.signedDocument, { headers: { authorization: `Bearer ${env.org.apiKey}` } });
+    const text = await pdfText(new Uint8Array(await document.arrayBuffer()));
+    expect(text).toContain('Base-offers');
+    expect(text).not.toContain('Support-offers');
+  });
+
+  it('open: the terms still change; archived: a change is a 409 naming the offer', async () => {
+    const o = await offer();
+    const sub = await subscriptionOf(o);
+    const base = sub.items.find((i: any) => i.product.id === f.product.id);
+    expect((await ok(env.mcp, 'update_subscription_item', { id: base.id, quantity: 2 })).quantity).toBe(2);
+    await ok(env.mcp, 'update_subscription', { id: sub.id, periods: [{ contractPeriod: '24M', cancellationPeriod: '1M' }] });
+    await ok(env.mcp, 'archive_offer', { id: o.id });
+    const problem = await fails(env.mcp, 'update_subscription_item', { id: base.id, quantity: 5 }, 409);
+    expect(problem.detail).toContain(`offer ${o.number}, which is archived`);
   });
 });
 

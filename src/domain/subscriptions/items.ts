@@ -11,7 +11,8 @@ import { amountViolation } from '../../values/money.js';
 import { createCustomPricePlan, getProduct, pricePlanViolations, type CustomPricePlanInput } from '../products.js';
 import { pricePlanViolation } from '../statusRules.js';
 import { FINAL } from '../subscriptionStates.js';
-import { scheduleItem, timeZoneOf } from './lifecycle.js';
+import { parseQuantity, toMicros } from '../quantity.js';
+import { assertOfferTermsOpen, scheduleItem, timeZoneOf } from './lifecycle.js';
 import { getSubscriptionItem, toResource } from './readModel.js';
 import { blankItem, loadSubscription } from './records.js';
 import { newPeriods, type PeriodInput } from './terms.js';
@@ -133,6 +134,8 @@ async function discountOf(
  */
 export async function orderProducts(tx: Tx, org: string, id: string, input: OrderInput, now: Date): Promise<Subscription> {
   const record = await loadSubscription(tx, org, id);
+  // Products ordered for an offer's subscription change what the offer proposes: not once it has left open.
+  await assertOfferTermsOpen(tx, org, record, ['its items (ordering products)']);
   if (!ORDERABLE.includes(record.status)) {
     throw conflict(`Cannot order products for subscription ${record.number}: its status is ${record.status}; ordering is allowed while ${ORDERABLE.join(', ')}`);
   }
@@ -262,9 +265,23 @@ export async function orderProducts(tx: Tx, org: string, id: string, input: Orde
   return toResource(tx, org, updated, now);
 }
 
+/** The fields of the item patch that change the item (a field sent with its current value changes nothing). */
+function itemChanges(item: ItemRecord, patch: Parameters<typeof updateSubscriptionItem>[3]): string[] {
+  const changed: string[] = [];
+  if (patch.quantity !== undefined) {
+    const parsed = parseQuantity(patch.quantity);
+    if (!parsed.ok || parsed.micros !== toMicros(item.quantity)) changed.push('quantity');
+  }
+  for (const field of ['name', 'description', 'furtherInformation'] as const) {
+    if (patch[field] !== undefined && patch[field] !== item[field]) changed.push(field);
+  }
+  return changed.map((f) => `item ${item.id} ${f}`);
+}
+
 /**
  * Merge patch of an item: quantity, name, description. A quantity change on an item whose product
- * has a measurement is a 422 (interface sections 7 and 9: usage drives such quantities).
+ * has a measurement is a 422 (interface sections 7 and 9: usage drives such quantities). The items
+ * of an offer that has left open do not change (`assertOfferTermsOpen`).
  */
 export async function updateSubscriptionItem(
   tx: Tx,
@@ -281,6 +298,7 @@ export async function updateSubscriptionItem(
   const item = await tx.subscriptions.getItem(org, id);
   if (!item) throw notFound('Subscription item', id);
   const subscription = await loadSubscription(tx, org, item.subscriptionId);
+  await assertOfferTermsOpen(tx, org, subscription, itemChanges(item, patch));
   if (FINAL.includes(subscription.status)) {
     throw conflict(`Subscription ${subscription.number} is ${subscription.status}, which is final; its items can no longer change`);
   }

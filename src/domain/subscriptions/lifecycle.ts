@@ -219,6 +219,60 @@ export async function createSubscription(
   return toResource(tx, org, record, now);
 }
 
+/**
+ * The terms an offer proposes are its subscription's (items, quantities, discounts, periods, billing
+ * group, start date, ...): they may change while the offer is open (its page shows them as they are),
+ * and are frozen once it has left open, since a recipient has then accepted or signed them: a change
+ * (`changes` names what the request would change; none, nothing is refused) is a 409 naming the
+ * offer, its status and the way out (archive it and create a new offer). A subscription still in
+ * status offer belongs to a signing or awaiting_invoice_details offer; a terminated one that never
+ * ran to an archived offer. A signed offer's subscription is the customer's own (active or draft):
+ * its signed document is kept as signed, and the subscription changes as any other.
+ */
+export async function assertOfferTermsOpen(tx: Tx, org: string, record: SubscriptionRecord, changes: readonly string[]): Promise<void> {
+  if (changes.length === 0) return;
+  if (record.status !== 'offer' && !(record.status === 'terminated' && record.activatedAt === null)) return;
+  const offer = await tx.offers.findBySubscription(org, record.id);
+  if (!offer || offer.status === 'open') return;
+  const signed = offer.recipients.filter((r) => r.signingStatus === 'signed').length;
+  const state =
+    offer.status === 'archived'
+      ? 'archived (withdrawn), and the subscription it proposed is terminated'
+      : `${offer.status} (${signed} of ${offer.recipients.length} recipient${offer.recipients.length > 1 ? 's' : ''} ${offer.acceptanceMode === 'click' ? 'accepted' : 'signed'})`;
+  throw conflict(
+    `Subscription ${record.number} is proposed by offer ${offer.number}, which is ${state}: the terms of an offer are frozen once it has left open, so ${changes.join(', ')} cannot change. ` +
+      `To change the terms, withdraw the offer (archive_offer) and make a new one (create_offer) with the new terms; only name may still change.`,
+  );
+}
+
+/** JSON with sorted keys: two flat maps with the same entries compare equal. */
+function canonicalMap(value: Record<string, unknown>): string {
+  return JSON.stringify(Object.keys(value).sort().map((k) => [k, value[k]]));
+}
+
+/** The fields other than name whose value the update changes (a field sent with its current value changes nothing). */
+function updatedTerms(
+  current: SubscriptionRecord,
+  input: UpdateSubscriptionInput,
+  billingGroupId: string | null | undefined,
+  wantedStart: string | null | undefined,
+): string[] {
+  const changed: string[] = [];
+  const samePeriods =
+    input.periods.length === current.periods.length &&
+    input.periods.every((p, i) => p.contractPeriod === current.periods[i]!.contractPeriod && p.cancellationPeriod === current.periods[i]!.cancellationPeriod);
+  if (!samePeriods) changed.push('periods');
+  if (input.billingGroup !== undefined && billingGroupId !== current.billingGroupId) changed.push('billingGroup');
+  if (wantedStart !== undefined && wantedStart !== current.startDate) changed.push('startDate');
+  if (input.poNumber !== undefined && input.poNumber !== current.poNumber) changed.push('poNumber');
+  if (input.number !== undefined && input.number !== current.number) changed.push('number');
+  if (input.externalId !== undefined && input.externalId !== current.externalId) changed.push('externalId');
+  if (input.customFields !== undefined && canonicalMap(input.customFields) !== canonicalMap(current.customFields)) changed.push('customFields');
+  if (input.paymentMethod !== undefined && input.paymentMethod !== current.paymentMethodId) changed.push('paymentMethod');
+  if (input.invoiceAddress !== undefined && input.invoiceAddress !== current.invoiceAddressId) changed.push('invoiceAddress');
+  return changed;
+}
+
 export interface UpdateSubscriptionInput {
   periods: PeriodInput[];
   billingGroup?: string | null | undefined;
@@ -232,18 +286,22 @@ export interface UpdateSubscriptionInput {
   invoiceAddress?: string | null | undefined;
 }
 
-/** PUT: `periods` required; omitted fields stay, null clears; startDate only while draft. */
+/**
+ * PUT: `periods` required; omitted fields stay, null clears; startDate only while draft (or offer).
+ * The subscription of an offer that has left open changes only its name (`assertOfferTermsOpen`).
+ */
 export async function updateSubscription(tx: Tx, org: string, id: string, input: UpdateSubscriptionInput, now: Date): Promise<Subscription> {
   const current = await loadSubscription(tx, org, id);
+  const wantedStart = input.startDate === undefined ? undefined : input.startDate && new Date(input.startDate).toISOString();
+  const [billingGroupId, groupViolation] = await billingGroupViolation(tx, org, input.billingGroup);
+  await assertOfferTermsOpen(tx, org, current, updatedTerms(current, input, billingGroupId, wantedStart));
   if (FINAL.includes(current.status)) {
     throw conflict(`Subscription ${current.number} is ${current.status}, which is final; it can no longer be updated`);
   }
-  const wantedStart = input.startDate === undefined ? undefined : input.startDate && new Date(input.startDate).toISOString();
   if (wantedStart !== undefined && wantedStart !== current.startDate && current.status !== 'draft' && current.status !== 'offer') {
     throw conflict(`startDate of subscription ${current.number} is frozen: it may change only while the subscription is draft, and it is ${current.status}`);
   }
   const violations: Array<Violation | undefined> = [];
-  const [billingGroupId, groupViolation] = await billingGroupViolation(tx, org, input.billingGroup);
   violations.push(groupViolation);
   violations.push(...(await billingDetailViolations(tx, org, current.customerId, input, now)));
   if (input.number !== undefined && input.number !== current.number) violations.push(await numberViolation(tx, org, input.number, current.id));

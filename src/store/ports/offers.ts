@@ -90,6 +90,8 @@ export interface OfferRepo {
   get(org: string, id: string): Promise<OfferRecord | undefined>;
   /** The offer that has this recipient. */
   findByRecipient(org: string, recipientId: string): Promise<OfferRecord | undefined>;
+  /** The offer that proposes the subscription, if one does. */
+  findBySubscription(org: string, subscriptionId: string): Promise<OfferRecord | undefined>;
   insertEvent(org: string, offerId: string, e: SigningEventRecord): Promise<void>;
   /** Whether the recipient viewed the page from this address and user agent after `since`. */
   viewedSince(org: string, offerId: string, recipientId: string, client: { ip: string; userAgent: string }, since: string): Promise<boolean>;

@@ -230,6 +230,10 @@ export class SqlOfferRepo implements OfferRepo {
     return this.withParts(org, await this.sql.get<OfferRow>('SELECT * FROM offers WHERE organisation_id = ? AND id = ?', org, id));
   }
 
+  async findBySubscription(org: string, subscriptionId: string): Promise<OfferRecord | undefined> {
+    return this.withParts(org, await this.sql.get<OfferRow>('SELECT * FROM offers WHERE subscription_id = ? AND organisation_id = ?', subscriptionId, org));
+  }
+
   async findByRecipient(org: string, recipientId: string): Promise<OfferRecord | undefined> {
     const row = await this.sql.get<OfferRow>(
       'SELECT o.* FROM offer_recipients r JOIN offers o ON o.id = r.offer_id WHERE r.id = ? AND r.organisation_id = ? AND o.organisation_id = ?',
