@@ -81,13 +81,13 @@ export async function migrateDatabase(config: Config): Promise<{ engine: 'postgr
 /** Composition root: config → store → registry → surfaces. No rules live here. */
 export function createApp(
   config: Config,
-  options: { store?: Store; clock?: () => Date; logger?: Logger; resolve?: Resolve } = {},
+  options: { store?: Store; clock?: () => Date; logger?: Logger; resolve?: Resolve; deliveryPollMs?: number } = {},
 ): App {
   const logger = options.logger ?? createLogger(config.logLevel);
   const store = options.store ?? SqliteStore.open(config.db, { synchronous: config.dbSynchronous, lockTimeoutMs: config.dbLockTimeoutMs });
   const clock = options.clock ?? (() => new Date());
   const catalog = new Catalog(OPERATIONS, { readOnly: config.readOnly });
-  const deliveries = new DeliveryWorker({ store, config, logger, clock, resolve: options.resolve });
+  const deliveries = new DeliveryWorker({ store, config, logger, clock, resolve: options.resolve, pollMs: options.deliveryPollMs });
   const emails = new EmailSender({ store, config, logger });
   const publicUrl = new PublicUrl(config);
   let tokens: Promise<PageTokens> | undefined;

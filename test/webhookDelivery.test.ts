@@ -5,11 +5,16 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { getWebhookDelivery } from '../src/domain/events.js';
 import { runDueJobs } from '../src/jobs/runner.js';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
+import { createApp, startHttp } from '../src/server.js';
+import { SqliteStore } from '../src/store/sqlite.js';
 import { EVENT_TYPES } from '../src/schemas/webhooks.js';
 
 /** The payment-plan events: the counts below leave out the invoice events the same calls emit. */
 const PLAN_EVENTS = EVENT_TYPES.filter((t) => t.startsWith('payment_plan.'));
 import { fails, ok, setup, type Org, type TestEnv } from './helpers.js';
+import { newPgStore, onPostgres } from './pgStore.js';
 import { eventually, expectSigned, Receiver } from './webhookReceiver.js';
 
 const MERGE_PATCH = 'application/merge-patch+json';
@@ -327,6 +332,41 @@ describe('jobs run and restarts', () => {
         await second.close();
       }
     } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a running server retries a delivery another instance wrote and attempted, without any jobs run', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-foreign-'));
+    const db = path.join(dir, 'billing.sqlite');
+    const other = await setup({ ...FAST, db, webhookRetryDelaysSeconds: [1] });
+    // The running server: a second app on the same database, started before the other writes anything,
+    // looking for due deliveries every 100 ms. It never gets a kick for them (they are not its commits).
+    const config = { ...loadConfig({ LOG_LEVEL: 'silent', BILLING_JOBS_INTERVAL_MS: '0' }), ...FAST, db, webhookRetryDelaysSeconds: [1] };
+    const store = onPostgres() ? await newPgStore(db) : SqliteStore.open(db, { lockTimeoutMs: 10_000 });
+    const running = createApp(config, { store, logger: createLogger('silent'), deliveryPollMs: 100 });
+    const server = await startHttp(running, '127.0.0.1', 0);
+    try {
+      const { org, mcp, webhook, secret } = await world([...PLAN_EVENTS], other);
+      receiver.respond = (_r, n) => (n === 0 ? 500 : 200);
+      await createPlan(mcp);
+      const retrying = await waitingForRetry(mcp, webhook.id);
+      // The writer stops before its retry is due (as a `jobs run` process ends after its pass).
+      await other.server.close();
+      expect(retrying).toMatchObject({ attempts: 1, lastStatusCode: 500 });
+      const [first, second] = await receiver.waitFor(2);
+      expect(second!.headers['x-webhook-id']).toBe(retrying.id);
+      expect(second!.body).toBe(first!.body);
+      expectSigned(second!, secret, org.organisationId);
+      const delivered = await deliveryIn(mcp, webhook.id, 'delivered');
+      expect(delivered).toMatchObject({ id: retrying.id, attempts: 2, lastStatusCode: 200 });
+      expect(Date.parse(delivered.lastAttemptAt)).toBeGreaterThanOrEqual(Date.parse(retrying.nextAttemptAt));
+      await new Promise((res) => setTimeout(res, 300));
+      expect(receiver.received).toHaveLength(2);
+    } finally {
+      await server.close();
+      await store.close();
+      await other.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });

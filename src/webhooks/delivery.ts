@@ -70,8 +70,16 @@ export interface DeliveryRun {
   skipped: number;
 }
 
-/** Longest sleep between two looks at the outbox, so a clock change or another process's rows are noticed. */
+/** Longest sleep between two claims, so that a clock change is noticed. */
 const MAX_WAIT_MS = 60_000;
+/**
+ * How often a running worker looks for the earliest pending delivery of the whole store (one indexed
+ * `min(next_attempt_at)`, `webhook_deliveries_due`): deliveries another process wrote (a `jobs run`,
+ * another `serve` on the same database, an instance that stopped or lost its lease) are attempted at
+ * most this long after they are due. 5 s is half the shortest default retry delay (10 s), and the
+ * look costs one index seek per instance every 5 s.
+ */
+export const POLL_MS = 5_000;
 const MIN_WAIT_MS = 20;
 /** A delivery being sent is leased for the timeout plus this margin; a crash mid-attempt frees it after. */
 const LEASE_MARGIN_MS = 30_000;
@@ -133,8 +141,11 @@ interface Claim {
  * answers holds only its own slots; a freed slot goes first to the targets with the fewest attempts in
  * flight, then to the earliest due. `kick()` (after a commit that wrote deliveries, and at start-up)
  * starts the worker, which claims again whenever an attempt ends or it is kicked, and sleeps until the
- * earliest pending retry on its own timer. `runDue` attempts what is due at a given time once, for
- * `jobs run`, sharing the same slots.
+ * earliest pending retry on its own timer. While it runs it also looks every POLL_MS for the earliest
+ * pending delivery in the store, whoever wrote it, and kicks itself (due) or arms its timer for it
+ * (earlier than its own); claiming stays the only way to take a delivery, so a row another instance
+ * leased is not attempted twice. `runDue` attempts what is due at a given time once, for `jobs run`,
+ * sharing the same slots.
  */
 export class DeliveryWorker {
   private readonly agent: Agent;
@@ -148,13 +159,30 @@ export class DeliveryWorker {
   private claiming: Promise<unknown> = Promise.resolve();
   private background: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** When `timer` fires, on the worker's clock (ms). */
+  private timerAt = 0;
+  /** The look for due deliveries every `pollMs` (`poll`), from the first kick until `stop`. */
+  private poller: NodeJS.Timeout | undefined;
+  private polling: Promise<void> | undefined;
+  private readonly pollMs: number;
   /** Bumped by every kick and every finished attempt; waiters resume on it. */
   private generation = 0;
   private waiters: Array<() => void> = [];
   private stopped = false;
   private stopping: Promise<void> | undefined;
 
-  constructor(private readonly deps: { store: Store; config: Config; logger: Logger; clock: () => Date; resolve?: Resolve | undefined }) {
+  constructor(
+    private readonly deps: {
+      store: Store;
+      config: Config;
+      logger: Logger;
+      clock: () => Date;
+      resolve?: Resolve | undefined;
+      /** How often the running worker looks for due deliveries in the store (POLL_MS; tests shorten it). */
+      pollMs?: number | undefined;
+    },
+  ) {
+    this.pollMs = deps.pollMs ?? POLL_MS;
     this.concurrency = deps.config.webhookConcurrency;
     this.perTarget = deps.config.webhookConcurrencyPerTarget;
     this.agent = new Agent({
@@ -165,7 +193,15 @@ export class DeliveryWorker {
   /** Attempts every due delivery soon (as slots allow). */
   kick(): void {
     if (this.stopped) return;
-    this.background ??= this.work();
+    if (!this.background) {
+      this.background = this.work();
+      this.poller = setInterval(() => {
+        this.polling ??= this.poll().finally(() => {
+          this.polling = undefined;
+        });
+      }, this.pollMs);
+      this.poller.unref();
+    }
     this.wake();
   }
 
@@ -175,7 +211,10 @@ export class DeliveryWorker {
       this.stopped = true;
       clearTimeout(this.timer);
       this.timer = undefined;
+      clearInterval(this.poller);
+      this.poller = undefined;
       this.wake();
+      await this.polling;
       await this.background;
       await this.claiming;
       while (this.attempts.size > 0) await Promise.all(this.attempts);
@@ -387,6 +426,24 @@ export class DeliveryWorker {
     };
   }
 
+  /**
+   * One look at the store for the earliest pending delivery, whoever wrote it: kicks the worker when it
+   * is due (the claim then takes it, unless another instance holds it), else arms the timer for it when
+   * that is earlier than the timer. A delivery another instance leased is pending at its lease's end,
+   * so it is looked at again only then.
+   */
+  private async poll(): Promise<void> {
+    try {
+      const next = await this.deps.store.read((tx) => tx.events.nextAttemptAt());
+      if (next === undefined || this.stopped) return;
+      const wait = Date.parse(next) - this.deps.clock().getTime();
+      if (wait <= 0) this.kick();
+      else if (this.timer === undefined || Date.parse(next) < this.timerAt) this.sleep(wait);
+    } catch (err) {
+      this.deps.logger.warn({ err }, 'looking for due webhook deliveries failed; looking again later');
+    }
+  }
+
   private wake(): void {
     this.generation += 1;
     const waiters = this.waiters;
@@ -412,13 +469,12 @@ export class DeliveryWorker {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.stopped) return;
-    this.timer = setTimeout(
-      () => {
-        this.timer = undefined;
-        this.kick();
-      },
-      Math.min(Math.max(ms, MIN_WAIT_MS), MAX_WAIT_MS),
-    );
+    const wait = Math.min(Math.max(ms, MIN_WAIT_MS), MAX_WAIT_MS);
+    this.timerAt = this.deps.clock().getTime() + wait;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.kick();
+    }, wait);
     this.timer.unref();
   }
 }
