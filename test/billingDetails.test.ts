@@ -160,6 +160,13 @@ describe('invoice addresses', () => {
   });
 });
 
+/** An organisation of its own that collects by SEPA direct debit (its creditor is set), and its client. */
+async function sepaOrg(name = 'Direct debit GmbH'): Promise<Client> {
+  const mcp = await env.mcpFor((await env.newOrg(name)).apiKey);
+  await ok(mcp, 'update_sepa_creditor', { creditorIdentifier: 'DE98ZZZ09999999999', name, iban: 'DE02120300000000202051' });
+  return mcp;
+}
+
 describe('payment methods: SEPA direct debit', () => {
   it('stores the IBAN normalised and shows it masked in create, list and the MCP text', async () => {
     const customer = await newCustomer();
@@ -171,8 +178,6 @@ describe('payment methods: SEPA direct debit', () => {
         iban: 'de89 3704 0044 0532 0130 00',
         bic: 'COBADEFFXXX',
         accountHolder: 'Ada Lovelace',
-        mandateReference: "MANDATE-1/2026 (A.B.),+?:'x",
-        signingDate: '2026-10-01',
       },
     });
     expect(r.isError).toBe(false);
@@ -192,8 +197,8 @@ describe('payment methods: SEPA direct debit', () => {
       sepaDebit: {
         iban: MASKED,
         bic: 'COBADEFFXXX',
-        mandateReference: "MANDATE-1/2026 (A.B.),+?:'x",
-        signingDate: '2026-10-01',
+        mandateReference: null,
+        signingDate: null,
         accountHolder: 'Ada Lovelace',
       },
       paypal: null,
@@ -270,15 +275,17 @@ describe('payment methods: SEPA direct debit', () => {
   );
 
   it('accepts a mandate reference of 35 SEPA characters and rejects others', async () => {
-    const customer = await newCustomer();
+    const mcp = await sepaOrg();
+    const customer = await newCustomer(mcp);
     const longest = 'A'.repeat(35);
-    const m = await ok(env.mcp, 'create_payment_method', { id: customer, ...sepa, sepaDebit: { ...sepa.sepaDebit, mandateReference: longest } });
+    const signingDate = '2026-10-01';
+    const m = await ok(mcp, 'create_payment_method', { id: customer, ...sepa, sepaDebit: { ...sepa.sepaDebit, mandateReference: longest, signingDate } });
     expect(m.sepaDebit.mandateReference).toBe(longest);
-    for (const mandateReference of ['', 'A'.repeat(36), 'MANDAT-Ü1', 'REF_1', 'REF#1', 'REF&1']) {
+    for (const mandateReference of ['', 'A'.repeat(36), 'MANDAT-Ü1', 'REF_1', 'REF#1', 'REF&1', 'bad ref with spaces']) {
       const p = await fails(
-        env.mcp,
+        mcp,
         'create_payment_method',
-        { id: customer, ...sepa, sepaDebit: { ...sepa.sepaDebit, mandateReference } },
+        { id: customer, ...sepa, sepaDebit: { ...sepa.sepaDebit, mandateReference, signingDate } },
         422,
       );
       expect(paths(p)).toEqual(['sepaDebit.mandateReference']);
@@ -295,6 +302,111 @@ describe('payment methods: SEPA direct debit', () => {
     for (const signingDate of ['2026-13-01', '2026-02-30', '2026-10-01T00:00:00Z', '01.10.2026']) {
       expect(paths(await create({ iban: IBAN, accountHolder: 'X', signingDate }))).toEqual(['sepaDebit.signingDate']);
     }
+  });
+});
+
+describe('payment methods: SEPA direct debit takes IBANs of SEPA countries only', () => {
+  it.each([
+    ['BR1800360305000010009795493C1', 'Brazil (BR)'],
+    ['TR330006100519786457841326', '(TR)'],
+    ['FO6264600001631634', 'Faroe Islands (FO)'],
+  ])('refuses the valid IBAN %s at sepaDebit.iban, naming its country; nothing is added', async (iban, country) => {
+    const customer = await newCustomer();
+    const p = await fails(env.mcp, 'create_payment_method', { id: customer, type: 'sepa_debit', sepaDebit: { iban, accountHolder: 'X' } }, 422);
+    expect(p.violations).toEqual([
+      { propertyPath: 'sepaDebit.iban', code: 'not_sepa_country', message: expect.stringMatching(/^sepaDebit\.iban is an IBAN of /) },
+    ]);
+    expect(p.violations[0].message).toContain(`${country}; SEPA direct debit takes IBANs of SEPA countries only`);
+    expect(JSON.stringify(p)).not.toContain(iban.slice(4));
+    expect((await ok(env.mcp, 'list_payment_methods', { id: customer })).data).toEqual([]);
+  });
+
+  it.each(['GB82 WEST 1234 5698 7654 32', 'CH93 0076 2011 6238 5295 7', 'GI75 NWBK 0000 0000 7099 453', 'MC58 1122 2000 0101 2345 6789 030', 'ME25 5050 0001 2345 6789 51'])(
+    'takes the IBAN %s of a SEPA country or territory',
+    async (iban) => {
+      const customer = await newCustomer();
+      await ok(env.mcp, 'create_payment_method', { id: customer, type: 'sepa_debit', sepaDebit: { iban, accountHolder: 'X' } });
+    },
+  );
+});
+
+describe('payment methods: the mandate of a SEPA method', () => {
+  it('mandateReference and signingDate record the signed mandate, which the method shows and the collection run uses', async () => {
+    const mcp = await sepaOrg('Mandate on create GmbH');
+    const customer = await newCustomer(mcp);
+    const sepaDebit = { ...sepa.sepaDebit, mandateReference: 'MND-ON-CREATE-1', signingDate: '2026-10-01' };
+    const m = await ok(mcp, 'create_payment_method', { id: customer, type: 'sepa_debit', sepaDebit });
+    expect(m.sepaDebit).toMatchObject({ mandateReference: 'MND-ON-CREATE-1', signingDate: '2026-10-01' });
+    const [mandate, ...others] = (await ok(mcp, 'list_sepa_mandates', { id: customer })).data;
+    expect(others).toEqual([]);
+    expect(mandate).toMatchObject({
+      status: 'active',
+      mandateReference: 'MND-ON-CREATE-1',
+      signatureDate: '2026-10-01',
+      sepaType: 'core',
+      bankAccount: { id: m.id, iban: MASKED },
+    });
+    expect((await ok(mcp, 'list_payment_methods', { id: customer })).data).toEqual([m]);
+    // The same mandate recorded again with create_sepa_mandate (the two steps clients took before) answers it; another is a 409.
+    const again = await ok(mcp, 'create_sepa_mandate', { id: customer, paymentMethod: m.id, mandateReference: 'MND-ON-CREATE-1', signatureDate: '2026-10-01' });
+    expect(again.id).toBe(mandate.id);
+    await fails(mcp, 'create_sepa_mandate', { id: customer, paymentMethod: m.id, mandateReference: 'MND-ON-CREATE-2', signatureDate: '2026-10-01' }, 409);
+    // Collected under it: not "Nothing to collect".
+    await ok(mcp, 'create_invoice', { customer, dueAt: NOW, lines: [{ description: 'Licence', quantity: 1, unitAmount: 1_000 }] });
+    const statement = await ok(mcp, 'run_sepa_collection', {});
+    expect(statement.payments.map((p: any) => p.sepaMandate.mandateReference)).toEqual(['MND-ON-CREATE-1']);
+  });
+
+  it("checks the mandate as create_sepa_mandate does, at the method's fields; nothing is added when refused", async () => {
+    const mcp = await sepaOrg('Mandate checks GmbH');
+    const customer = await newCustomer(mcp);
+    const create = (fields: Record<string, unknown>, rest: Record<string, unknown> = {}) =>
+      call(mcp, 'create_payment_method', { id: customer, type: 'sepa_debit', sepaDebit: { ...sepa.sepaDebit, ...fields }, ...rest });
+    const refused = async (fields: Record<string, unknown>, status: number, rest: Record<string, unknown> = {}) => {
+      const r = await create(fields, rest);
+      expect(r.isError, JSON.stringify(fields)).toBe(true);
+      expect(r.body.status).toBe(status);
+      return r.body;
+    };
+    const spaces = await refused({ mandateReference: 'bad ref with spaces', signingDate: '2026-10-01' }, 422);
+    // The input schema takes the characters create_sepa_mandate takes: no spaces.
+    expect(spaces.violations).toEqual([{ propertyPath: 'sepaDebit.mandateReference', code: 'invalid_format', message: expect.stringContaining("0-9 and + ? / - : ( ) . , '") }]);
+    const future = await refused({ mandateReference: 'MND-CHECK-1', signingDate: '2030-11-01' }, 422);
+    expect(future.violations).toEqual([{ propertyPath: 'sepaDebit.signingDate', code: 'future', message: expect.stringContaining('lies in the future') }]);
+    expect(paths(await refused({ mandateReference: 'MND-CHECK-1' }, 422))).toEqual(['sepaDebit.signingDate']);
+    expect(paths(await refused({ signingDate: '2026-10-01' }, 422))).toEqual(['sepaDebit.mandateReference']);
+    expect(paths(await refused({ mandateReference: 'MND-CHECK-1', signingDate: '2026-10-01' }, 422, { enabled: false }))).toEqual(['enabled']);
+    // The reference of an existing mandate of the creditor, whichever way it was recorded.
+    const first = await ok(mcp, 'create_payment_method', { id: customer, ...sepa });
+    await ok(mcp, 'create_sepa_mandate', { id: customer, paymentMethod: first.id, mandateReference: 'MND-TAKEN-1', signatureDate: '2026-10-01' });
+    const taken = await refused({ mandateReference: 'MND-TAKEN-1', signingDate: '2026-10-02' }, 422);
+    expect(taken.violations).toEqual([{ propertyPath: 'sepaDebit.mandateReference', code: 'unique', message: expect.stringContaining('already used by creditor DE98ZZZ09999999999') }]);
+    expect((await ok(mcp, 'list_payment_methods', { id: customer })).data.map((m: any) => m.id)).toEqual([first.id]);
+    expect((await ok(mcp, 'list_sepa_mandates', { id: customer })).data.map((m: any) => m.mandateReference)).toEqual(['MND-TAKEN-1']);
+    // Without a creditor there is no one to give a mandate to.
+    const other = await newCustomer();
+    const r = await call(env.mcp, 'create_payment_method', { id: other, ...sepa, sepaDebit: { ...sepa.sepaDebit, mandateReference: 'MND-NO-CREDITOR', signingDate: '2026-10-01' } });
+    expect(r.body.status).toBe(409);
+    expect(r.body.detail).toContain('update_sepa_creditor');
+    expect((await ok(env.mcp, 'list_payment_methods', { id: other })).data).toEqual([]);
+  });
+
+  it('shows the active mandate create_sepa_mandate records, and no reference once it is revoked', async () => {
+    const org = await env.newOrg('Mandate later GmbH');
+    const mcp = await env.mcpFor(org.apiKey);
+    await ok(mcp, 'update_sepa_creditor', { creditorIdentifier: 'DE98ZZZ09999999999', name: 'Mandate later GmbH', iban: 'DE02120300000000202051' });
+    const customer = await newCustomer(mcp);
+    const m = await ok(mcp, 'create_payment_method', { id: customer, ...sepa });
+    expect(m.sepaDebit).toMatchObject({ mandateReference: null, signingDate: null });
+    const mandate = await ok(mcp, 'create_sepa_mandate', { id: customer, paymentMethod: m.id, mandateReference: 'MND-LATER-1', signatureDate: '2026-09-30' });
+    const shown = (await ok(mcp, 'list_payment_methods', { id: customer })).data[0];
+    expect(shown.sepaDebit).toMatchObject({ mandateReference: 'MND-LATER-1', signingDate: '2026-09-30' });
+    const renamed = await env.http('PUT', `/customers/${customer}/payment-methods/${m.id}`, { body: { name: 'Main account' }, token: org.apiKey });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body).toMatchObject({ name: 'Main account', sepaDebit: { mandateReference: 'MND-LATER-1', signingDate: '2026-09-30' } });
+    expect((await env.http('GET', `/customers/${customer}/payment-methods`, { token: org.apiKey })).body.data).toEqual([renamed.body]);
+    await ok(mcp, 'revoke_sepa_mandate', { id: customer, mandate: mandate.id });
+    expect((await ok(mcp, 'list_payment_methods', { id: customer })).data[0].sepaDebit).toMatchObject({ mandateReference: null, signingDate: null });
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IBAN_LENGTHS, ibanProblem, maskIban, normaliseIban } from '../src/domain/iban.js';
+import { IBAN_LENGTHS, ibanProblem, maskIban, normaliseIban, SEPA_IBAN_COUNTRIES, sepaIbanProblem } from '../src/domain/iban.js';
 
 describe('IBAN validation', () => {
   it.each([
@@ -52,6 +52,43 @@ describe('IBAN validation', () => {
     for (const code of ['AT', 'BE', 'BG', 'CH', 'CY', 'CZ', 'DK', 'EE', 'ES', 'FI', 'FR', 'GB', 'GR', 'HR', 'HU', 'IE', 'IS', 'IT', 'LI', 'LT', 'LU', 'LV', 'MC', 'NL', 'PL', 'PT', 'RO', 'SE', 'SI', 'SK', 'SM', 'VA', 'AD']) {
       expect(IBAN_LENGTHS.has(code), code).toBe(true);
     }
+  });
+});
+
+describe('IBANs of SEPA countries', () => {
+  it.each([
+    'DE89370400440532013000',
+    'GB82WEST12345698765432',
+    'CH9300762011623852957',
+    'GI75NWBK000000007099453',
+    'AD1200012030200359100100',
+    'VA59001123000012345678',
+    'MC5811222000010123456789030',
+    'SM86U0322509800000000270100',
+    'NO9386011117947',
+    'ME25505000012345678951',
+    'AL47212110090000000235698741',
+    'MK07250120000058984',
+    'MD24AG000225100013104168',
+  ])('takes %s for SEPA direct debit', (iban) => {
+    expect(ibanProblem(iban)).toBeUndefined();
+    expect(sepaIbanProblem(iban)).toBeUndefined();
+  });
+
+  it.each([
+    ['BR1800360305000010009795493C1', 'Brazil (BR)'],
+    ['TR330006100519786457841326', '(TR)'],
+    ['SA0380000000608010167519', 'Saudi Arabia (SA)'],
+    ['FO6264600001631634', 'Faroe Islands (FO)'],
+    ['XK051212012345678906', 'Kosovo (XK)'],
+  ])('refuses the valid IBAN %s, naming its country', (iban, country) => {
+    expect(ibanProblem(iban)).toBeUndefined();
+    expect(sepaIbanProblem(iban)).toMatch(/^is an IBAN of /);
+    expect(sepaIbanProblem(iban)).toContain(`${country}; SEPA direct debit takes IBANs of SEPA countries only`);
+  });
+
+  it('lists only countries that use IBANs', () => {
+    for (const code of SEPA_IBAN_COUNTRIES) expect(IBAN_LENGTHS.has(code), code).toBe(true);
   });
 });
 

@@ -261,8 +261,6 @@ describe('a back-office scenario through every listed tool', () => {
           iban: 'DE89 3704 0044 0532 0130 00',
           bic: 'COBADEFFXXX',
           accountHolder: 'ACME GmbH',
-          mandateReference: 'ACME-MANDATE-1',
-          signingDate: '2026-02-20',
         },
       }),
       'create_payment_method',

@@ -378,3 +378,90 @@ describe('mandate lifecycle', () => {
     expect((await ok(used.mcp, 'run_sepa_collection', {})).numberOfTransactions).toBe(1);
   });
 });
+
+describe('SEPA countries', () => {
+  it("refuses a creditor account outside SEPA at iban, naming the country", async () => {
+    const mcp = await env.mcpFor((await env.newOrg('Creditor abroad')).apiKey);
+    const p = await fails(mcp, 'update_sepa_creditor', { ...CREDITOR, iban: 'BR1800360305000010009795493C1' }, 422);
+    expect(p.violations).toEqual([{ propertyPath: 'iban', code: 'not_sepa_country', message: expect.stringContaining('is an IBAN of Brazil (BR); SEPA direct debit takes IBANs of SEPA countries only') }]);
+    await fails(mcp, 'get_sepa_creditor', {}, 404);
+  });
+
+  it('a Brazilian IBAN never gets a sepa_debit method, a mandate or a place in a pain.008', async () => {
+    env.setNow('2027-05-03T09:00:00Z');
+    const mcp = await env.mcpFor((await env.newOrg('Debtor abroad')).apiKey);
+    await ok(mcp, 'update_sepa_creditor', CREDITOR);
+    const customer = await ok(mcp, 'create_customer', { companyName: 'Abroad Ltda' });
+    const sepaDebit = { iban: 'BR1800360305000010009795493C1', accountHolder: 'Abroad Ltda', mandateReference: 'MND-BR-1', signingDate: '2027-05-01' };
+    const p = await fails(mcp, 'create_payment_method', { id: customer.id, type: 'sepa_debit', default: true, sepaDebit }, 422);
+    expect(paths(p)).toEqual(['sepaDebit.iban']);
+    expect((await ok(mcp, 'list_payment_methods', { id: customer.id })).data).toEqual([]);
+    expect((await ok(mcp, 'list_sepa_mandates', { id: customer.id })).data).toEqual([]);
+    await ok(mcp, 'create_invoice', { customer: customer.id, dueAt: '2027-05-01T00:00:00Z', lines: [{ description: 'Licence', quantity: 1, unitAmount: 1_000 }] });
+    expect((await fails(mcp, 'run_sepa_collection', {}, 409)).detail).toMatch(/Nothing to collect/);
+  });
+});
+
+describe('a return after the invoice was credited', () => {
+  /** An organisation of its own with a creditor, and a customer paying by SEPA direct debit. */
+  async function creditedOrg(name: string) {
+    env.setNow('2027-05-03T09:00:00Z');
+    const mcp = await env.mcpFor((await env.newOrg(name)).apiKey);
+    await ok(mcp, 'update_sepa_creditor', CREDITOR);
+    const customer = await ok(mcp, 'create_customer', { companyName: name });
+    const method = await ok(mcp, 'create_payment_method', {
+      id: customer.id,
+      type: 'sepa_debit',
+      default: true,
+      sepaDebit: { iban: DEBTOR_IBAN, accountHolder: `${name} Account`, mandateReference: `MND-${name.replace(/ /g, '-')}`, signingDate: '2027-05-01' },
+    });
+    const invoice = (amount: number) =>
+      ok(mcp, 'create_invoice', { customer: customer.id, dueAt: '2027-05-01T00:00:00Z', lines: [{ description: 'Licence', quantity: 1, unitAmount: amount }] });
+    const balance = async () => (await ok(mcp, 'get_customer', { id: customer.id })).creditBalance;
+    return { mcp, customer, method, invoice, balance };
+  }
+
+  it('an invoice credited in full after its debit stays credited when the debit is returned: void, nothing to dun, the balance not counted twice', async () => {
+    const { mcp, invoice, balance } = await creditedOrg('Credited In Full');
+    const inv = await invoice(3_000);
+    const [payment] = (await ok(mcp, 'run_sepa_collection', {})).payments;
+    expect((await ok(mcp, 'get_invoice', { id: inv.id })).status).toBe('paid');
+    const note = await ok(mcp, 'create_credit_note', { id: inv.id, reason: 'Service not delivered' });
+    expect(note.amount).toBe(3_000);
+    expect(await balance()).toBe(3_000);
+
+    env.setNow('2027-05-10T09:00:00Z');
+    await ok(mcp, 'return_sepa_xml_payment', { id: payment.id, reasonCode: 'AM04' });
+    expect(await ok(mcp, 'get_invoice', { id: inv.id })).toMatchObject({ status: 'void', amountPaid: 0, amountCredited: 3_000, amountDue: 0, paidAt: null });
+    expect(await balance()).toBe(0);
+    expect((await ok(mcp, 'list_credit_notes', { invoice: inv.id })).data.map((n: any) => n.amount)).toEqual([3_000]);
+    expect((await fails(mcp, 'run_sepa_collection', {}, 409)).detail).toMatch(/Nothing to collect/);
+  });
+
+  it('a partial credit counts against what the return makes due again, as far as the balance still holds it; a payment still standing keeps it paid', async () => {
+    const { mcp, invoice, balance } = await creditedOrg('Credited In Part');
+    const inv = await invoice(3_000);
+    const [payment] = (await ok(mcp, 'run_sepa_collection', {})).payments;
+    await ok(mcp, 'create_credit_note', { id: inv.id, amount: 1_000, reason: 'Outage' });
+    // The next invoice takes 400 of the 1000 off: 600 stay in the balance.
+    expect((await invoice(400)).status).toBe('paid');
+    expect(await balance()).toBe(600);
+    env.setNow('2027-05-10T09:00:00Z');
+    await ok(mcp, 'return_sepa_xml_payment', { id: payment.id, reasonCode: 'AM04' });
+    expect(await ok(mcp, 'get_invoice', { id: inv.id })).toMatchObject({ status: 'open', amountPaid: 0, amountCredited: 600, amountDue: 2_400, paidAt: null });
+    expect(await balance()).toBe(0);
+
+    // Paid 1000 by hand and 2000 by debit, then credited 3000: the returned 2000 is covered by the credit.
+    const both = await creditedOrg('Paid Twice');
+    const split = await both.invoice(3_000);
+    await ok(both.mcp, 'record_invoice_payment', { id: split.id, amount: 1_000 });
+    const [debit] = (await ok(both.mcp, 'run_sepa_collection', {})).payments;
+    expect(debit.amount).toBe(2_000);
+    await ok(both.mcp, 'create_credit_note', { id: split.id, reason: 'Goodwill' });
+    expect(await both.balance()).toBe(3_000);
+    env.setNow('2027-05-10T09:00:00Z');
+    await ok(both.mcp, 'return_sepa_xml_payment', { id: debit.id, reasonCode: 'AM04' });
+    expect(await ok(both.mcp, 'get_invoice', { id: split.id })).toMatchObject({ status: 'paid', amountPaid: 1_000, amountCredited: 2_000, amountDue: 0 });
+    expect(await both.balance()).toBe(1_000);
+  });
+});

@@ -1,4 +1,4 @@
-import { invalid, invalidMany, notFound, type Violation } from '../errors.js';
+import { conflict, invalid, invalidMany, notFound, type Violation } from '../errors.js';
 import { newId } from '../ids.js';
 import type {
   Card,
@@ -12,7 +12,8 @@ import type { PageRequest } from '../schemas/common.js';
 import type { PaymentMethodRecord } from '../store/ports/billingDetails.js';
 import type { Tx } from '../store/store.js';
 import { getCustomer } from './customers.js';
-import { ibanProblem, maskIban, normaliseIban } from './iban.js';
+import { ibanProblem, maskIban, normaliseIban, sepaIbanProblem } from './iban.js';
+import { mandateReferenceProblem, mandatesByMethod, mandateView, recordSepaMandate, signatureDateProblem } from './sepa.js';
 import { validVatId } from './vatIds.js';
 
 /*
@@ -203,11 +204,61 @@ function expiryViolation(card: CardInput, now: Date): Violation | undefined {
   };
 }
 
+/** A sepa_debit method is for SEPA direct debit: a valid IBAN of a SEPA country. */
 function ibanViolation(iban: string): Violation | undefined {
   const problem = ibanProblem(iban);
-  return problem === undefined
-    ? undefined
-    : { propertyPath: 'sepaDebit.iban', message: `sepaDebit.iban ${problem}`, code: 'invalid_iban' };
+  if (problem !== undefined) return { propertyPath: 'sepaDebit.iban', message: `sepaDebit.iban ${problem}`, code: 'invalid_iban' };
+  const outside = sepaIbanProblem(iban);
+  if (outside !== undefined) return { propertyPath: 'sepaDebit.iban', message: `sepaDebit.iban ${outside}`, code: 'not_sepa_country' };
+  return undefined;
+}
+
+/** The signed mandate `sepaDebit.mandateReference` and `signingDate` give, when they give one. */
+function givenMandate(input: PaymentMethodInput): { mandateReference: string | null; signingDate: string | null } | undefined {
+  const s = input.type === 'sepa_debit' ? input.sepaDebit : undefined;
+  const mandateReference = s?.mandateReference ?? null;
+  const signingDate = s?.signingDate ?? null;
+  return mandateReference === null && signingDate === null ? undefined : { mandateReference, signingDate };
+}
+
+/**
+ * `sepaDebit.mandateReference` and `signingDate` record the debtor's signed mandate on the new
+ * method (create_sepa_mandate's checks, core scheme): both or neither, a reference of the SEPA
+ * set, a signature not in the future, an enabled method.
+ */
+function mandateViolations(input: PaymentMethodInput, now: Date): Violation[] {
+  const given = givenMandate(input);
+  if (!given) return [];
+  const out: Violation[] = [];
+  const later = 'or leave both out and record the mandate later with create_sepa_mandate';
+  if (given.mandateReference === null) {
+    out.push({
+      propertyPath: 'sepaDebit.mandateReference',
+      message: `sepaDebit.mandateReference is required with sepaDebit.signingDate: the two record the signed mandate; give both, ${later}`,
+      code: 'required',
+    });
+  } else {
+    const problem = mandateReferenceProblem(given.mandateReference);
+    if (problem) out.push({ propertyPath: 'sepaDebit.mandateReference', message: `sepaDebit.mandateReference ${problem}`, code: 'invalid_mandate_reference' });
+  }
+  if (given.signingDate === null) {
+    out.push({
+      propertyPath: 'sepaDebit.signingDate',
+      message: `sepaDebit.signingDate is required with sepaDebit.mandateReference: the day the debtor signed the mandate; give both, ${later}`,
+      code: 'required',
+    });
+  } else {
+    const problem = signatureDateProblem(given.signingDate, now);
+    if (problem) out.push({ propertyPath: 'sepaDebit.signingDate', message: `sepaDebit.signingDate ${given.signingDate} ${problem}`, code: 'future' });
+  }
+  if (!input.enabled) {
+    out.push({
+      propertyPath: 'enabled',
+      message: `a mandate is recorded on an enabled payment method: set enabled true with sepaDebit.mandateReference, ${later}`,
+      code: 'disabled',
+    });
+  }
+  return out;
 }
 
 function defaultViolation(input: PaymentMethodInput): Violation | undefined {
@@ -236,9 +287,17 @@ export async function createPaymentMethod(
   throwIfAny([
     ...detailViolations(input),
     iban === null ? undefined : ibanViolation(iban),
+    ...mandateViolations(input, now),
     input.type === 'card' && input.card ? expiryViolation(input.card, now) : undefined,
     defaultViolation(input),
   ]);
+  const mandate = givenMandate(input);
+  const creditor = mandate ? await tx.sepa.getCreditor(org) : undefined;
+  if (mandate && !creditor) {
+    throw conflict(
+      'No SEPA creditor is set up; sepaDebit.mandateReference and signingDate record a mandate given to the creditor: set it with update_sepa_creditor first, or leave them out',
+    );
+  }
 
   const at = now.toISOString();
   const current = await tx.billingDetails.defaultPaymentMethod(org, customer.id);
@@ -283,7 +342,23 @@ export async function createPaymentMethod(
     updatedAt: at,
   };
   await tx.billingDetails.insertPaymentMethod(org, method, iban);
-  return withStatus(method, now);
+  if (mandate && creditor) {
+    await recordSepaMandate(
+      tx,
+      org,
+      creditor,
+      {
+        customerId: customer.id,
+        paymentMethodId: method.id,
+        mandateReference: mandate.mandateReference as string,
+        signatureDate: mandate.signingDate as string,
+        sepaType: 'core',
+      },
+      now,
+      'sepaDebit.mandateReference',
+    );
+  }
+  return (await views(tx, org, customer.id, [method], now))[0]!;
 }
 
 /** `disabled` when not enabled, else `expired` once its expirationDate has passed, else `active`. */
@@ -292,10 +367,27 @@ function withStatus(m: PaymentMethodRecord, now: Date): PaymentMethod {
   return { ...m, status };
 }
 
+/**
+ * Payment methods of one customer as every response shows them: with their status, and a SEPA
+ * method's `mandateReference` and `signingDate` those of its active mandate (what it is collected
+ * under), null while it has none (never given, revoked or expired). They are read from the mandate,
+ * never from what was sent, so the method and list_sepa_mandates always agree.
+ */
+async function views(tx: Tx, org: string, customerId: string, methods: PaymentMethodRecord[], now: Date): Promise<PaymentMethod[]> {
+  const mandates = methods.some((m) => m.sepaDebit) ? await mandatesByMethod(tx, org, customerId) : undefined;
+  return methods.map((m) => {
+    const view = withStatus(m, now);
+    if (!view.sepaDebit || !mandates) return view;
+    const stored = mandates.get(m.id);
+    const active = stored && mandateView(stored, now).status === 'active' ? stored : undefined;
+    return { ...view, sepaDebit: { ...view.sepaDebit, mandateReference: active?.mandateReference ?? null, signingDate: active?.signatureDate ?? null } };
+  });
+}
+
 export async function listPaymentMethods(tx: Tx, org: string, customerId: string, page: PageRequest, now: Date) {
   const customer = await getCustomer(tx, org, customerId);
   const { rows, total } = await tx.billingDetails.listPaymentMethods(org, customer.id, page);
-  return { rows: rows.map((m) => withStatus(m, now)), total };
+  return { rows: await views(tx, org, customer.id, rows, now), total };
 }
 
 /**
@@ -311,13 +403,13 @@ export async function getPaymentMethod(
   now: Date,
 ): Promise<PaymentMethod | undefined> {
   const method = await tx.billingDetails.getPaymentMethod(org, customerId, id);
-  return method && withStatus(method, now);
+  return method && (await views(tx, org, method.customer, [method], now))[0];
 }
 
 /** The customer's default payment method (always enabled), or undefined when it has none (or is unknown). */
 export async function defaultPaymentMethod(tx: Tx, org: string, customerId: string, now: Date): Promise<PaymentMethod | undefined> {
   const method = await tx.billingDetails.defaultPaymentMethod(org, customerId);
-  return method && withStatus(method, now);
+  return method && (await views(tx, org, method.customer, [method], now))[0];
 }
 
 /**
@@ -384,5 +476,5 @@ export async function updatePaymentMethod(
     const successor = await tx.billingDetails.oldestUsablePaymentMethod(org, customer.id, at, id);
     if (successor) await tx.billingDetails.updatePaymentMethod(org, { ...successor, default: true, updatedAt: at });
   }
-  return withStatus(next, now);
+  return (await views(tx, org, customer.id, [next], now))[0]!;
 }

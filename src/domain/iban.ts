@@ -31,6 +31,45 @@ export const IBAN_LENGTHS: ReadonlyMap<string, number> = new Map([
   ['YE', 30],
 ]);
 
+/**
+ * The IBAN country codes of the geographical scope of the SEPA schemes: the EPC's list of SEPA
+ * scheme countries (EPC409-09, as extended in 2024 and 2025), the one place this project keeps it
+ * (no maintained npm package the project depends on knows it; `ibantools`' `isSEPACountry` is not
+ * installed). A SEPA direct debit can only be drawn on an account with one of these IBANs.
+ *
+ * - EU: AT BE BG CY CZ DE DK EE ES FI FR GR HR HU IE IT LT LU LV MT NL PL PT RO SE SI SK;
+ * - EEA: IS LI NO; then CH, GB, MC, SM, AD, VA;
+ * - joined 2024–2025: AL, ME (November 2024), MD, MK (March 2025), RS (2025);
+ * - territories with IBANs of their own: GI (Gibraltar). The others the EPC lists bank with the
+ *   IBANs of their country, so they are covered by its code: Guernsey, Jersey and the Isle of Man
+ *   (GB); French Guiana, Guadeloupe, Martinique, Mayotte, Réunion, Saint Barthélemy, Saint Martin
+ *   and Saint Pierre and Miquelon (FR); Åland (FI); the Azores and Madeira (PT); the Canary
+ *   Islands, Ceuta and Melilla (ES).
+ *
+ * Not in SEPA although they use IBANs: the Faroe Islands (FO) and Greenland (GL), Kosovo (XK),
+ * Bosnia and Herzegovina (BA), and every country outside Europe (BR, TR, SA, …).
+ */
+export const SEPA_IBAN_COUNTRIES: ReadonlySet<string> = new Set([
+  'AT', 'BE', 'BG', 'CY', 'CZ', 'DE', 'DK', 'EE', 'ES', 'FI', 'FR', 'GR', 'HR', 'HU', 'IE', 'IT', 'LT', 'LU', 'LV', 'MT', 'NL', 'PL', 'PT', 'RO', 'SE', 'SI', 'SK',
+  'IS', 'LI', 'NO',
+  'CH', 'GB', 'MC', 'SM', 'AD', 'VA',
+  'AL', 'ME', 'MD', 'MK', 'RS',
+  'GI',
+]);
+
+const REGION_NAMES = new Intl.DisplayNames(['en'], { type: 'region' });
+
+/**
+ * Why a valid IBAN cannot be debited by SEPA direct debit (a phrase to follow the field name), or
+ * undefined when its country is in the SEPA schemes' scope. Call it after `ibanProblem` passed.
+ */
+export function sepaIbanProblem(iban: string): string | undefined {
+  const country = iban.slice(0, 2);
+  if (SEPA_IBAN_COUNTRIES.has(country)) return undefined;
+  const name = REGION_NAMES.of(country) ?? country;
+  return `is an IBAN of ${name} (${country}); SEPA direct debit takes IBANs of SEPA countries only (the EU and EEA, Switzerland, the UK, Monaco, San Marino, Andorra, Vatican City, …)`;
+}
+
 /** The electronic form: whitespace removed, upper case (`de89 3704 …` → `DE893704…`). */
 export function normaliseIban(raw: string): string {
   return raw.replace(/\s+/g, '').toUpperCase();

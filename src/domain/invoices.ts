@@ -641,21 +641,50 @@ export async function recordInvoicePayment(
 /**
  * A payment that came back (a returned direct debit): it stays listed with `returnedAt` and its
  * amount is due again; a paid invoice is open again (what it still owes is dunned as usual).
+ *
+ * The invoice becomes what it would be had the payment never come, so its credit notes still count
+ * against it: a credit note issued while it was paid went to the customer's credit balance
+ * (`issueCreditNote`), not onto the invoice. What of those credit notes is still in the balance
+ * comes back onto the invoice as credited, at most what it owes again (the balance less that much,
+ * never below 0): amountDue is gross - creditApplied - paid - credited and no credit counts twice.
+ * Nothing left to pay: paid again when a payment still stands (or the balance settled it), else void
+ * like an unpaid invoice credited in full, its credit notes covering the gross (the part its
+ * creditApplied paid becomes credited, since the balance already holds it back: nothing returns
+ * twice).
  */
 export async function reopenInvoicePayment(tx: Tx, org: string, invoiceId: string, paymentId: string, returnedAt: string, now: Date): Promise<Invoice> {
   const invoice = await getInvoice(tx, org, invoiceId);
   const payment = invoice.payments.find((p) => p.id === paymentId);
   if (!payment || payment.returnedAt !== null) throw new RangeError(`invoice ${invoice.id} has no standing payment ${paymentId}`);
   await tx.invoices.markPaymentReturned(org, payment.id, returnedAt);
-  const reopened = invoice.status === 'paid';
-  await tx.invoices.update(org, {
-    ...invoice,
-    amountPaid: invoice.amountPaid - payment.amount,
-    status: reopened ? 'open' : invoice.status,
-    paidAt: reopened ? null : invoice.paidAt,
-    updatedAt: now.toISOString(),
-  });
-  return getInvoice(tx, org, invoice.id);
+  const at = now.toISOString();
+  const amountPaid = invoice.amountPaid - payment.amount;
+  if (invoice.status === 'void') {
+    await tx.invoices.update(org, { ...invoice, amountPaid, updatedAt: at });
+    return getInvoice(tx, org, invoice.id);
+  }
+  // What the invoice owes again, and the credit notes on it that went to the balance instead.
+  const owed = invoice.grossAmount - invoice.creditApplied - amountPaid - invoice.amountCredited;
+  const inBalance = Math.max(0, (await tx.creditNotes.totalForInvoice(org, invoice.id)) - invoice.amountCredited);
+  const balance = inBalance > 0 ? ((await findCustomer(tx, org, invoice.customer))?.creditBalance ?? 0) : 0;
+  const moved = Math.max(0, Math.min(inBalance, balance, owed));
+  if (moved > 0) await tx.customers.addCreditBalance(org, invoice.customer, -moved, at);
+  const amountCredited = invoice.amountCredited + moved;
+  let next: Invoice = { ...invoice, amountPaid, amountCredited, updatedAt: at };
+  let event: InvoiceEventType | undefined;
+  if (owed - moved > 0) {
+    next = { ...next, status: 'open', paidAt: null };
+  } else if (amountPaid === 0 && inBalance - moved >= invoice.creditApplied) {
+    next = { ...next, status: 'void', voidedAt: at, paidAt: null, amountCredited: amountCredited + invoice.creditApplied, creditApplied: 0 };
+    event = 'invoice.voided';
+  } else if (invoice.status !== 'paid') {
+    next = { ...next, status: 'paid', paidAt: at };
+    event = 'invoice.paid';
+  }
+  await tx.invoices.update(org, next);
+  const stored = await getInvoice(tx, org, invoice.id);
+  if (event) await emitInvoiceEvent(tx, org, event, stored, now);
+  return stored;
 }
 
 /** A broken payment plan makes the rest of its invoice due at once. */

@@ -22,7 +22,7 @@ import { getPaymentMethod } from './billingDetails.js';
 import { getCustomer } from './customers.js';
 import { customerName, queueEmail } from './emails.js';
 import { formatMoney } from '../values/money.js';
-import { creditorIdentifierProblem, ibanProblem, maskIban, normaliseIban } from './iban.js';
+import { creditorIdentifierProblem, ibanProblem, maskIban, normaliseIban, sepaIbanProblem } from './iban.js';
 import { applyInvoicePayment, getInvoice, invoiceIdOf, reopenInvoicePayment } from './invoices.js';
 import { recordPaymentPlanPayment, returnInstallmentCollection } from './paymentPlans.js';
 import { earliestCollectionDate, isTarget2BusinessDay, nextBusinessDay } from './target2.js';
@@ -96,7 +96,9 @@ export async function updateSepaCreditor(tx: Tx, org: string, input: SepaCredito
   const idProblem = creditorIdentifierProblem(creditorIdentifier);
   if (idProblem) violations.push({ propertyPath: 'creditorIdentifier', message: `creditorIdentifier ${idProblem}`, code: 'invalid_creditor_identifier' });
   const accountProblem = ibanProblem(iban);
+  const outside = accountProblem ? undefined : sepaIbanProblem(iban);
   if (accountProblem) violations.push({ propertyPath: 'iban', message: `iban ${accountProblem}`, code: 'invalid_iban' });
+  if (outside) violations.push({ propertyPath: 'iban', message: `iban ${outside}`, code: 'not_sepa_country' });
   if (violations.length) throw invalidMany(violations);
   const record = { creditorIdentifier, name: input.name, iban, bic: input.bic ?? null, updatedAt: now.toISOString() };
   await tx.sepa.putCreditor(org, record);
@@ -135,6 +137,81 @@ export interface SepaMandateInput {
   sepaType: SepaType;
 }
 
+/**
+ * Why a mandate reference is not one (a phrase to follow the field name), or undefined: 1 to 35
+ * characters of the SEPA identifier set, no spaces (EPC implementation guidelines for `MndtId`).
+ */
+export function mandateReferenceProblem(reference: string): string | undefined {
+  if (/^[A-Za-z0-9+?/\-:().,']{1,35}$/.test(reference)) return undefined;
+  return "must be 1 to 35 characters of A-Z, a-z, 0-9 and + ? / - : ( ) . , ' (no spaces), e.g. MND-2027-0001";
+}
+
+/** Why a mandate's signature date cannot be recorded on the SEPA day of `now` (a phrase), or undefined. */
+export function signatureDateProblem(date: string, now: Date): string | undefined {
+  return date > sepaDay(now) ? 'lies in the future; a mandate is recorded once signed' : undefined;
+}
+
+/**
+ * Every mandate of the customer by the payment method it is on (one per method), whatever its
+ * status, the method's latest if ever more than one.
+ */
+export async function mandatesByMethod(tx: Tx, org: string, customerId: string): Promise<Map<string, StoredSepaMandate>> {
+  const byMethod = new Map<string, StoredSepaMandate>();
+  const limit = 100;
+  for (let page = 1; ; page++) {
+    const { rows, total } = await tx.sepa.listMandates(org, customerId, { page, limit, descending: false });
+    for (const m of rows) byMethod.set(m.bankAccount.id, m);
+    if (rows.length < limit || page * limit >= total) return byMethod;
+  }
+}
+
+export interface NewMandate {
+  customerId: string;
+  paymentMethodId: string;
+  mandateReference: string;
+  signatureDate: string;
+  sepaType: SepaType;
+}
+
+/**
+ * Records a signed mandate given to the creditor on a payment method whose checks passed. The same
+ * mandate recorded again (same method, creditor, reference, signature date and type, not revoked)
+ * answers the one recorded: a client that gave the mandate with create_payment_method and then calls
+ * create_sepa_mandate with it, as before the method's fields recorded it, gets that mandate. Another
+ * mandate with the reference is a 422 at `referenceField`; another mandate on the method, a 409.
+ */
+export async function recordSepaMandate(
+  tx: Tx,
+  org: string,
+  creditor: SepaCreditorRecord,
+  mandate: NewMandate,
+  now: Date,
+  referenceField = 'mandateReference',
+): Promise<StoredSepaMandate> {
+  const id = newId();
+  const outcome = await tx.sepa.insertMandate(org, { id, ...mandate, creditorIdentifier: creditor.creditorIdentifier, createdAt: now.toISOString() });
+  if (outcome === 'inserted') return (await tx.sepa.getMandate(org, id))!;
+  const existing = (await mandatesByMethod(tx, org, mandate.customerId)).get(mandate.paymentMethodId);
+  if (
+    existing &&
+    !existing.revokedAt &&
+    existing.creditorIdentifier === creditor.creditorIdentifier &&
+    existing.mandateReference === mandate.mandateReference &&
+    existing.signatureDate === mandate.signatureDate &&
+    existing.sepaType === mandate.sepaType
+  ) {
+    return existing;
+  }
+  if (outcome === 'duplicate_reference') {
+    throw invalid(
+      referenceField,
+      `${referenceField} ${mandate.mandateReference} is already used by creditor ${creditor.creditorIdentifier}; a reference identifies one mandate per creditor`,
+      'unique',
+    );
+  }
+  throw conflict(`Payment method ${mandate.paymentMethodId} already has a SEPA mandate (list_sepa_mandates)`);
+}
+
 export async function createSepaMandate(tx: Tx, org: string, customerRef: string, input: SepaMandateInput, now: Date): Promise<SepaMandate> {
   const customer = await getCustomer(tx, org, customerRef);
   const creditor = await tx.sepa.getCreditor(org);
@@ -155,32 +232,25 @@ export async function createSepaMandate(tx: Tx, org: string, customerRef: string
     });
   } else if (method.status !== 'active') {
     violations.push({ propertyPath: 'paymentMethod', message: `paymentMethod ${method.id} is ${method.status}; enable it first`, code: method.status });
+  } else {
+    // Methods stored before IBANs outside SEPA were refused: no mandate on them.
+    const iban = await tx.billingDetails.sepaIban(org, method.id);
+    const outside = iban === undefined ? undefined : sepaIbanProblem(iban);
+    if (outside) violations.push({ propertyPath: 'paymentMethod', message: `paymentMethod ${method.id} ${outside}`, code: 'not_sepa_country' });
   }
-  const today = sepaDay(now);
-  if (input.signatureDate > today) {
-    violations.push({ propertyPath: 'signatureDate', message: `signatureDate ${input.signatureDate} lies in the future; a mandate is recorded once signed`, code: 'future' });
-  }
+  const referenceProblem = mandateReferenceProblem(input.mandateReference);
+  if (referenceProblem) violations.push({ propertyPath: 'mandateReference', message: `mandateReference ${referenceProblem}`, code: 'invalid_mandate_reference' });
+  const dateProblem = signatureDateProblem(input.signatureDate, now);
+  if (dateProblem) violations.push({ propertyPath: 'signatureDate', message: `signatureDate ${input.signatureDate} ${dateProblem}`, code: 'future' });
   if (violations.length) throw invalidMany(violations);
-  const id = newId();
-  const outcome = await tx.sepa.insertMandate(org, {
-    id,
-    customerId: customer.id,
-    paymentMethodId: input.paymentMethod,
-    creditorIdentifier: creditor.creditorIdentifier,
-    mandateReference: input.mandateReference,
-    signatureDate: input.signatureDate,
-    sepaType: input.sepaType,
-    createdAt: now.toISOString(),
-  });
-  if (outcome === 'duplicate_reference') {
-    throw invalid(
-      'mandateReference',
-      `mandateReference ${input.mandateReference} is already used by creditor ${creditor.creditorIdentifier}; a reference identifies one mandate per creditor`,
-      'unique',
-    );
-  }
-  if (outcome === 'duplicate_method') throw conflict(`Payment method ${input.paymentMethod} already has a SEPA mandate (list_sepa_mandates)`);
-  return mandateView((await tx.sepa.getMandate(org, id))!, now);
+  const mandate = await recordSepaMandate(
+    tx,
+    org,
+    creditor,
+    { customerId: customer.id, paymentMethodId: input.paymentMethod, mandateReference: input.mandateReference, signatureDate: input.signatureDate, sepaType: input.sepaType },
+    now,
+  );
+  return mandateView(mandate, now);
 }
 
 export async function listSepaMandates(tx: Tx, org: string, customerRef: string, page: PageRequest, now: Date) {

@@ -51,12 +51,10 @@ export const sepaDebitFields = z.strictObject({
   accountHolder: requiredText('Account holder name.'),
   mandateReference: z
     .string()
-    .regex(/^[A-Za-z0-9+?/\-:().,' ]{1,35}$/, {
-      message: "must be 1 to 35 characters of A-Z, a-z, 0-9, space and + ? / - : ( ) . , '",
-    })
+    .regex(/^[A-Za-z0-9+?/\-:().,']{1,35}$/, { message: "must be 1 to 35 characters of A-Z, a-z, 0-9 and + ? / - : ( ) . , '" })
     .nullable()
     .optional()
-    .describe('Unique SEPA mandate reference, 1 to 35 characters.'),
+    .describe('With signingDate: records the signed mandate, as create_sepa_mandate (needs the SEPA creditor). Unique, 1 to 35 characters.'),
   signingDate: date.nullable().optional().describe('Day the mandate was signed.'),
 });
 
