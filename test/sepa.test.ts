@@ -322,18 +322,27 @@ describe('returns', () => {
   });
 });
 
+/**
+ * An organisation of its own with the SEPA creditor set, and a customer whose default payment method
+ * is a sepa_debit account (`sepaDebit` adds fields, e.g. the mandate).
+ */
+async function sepaOrg(name: string, sepaDebit: Record<string, unknown> = {}) {
+  const mcp = await env.mcpFor((await env.newOrg(name)).apiKey);
+  await ok(mcp, 'update_sepa_creditor', CREDITOR);
+  const customer = await ok(mcp, 'create_customer', { companyName: name });
+  const method = await ok(mcp, 'create_payment_method', {
+    id: customer.id,
+    type: 'sepa_debit',
+    default: true,
+    sepaDebit: { iban: DEBTOR_IBAN, accountHolder: `${name} Account`, ...sepaDebit },
+  });
+  return { mcp, customer, method };
+}
+
 describe('mandate lifecycle', () => {
   /** An organisation of its own (its collections touch no other test's invoices) with a SEPA customer. */
   async function ownOrg(name: string, signatureDate: string) {
-    const mcp = await env.mcpFor((await env.newOrg(name)).apiKey);
-    await ok(mcp, 'update_sepa_creditor', CREDITOR);
-    const customer = await ok(mcp, 'create_customer', { companyName: name });
-    const method = await ok(mcp, 'create_payment_method', {
-      id: customer.id,
-      type: 'sepa_debit',
-      default: true,
-      sepaDebit: { iban: DEBTOR_IBAN, accountHolder: `${name} Account` },
-    });
+    const { mcp, customer, method } = await sepaOrg(name);
     const mandate = await ok(mcp, 'create_sepa_mandate', { id: customer.id, paymentMethod: method.id, mandateReference: `MND-${name.replace(/ /g, '-')}`, signatureDate });
     const invoice = (dueAt: string) => ok(mcp, 'create_invoice', { customer: customer.id, dueAt, lines: [{ description: 'Licence', quantity: 1, unitAmount: 1_000 }] });
     return { mcp, customer, mandate, invoice };
@@ -406,15 +415,7 @@ describe('a return after the invoice was credited', () => {
   /** An organisation of its own with a creditor, and a customer paying by SEPA direct debit. */
   async function creditedOrg(name: string) {
     env.setNow('2027-05-03T09:00:00Z');
-    const mcp = await env.mcpFor((await env.newOrg(name)).apiKey);
-    await ok(mcp, 'update_sepa_creditor', CREDITOR);
-    const customer = await ok(mcp, 'create_customer', { companyName: name });
-    const method = await ok(mcp, 'create_payment_method', {
-      id: customer.id,
-      type: 'sepa_debit',
-      default: true,
-      sepaDebit: { iban: DEBTOR_IBAN, accountHolder: `${name} Account`, mandateReference: `MND-${name.replace(/ /g, '-')}`, signingDate: '2027-05-01' },
-    });
+    const { mcp, customer, method } = await sepaOrg(name, { mandateReference: `MND-${name.replace(/ /g, '-')}`, signingDate: '2027-05-01' });
     const invoice = (amount: number) =>
       ok(mcp, 'create_invoice', { customer: customer.id, dueAt: '2027-05-01T00:00:00Z', lines: [{ description: 'Licence', quantity: 1, unitAmount: amount }] });
     const balance = async () => (await ok(mcp, 'get_customer', { id: customer.id })).creditBalance;
