@@ -31,6 +31,7 @@ import { jobLeases } from './031_job_leases.js';
 import { usageRollups } from './032_usage_rollups.js';
 import { usageEventClaims } from './033_usage_event_claims.js';
 import { usageEventClaimHashes } from './034_usage_event_claim_hashes.js';
+import { offerSubscription } from './035_offer_subscription.js';
 
 import { AppError } from '../../errors.js';
 
@@ -75,6 +76,7 @@ export const MIGRATIONS: Migration[] = [
   usageRollups,
   usageEventClaims,
   usageEventClaimHashes,
+  offerSubscription,
 ];
 
 /** The schema version this billing-mcp writes, the same for both engines. */

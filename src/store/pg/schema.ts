@@ -1083,10 +1083,16 @@ CREATE TABLE usage_event_claim_hashes (
 );
 `;
 
+/** SQLite migration 035: an offer by the subscription it proposes (src/store/migrations/035_offer_subscription.ts). */
+const offerSubscription = `
+CREATE INDEX offers_subscription ON offers (subscription_id);
+`;
+
 export const PG_MIGRATIONS: Migration[] = [
   { version: 30, name: 'baseline', sql: baseline },
   { version: 31, name: 'job_leases', sql: jobLeases },
   { version: 32, name: 'usage_rollups', sql: usageRollups },
   { version: 33, name: 'usage_event_claims', sql: usageEventClaims },
   { version: 34, name: 'usage_event_claim_hashes', sql: usageEventClaimHashes },
+  { version: 35, name: 'offer_subscription', sql: offerSubscription },
 ];

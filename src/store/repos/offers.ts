@@ -231,7 +231,7 @@ export class SqlOfferRepo implements OfferRepo {
   }
 
   async findBySubscription(org: string, subscriptionId: string): Promise<OfferRecord | undefined> {
-    return this.withParts(org, await this.sql.get<OfferRow>('SELECT * FROM offers WHERE subscription_id = ? AND organisation_id = ?', subscriptionId, org));
+    return this.withParts(org, await this.sql.get<OfferRow>('SELECT * FROM offers WHERE subscription_id = ? AND +organisation_id = ?', subscriptionId, org));
   }
 
   async findByRecipient(org: string, recipientId: string): Promise<OfferRecord | undefined> {
