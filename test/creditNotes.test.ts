@@ -185,7 +185,7 @@ describe('credit notes on open invoices', () => {
     expect(await delivered('invoice.paid', inv.id)).toEqual([{ invoice: storedInvoice(paid) }]);
   });
 
-  it('void_invoice issues the credit note for what is due and returns applied credit to the balance', async () => {
+  it('void_invoice issues the credit note for what is due and the applied credit, which returns to the balance: gross = paid + credited', async () => {
     const c = await customer();
     const paidOne = await invoice(c.id, 1_000); // gross 1190
     await ok(env.mcp, 'record_invoice_payment', { id: paidOne.id, amount: 1_190 });
@@ -196,11 +196,11 @@ describe('credit notes on open invoices', () => {
     await ok(env.mcp, 'record_invoice_payment', { id: inv.id, amount: 80 });
 
     const voided = await ok(env.mcp, 'void_invoice', { id: inv.id });
-    expect(voided).toMatchObject({ status: 'void', amountPaid: 80, amountCredited: 2_000, creditApplied: 0, amountDue: 0 });
+    expect(voided).toMatchObject({ status: 'void', amountPaid: 80, amountCredited: 2_300, creditApplied: 0, amountDue: 0 });
     expect((await ok(env.mcp, 'get_customer', { id: c.id })).creditBalance).toBe(300);
     const notes = await ok(env.mcp, 'list_credit_notes', { invoice: inv.number });
     expect(notes.data).toEqual([
-      { id: expect.any(String), number: expect.any(String), invoice: inv.id, customer: c.id, amount: 2_000, currencyCode: 'EUR', createdAt: NOW },
+      { id: expect.any(String), number: expect.any(String), invoice: inv.id, customer: c.id, amount: 2_300, currencyCode: 'EUR', createdAt: NOW },
     ]);
     expect((await ok(env.mcp, 'get_credit_note', { id: notes.data[0].id })).reason).toBe('Invoice voided');
     expect(await delivered('invoice.voided', inv.id)).toEqual([{ invoice: storedInvoice(voided) }]);

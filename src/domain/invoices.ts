@@ -534,7 +534,8 @@ export async function issueCreditNote(
     await tx.customers.addCreditBalance(org, invoice.customer, input.amount, at);
   } else {
     const amountCredited = invoice.amountCredited + input.amount;
-    const left = invoice.amountDue - input.amount;
+    // A voiding credit note also covers the credit balance applied to the invoice, which goes back.
+    const left = invoice.amountDue + (input.voiding ? invoice.creditApplied : 0) - input.amount;
     let next: Invoice = { ...invoice, amountCredited, updatedAt: at };
     if (left === 0 && (input.voiding || invoice.amountPaid === 0)) {
       if (invoice.creditApplied > 0) await tx.customers.addCreditBalance(org, invoice.customer, invoice.creditApplied, at);
@@ -554,8 +555,9 @@ export async function issueCreditNote(
 
 /**
  * Voids a draft (nothing was issued: no credit note, no event) or an open invoice: a credit note for
- * what is due ("Invoice voided") makes it void; credit balance applied to it goes back to the
- * customer; payments already received stay recorded.
+ * what is due and the credit balance applied to it ("Invoice voided", the gross less payments and
+ * earlier credit notes) makes it void; the applied balance goes back to the customer; payments
+ * already received stay recorded. So the void invoice still adds up: gross = paid + credited.
  */
 export async function voidInvoice(tx: Tx, org: string, id: string, now: Date): Promise<Invoice> {
   const invoice = await getInvoice(tx, org, id);
@@ -568,7 +570,8 @@ export async function voidInvoice(tx: Tx, org: string, id: string, now: Date): P
     await tx.invoices.update(org, { ...invoice, status: 'void', voidedAt: at, updatedAt: at });
     return getInvoice(tx, org, invoice.id);
   }
-  return (await issueCreditNote(tx, org, invoice, { amount: invoice.amountDue, reason: 'Invoice voided', voiding: true }, now)).invoice;
+  const amount = invoice.amountDue + invoice.creditApplied;
+  return (await issueCreditNote(tx, org, invoice, { amount, reason: 'Invoice voided', voiding: true }, now)).invoice;
 }
 
 /** A payment time given on input: not after `now`; defaults to `now`. */

@@ -181,7 +181,7 @@ export const invoiceOperations = [
     name: 'void_invoice',
     title: 'Void invoice',
     description:
-      'Cancel a draft or open invoice for good; an open one gets a credit note for its amountDue and applied credit balance returns. Under an active payment plan: cancel_payment_plan first.',
+      'Cancel a draft or open invoice for good; an open one gets a credit note for its amountDue plus applied credit balance, which returns to the customer. Under an active payment plan: cancel_payment_plan first.',
     toolset: 'invoices',
     method: 'POST',
     path: '/invoices/{id}/void',
