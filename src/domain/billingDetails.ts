@@ -13,7 +13,7 @@ import type { PaymentMethodRecord } from '../store/ports/billingDetails.js';
 import type { Tx } from '../store/store.js';
 import { getCustomer } from './customers.js';
 import { ibanProblem, maskIban, normaliseIban, sepaIbanProblem } from './iban.js';
-import { mandateReferenceProblem, mandatesByMethod, mandateView, recordSepaMandate, signatureDateProblem } from './sepa.js';
+import { mandateReferenceProblem, mandateView, recordSepaMandate, signatureDateProblem } from './sepa.js';
 import { validVatId } from './vatIds.js';
 
 /*
@@ -316,8 +316,9 @@ export async function createPaymentMethod(
     sepaDebit = {
       iban: maskIban(iban),
       bic: s.bic ?? null,
-      mandateReference: s.mandateReference ?? null,
-      signingDate: s.signingDate ?? null,
+      // Shown from the method's mandate (`views`), never kept on the method.
+      mandateReference: null,
+      signingDate: null,
       accountHolder: s.accountHolder,
     };
   }
@@ -358,7 +359,7 @@ export async function createPaymentMethod(
       'sepaDebit.mandateReference',
     );
   }
-  return (await views(tx, org, customer.id, [method], now))[0]!;
+  return (await views(tx, org, [method], now))[0]!;
 }
 
 /** `disabled` when not enabled, else `expired` once its expirationDate has passed, else `active`. */
@@ -373,21 +374,21 @@ function withStatus(m: PaymentMethodRecord, now: Date): PaymentMethod {
  * under), null while it has none (never given, revoked or expired). They are read from the mandate,
  * never from what was sent, so the method and list_sepa_mandates always agree.
  */
-async function views(tx: Tx, org: string, customerId: string, methods: PaymentMethodRecord[], now: Date): Promise<PaymentMethod[]> {
-  const mandates = methods.some((m) => m.sepaDebit) ? await mandatesByMethod(tx, org, customerId) : undefined;
-  return methods.map((m) => {
+async function views(tx: Tx, org: string, methods: PaymentMethodRecord[], now: Date): Promise<PaymentMethod[]> {
+  const out: PaymentMethod[] = [];
+  for (const m of methods) {
     const view = withStatus(m, now);
-    if (!view.sepaDebit || !mandates) return view;
-    const stored = mandates.get(m.id);
+    const stored = view.sepaDebit ? await tx.sepa.mandateOfMethod(org, m.id) : undefined;
     const active = stored && mandateView(stored, now).status === 'active' ? stored : undefined;
-    return { ...view, sepaDebit: { ...view.sepaDebit, mandateReference: active?.mandateReference ?? null, signingDate: active?.signatureDate ?? null } };
-  });
+    out.push(view.sepaDebit ? { ...view, sepaDebit: { ...view.sepaDebit, mandateReference: active?.mandateReference ?? null, signingDate: active?.signatureDate ?? null } } : view);
+  }
+  return out;
 }
 
 export async function listPaymentMethods(tx: Tx, org: string, customerId: string, page: PageRequest, now: Date) {
   const customer = await getCustomer(tx, org, customerId);
   const { rows, total } = await tx.billingDetails.listPaymentMethods(org, customer.id, page);
-  return { rows: await views(tx, org, customer.id, rows, now), total };
+  return { rows: await views(tx, org, rows, now), total };
 }
 
 /**
@@ -403,13 +404,13 @@ export async function getPaymentMethod(
   now: Date,
 ): Promise<PaymentMethod | undefined> {
   const method = await tx.billingDetails.getPaymentMethod(org, customerId, id);
-  return method && (await views(tx, org, method.customer, [method], now))[0];
+  return method && (await views(tx, org, [method], now))[0];
 }
 
 /** The customer's default payment method (always enabled), or undefined when it has none (or is unknown). */
 export async function defaultPaymentMethod(tx: Tx, org: string, customerId: string, now: Date): Promise<PaymentMethod | undefined> {
   const method = await tx.billingDetails.defaultPaymentMethod(org, customerId);
-  return method && (await views(tx, org, method.customer, [method], now))[0];
+  return method && (await views(tx, org, [method], now))[0];
 }
 
 /**
@@ -476,5 +477,5 @@ export async function updatePaymentMethod(
     const successor = await tx.billingDetails.oldestUsablePaymentMethod(org, customer.id, at, id);
     if (successor) await tx.billingDetails.updatePaymentMethod(org, { ...successor, default: true, updatedAt: at });
   }
-  return (await views(tx, org, customer.id, [next], now))[0]!;
+  return (await views(tx, org, [next], now))[0]!;
 }

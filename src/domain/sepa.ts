@@ -151,20 +151,6 @@ export function signatureDateProblem(date: string, now: Date): string | undefine
   return date > sepaDay(now) ? 'lies in the future; a mandate is recorded once signed' : undefined;
 }
 
-/**
- * Every mandate of the customer by the payment method it is on (one per method), whatever its
- * status, the method's latest if ever more than one.
- */
-export async function mandatesByMethod(tx: Tx, org: string, customerId: string): Promise<Map<string, StoredSepaMandate>> {
-  const byMethod = new Map<string, StoredSepaMandate>();
-  const limit = 100;
-  for (let page = 1; ; page++) {
-    const { rows, total } = await tx.sepa.listMandates(org, customerId, { page, limit, descending: false });
-    for (const m of rows) byMethod.set(m.bankAccount.id, m);
-    if (rows.length < limit || page * limit >= total) return byMethod;
-  }
-}
-
 export interface NewMandate {
   customerId: string;
   paymentMethodId: string;
@@ -191,7 +177,7 @@ export async function recordSepaMandate(
   const id = newId();
   const outcome = await tx.sepa.insertMandate(org, { id, ...mandate, creditorIdentifier: creditor.creditorIdentifier, createdAt: now.toISOString() });
   if (outcome === 'inserted') return (await tx.sepa.getMandate(org, id))!;
-  const existing = (await mandatesByMethod(tx, org, mandate.customerId)).get(mandate.paymentMethodId);
+  const existing = await tx.sepa.mandateOfMethod(org, mandate.paymentMethodId);
   if (
     existing &&
     !existing.revokedAt &&

@@ -89,6 +89,8 @@ export interface SepaRepo {
   /** Refused when the creditor already has a mandate with this reference, or the payment method has a mandate. */
   insertMandate(org: string, mandate: SepaMandateRecord): Promise<'inserted' | 'duplicate_reference' | 'duplicate_method'>;
   getMandate(org: string, id: string): Promise<StoredSepaMandate | undefined>;
+  /** The mandate on a payment method (at most one: `payment_method_id` is unique), whatever its status. */
+  mandateOfMethod(org: string, paymentMethodId: string): Promise<StoredSepaMandate | undefined>;
   listMandates(org: string, customerId: string, page: PageRequest): Promise<{ rows: StoredSepaMandate[]; total: number }>;
   revokeMandate(org: string, id: string, at: string): Promise<void>;
   /**

@@ -164,6 +164,11 @@ export class SqlSepaRepo implements SepaRepo {
     return r && toMandate(r);
   }
 
+  async mandateOfMethod(org: string, paymentMethodId: string): Promise<StoredSepaMandate | undefined> {
+    const r = await this.sql.get<MandateRow>(`${MANDATE_SELECT} WHERE m.payment_method_id = ? AND m.organisation_id = ?`, paymentMethodId, org);
+    return r && toMandate(r);
+  }
+
   async listMandates(org: string, customerId: string, page: PageRequest): Promise<{ rows: StoredSepaMandate[]; total: number }> {
     const { rows, total } = await this.sql.page<MandateRow>(
       `FROM sepa_mandates m JOIN payment_methods pm ON pm.id = m.payment_method_id WHERE m.organisation_id = ? AND m.customer_id = ?`,
