@@ -142,9 +142,8 @@ interface Claim {
  * flight, then to the earliest due. `kick()` (after a commit that wrote deliveries, and at start-up)
  * starts the worker, which claims again whenever an attempt ends or it is kicked, and sleeps until the
  * earliest pending retry on its own timer. While it runs it also looks every POLL_MS for the earliest
- * pending delivery in the store, whoever wrote it, and kicks itself (due) or arms its timer for it
- * (earlier than its own); claiming stays the only way to take a delivery, so a row another instance
- * leased is not attempted twice. `runDue` attempts what is due at a given time once, for `jobs run`,
+ * pending delivery in the store, whoever wrote it, and kicks itself when that is due; claiming stays
+ * the only way to take a delivery, so a row another instance leased is not attempted twice. `runDue` attempts what is due at a given time once, for `jobs run`,
  * sharing the same slots.
  */
 export class DeliveryWorker {
@@ -159,8 +158,6 @@ export class DeliveryWorker {
   private claiming: Promise<unknown> = Promise.resolve();
   private background: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
-  /** When `timer` fires, on the worker's clock (ms). */
-  private timerAt = 0;
   /** The look for due deliveries every `pollMs` (`poll`), from the first kick until `stop`. */
   private poller: NodeJS.Timeout | undefined;
   private polling: Promise<void> | undefined;
@@ -428,17 +425,13 @@ export class DeliveryWorker {
 
   /**
    * One look at the store for the earliest pending delivery, whoever wrote it: kicks the worker when it
-   * is due (the claim then takes it, unless another instance holds it), else arms the timer for it when
-   * that is earlier than the timer. A delivery another instance leased is pending at its lease's end,
-   * so it is looked at again only then.
+   * is due (the claim then takes it, unless another instance holds it). A delivery another instance
+   * leased is pending at its lease's end, so it is looked at again only then.
    */
   private async poll(): Promise<void> {
     try {
       const next = await this.deps.store.read((tx) => tx.events.nextAttemptAt());
-      if (next === undefined || this.stopped) return;
-      const wait = Date.parse(next) - this.deps.clock().getTime();
-      if (wait <= 0) this.kick();
-      else if (this.timer === undefined || Date.parse(next) < this.timerAt) this.sleep(wait);
+      if (next !== undefined && !this.stopped && Date.parse(next) <= this.deps.clock().getTime()) this.kick();
     } catch (err) {
       this.deps.logger.warn({ err }, 'looking for due webhook deliveries failed; looking again later');
     }
@@ -469,12 +462,13 @@ export class DeliveryWorker {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.stopped) return;
-    const wait = Math.min(Math.max(ms, MIN_WAIT_MS), MAX_WAIT_MS);
-    this.timerAt = this.deps.clock().getTime() + wait;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.kick();
-    }, wait);
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.kick();
+      },
+      Math.min(Math.max(ms, MIN_WAIT_MS), MAX_WAIT_MS),
+    );
     this.timer.unref();
   }
 }
