@@ -1,6 +1,6 @@
 import { AppError, conflict, invalidMany, notFound, type Violation } from '../errors.js';
 import { newId } from '../ids.js';
-import type { Product, UsageMetric } from '../schemas/catalogue.js';
+import type { BillingGroup, PricePlan, Product, UsageMetric } from '../schemas/catalogue.js';
 import type { Customer } from '../schemas/customers.js';
 import type { Measurement } from '../schemas/measurements.js';
 import type { MeasurementValue, UsageEntry } from '../schemas/usage.js';
@@ -428,12 +428,19 @@ export async function recentMeasurementValues(
   return byItem;
 }
 
+/** What an item's interval depends on besides the item: its price plan and the subscription's billing group. */
+export interface KnownTerms {
+  pricePlan: PricePlan;
+  group: BillingGroup | undefined;
+}
+
 /**
  * The billing interval of an item as of `now` (interface: the current interval): the item's period
  * (its price plan's billing interval, aligned by the subscription's billing group in the customer's
  * time zone) containing `now`, or for an item that has stopped, the one it stopped in. `from` and
  * `to` are the full period's; `billed` is the part of it the item runs in, from its start to its end
- * (what a billing run aggregates: a first or last period is partial).
+ * (what a billing run aggregates: a first or last period is partial). `known`: the item's price plan
+ * and the subscription's billing group when the caller has read them (a page of subscriptions).
  */
 export async function currentInterval(
   tx: Tx,
@@ -442,9 +449,10 @@ export async function currentInterval(
   item: ItemRecord,
   timeZone: string,
   now: Date,
+  known?: KnownTerms,
 ): Promise<ItemInterval & { billed: { from: string; to: string } }> {
-  const pricePlan = await getPricePlan(tx, org, item.pricePlanId);
-  const group = subscription.billingGroupId ? await findBillingGroup(tx, org, subscription.billingGroupId) : undefined;
+  const pricePlan = known?.pricePlan ?? (await getPricePlan(tx, org, item.pricePlanId));
+  const group = known ? known.group : subscription.billingGroupId ? await findBillingGroup(tx, org, subscription.billingGroupId) : undefined;
   const itemStart = itemBillingStart(subscription, item, now, pricePlan);
   const end = itemEnd(subscription, item);
   const reference = end && Date.parse(end) <= now.getTime() ? new Date(Date.parse(end) - 1) : now;
@@ -468,8 +476,9 @@ export async function currentMetricUsage(
   metric: UsageMetric,
   timeZone: string,
   now: Date,
+  known?: KnownTerms,
 ): Promise<{ scope: EventScope; periodStart: string; periodEnd: string; value: bigint; events: number; late: number }> {
-  const interval = await currentInterval(tx, org, subscription, item, timeZone, now);
+  const interval = await currentInterval(tx, org, subscription, item, timeZone, now, known);
   const scope = metricScope({ ...interval, ...interval.billed }, subscription.id, metric);
   return { scope, periodStart: interval.billed.from, periodEnd: interval.billed.to, ...(await metricReading(tx, org, scope, metric)) };
 }

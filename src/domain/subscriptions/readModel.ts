@@ -150,7 +150,9 @@ async function resourceOf(tx: Tx, org: string, record: SubscriptionRecord, now: 
       activatedAt: item.activatedAt,
       type: item.type,
       currentMeasurementValue: measurementValues[0] ?? null,
-      currentUsage: product.usageMetric ? await currentUsageOf(tx, org, record, item, product.usageMetric, customer.timeZone, now) : null,
+      currentUsage: product.usageMetric
+        ? await currentUsageOf(tx, org, record, item, product.usageMetric, customer.timeZone, now, { pricePlan, group: billingGroup })
+        : null,
       inheritedPeriod: item.periods === null,
       startDate: item.startDate,
       billingStart: item.billingStart,
