@@ -118,6 +118,16 @@ describe('issueBilledInvoice', () => {
     expect((await issue(c.id, [line()], { issuedAt: '2026-12-01T00:00:00Z' })).number).toBe('INV-2026-000002');
   });
 
+  it("numbers an invoice by the year of its issue date in the customer's time zone, the date it shows", async () => {
+    // 2026-12-31T23:30Z is 2027-01-01 00:30 in Berlin and still 2026-12-31 18:30 in New York.
+    const berlin = await customer({ timeZone: 'Europe/Berlin' });
+    const newYork = await customer({ timeZone: 'America/New_York' });
+    expect((await issue(berlin.id, [line()], { issuedAt: '2026-12-31T23:30:00Z' })).number).toBe('INV-2027-000001');
+    expect((await issue(newYork.id, [line()], { issuedAt: '2026-12-31T23:30:00Z' })).number).toBe('INV-2026-000001');
+    // 2027-01-01T03:00Z is still New Year's Eve in New York.
+    expect((await issue(newYork.id, [line()], { issuedAt: '2027-01-01T03:00:00Z' })).number).toBe('INV-2026-000002');
+  });
+
   it('takes the customer’s paymentTermDays over the organisation default, in the customer’s time zone', async () => {
     const own = await customer({ paymentTermDays: 30 });
     expect((await issue(own.id, [line()], { paymentTermDays: 14 })).dueAt).toBe('2027-01-31T00:00:00.000Z');

@@ -185,6 +185,29 @@ describe('credit notes on open invoices', () => {
     expect(await delivered('invoice.paid', inv.id)).toEqual([{ invoice: storedInvoice(paid) }]);
   });
 
+  it('crediting what is left of an invoice partly settled by the credit balance makes it paid, keeping the balance applied: gross = credited + applied', async () => {
+    const c = await customer();
+    const paidOne = await invoice(c.id, 1_000); // gross 1190
+    await ok(env.mcp, 'record_invoice_payment', { id: paidOne.id, amount: 1_190 });
+    await ok(env.mcp, 'create_credit_note', { id: paidOne.id, amount: 300, reason: 'Price correction' });
+    const inv = await invoice(c.id, 2_000); // gross 2380, 300 of credit applied: 2080 due
+    expect(inv).toMatchObject({ creditApplied: 300, amountDue: 2_080 });
+
+    const note = await ok(env.mcp, 'create_credit_note', { id: inv.id, reason: 'Goodwill' });
+    expect(note.amount).toBe(2_080);
+    const settled = await ok(env.mcp, 'get_invoice', { id: inv.id });
+    expect(settled).toMatchObject({ status: 'paid', paidAt: NOW, amountPaid: 0, amountCredited: 2_080, creditApplied: 300, amountDue: 0, grossAmount: 2_380 });
+    expect((await ok(env.mcp, 'get_customer', { id: c.id })).creditBalance).toBe(0);
+    expect(await delivered('invoice.paid', inv.id)).toEqual([{ invoice: storedInvoice(settled) }]);
+  });
+
+  it("numbers credit notes by the year of their creation in the customer's time zone", async () => {
+    const c = await customer({ timeZone: 'Pacific/Auckland' });
+    const inv = await invoice(c.id, 1_000);
+    env.setNow('2026-12-31T12:00:00.000Z'); // 2027-01-01 01:00 in Auckland
+    expect((await ok(env.mcp, 'create_credit_note', { id: inv.id, amount: 100, reason: 'New year' })).number).toBe('CN-2027-000001');
+  });
+
   it('void_invoice issues the credit note for what is due and the applied credit, which returns to the balance: gross = paid + credited', async () => {
     const c = await customer();
     const paidOne = await invoice(c.id, 1_000); // gross 1190

@@ -115,9 +115,12 @@ export interface InvoiceInput {
   lines: InvoiceLineInput[];
 }
 
-/** `INV-<year>-000001`, counted per organisation and calendar year (UTC) of issue. */
-async function nextInvoiceNumber(tx: Tx, org: string, issuedAt: Date): Promise<string> {
-  const year = issuedAt.getUTCFullYear();
+/**
+ * `INV-<year>-000001`, counted per organisation and calendar year of issue in the customer's time
+ * zone: the year of the issue date the invoice shows.
+ */
+async function nextInvoiceNumber(tx: Tx, org: string, issuedAt: string, timeZone: string): Promise<string> {
+  const year = zoned(issuedAt, timeZone).year;
   const n = await tx.system.nextCounter(org, `invoice:${year}`);
   return `INV-${year}-${String(n).padStart(6, '0')}`;
 }
@@ -165,7 +168,7 @@ async function issue(tx: Tx, org: string, draft: Invoice, customer: Customer, is
   const dueAt = draft.dueAt ?? dueDateOf(issuedAt, customer, termDays);
   return {
     ...draft,
-    number: await nextInvoiceNumber(tx, org, new Date(issuedAt)),
+    number: await nextInvoiceNumber(tx, org, issuedAt, customer.timeZone),
     status: settled ? 'paid' : 'open',
     issuedAt,
     dueAt,
@@ -494,9 +497,9 @@ export async function finalizeInvoice(tx: Tx, org: string, id: string, now: Date
  * invoice amounts it changes; src/domain/creditNotes.ts holds the operations.
  * ------------------------------------------------------------------------------------------- */
 
-/** `CN-<year>-000001`, counted per organisation and calendar year (UTC). */
-async function nextCreditNoteNumber(tx: Tx, org: string, at: Date): Promise<string> {
-  const year = at.getUTCFullYear();
+/** `CN-<year>-000001`, counted per organisation and calendar year of creation in the customer's time zone. */
+async function nextCreditNoteNumber(tx: Tx, org: string, at: Date, timeZone: string): Promise<string> {
+  const year = zoned(at, timeZone).year;
   const n = await tx.system.nextCounter(org, `credit_note:${year}`);
   return `CN-${year}-${String(n).padStart(6, '0')}`;
 }
@@ -504,9 +507,10 @@ async function nextCreditNoteNumber(tx: Tx, org: string, at: Date): Promise<stri
 /**
  * Writes a credit note of `amount` (> 0, checked by the caller against what may be credited) for an
  * open or paid invoice and applies it:
- * - open: it is taken off the amount due. When nothing is left due the invoice is void if nothing was
- *   paid on it (or `voiding`), the credit balance applied to it going back to the customer; paid
- *   otherwise (payments and credit covered it).
+ * - open: it is taken off the amount due. When nothing is left due the invoice is void if credit
+ *   notes cover all of it (nothing paid, no credit balance applied); paid otherwise (payments or
+ *   the applied balance covered the rest, so gross = paid + credited + applied). `voiding` makes it
+ *   void regardless: its note also covers the applied balance, which goes back to the customer.
  * - paid: the amount becomes the customer's credit balance.
  * Emits credit_note.created, then invoice.voided or invoice.paid when the status changed.
  */
@@ -518,9 +522,10 @@ export async function issueCreditNote(
   now: Date,
 ): Promise<{ creditNote: CreditNote; invoice: Invoice }> {
   const at = now.toISOString();
+  const holder = await tx.customers.get(org, invoice.customer);
   const creditNote: CreditNote = {
     id: newId(),
-    number: await nextCreditNoteNumber(tx, org, now),
+    number: await nextCreditNoteNumber(tx, org, now, holder?.timeZone ?? 'UTC'),
     invoice: invoice.id,
     customer: invoice.customer,
     amount: input.amount,
@@ -537,7 +542,7 @@ export async function issueCreditNote(
     // A voiding credit note also covers the credit balance applied to the invoice, which goes back.
     const left = invoice.amountDue + (input.voiding ? invoice.creditApplied : 0) - input.amount;
     let next: Invoice = { ...invoice, amountCredited, updatedAt: at };
-    if (left === 0 && (input.voiding || invoice.amountPaid === 0)) {
+    if (left === 0 && (input.voiding || (invoice.amountPaid === 0 && invoice.creditApplied === 0))) {
       if (invoice.creditApplied > 0) await tx.customers.addCreditBalance(org, invoice.customer, invoice.creditApplied, at);
       next = { ...next, status: 'void', voidedAt: at, creditApplied: 0 };
       event = 'invoice.voided';

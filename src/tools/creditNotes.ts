@@ -11,7 +11,7 @@ export const creditNoteOperations = [
     name: 'create_credit_note',
     title: 'Create credit note',
     description:
-      "Credit an open invoice (off amountDue; all of it voids an unpaid one) or a paid one (to the customer's creditBalance, used on their next invoices). amount defaults to the most allowed (amountDue; paid: gross less earlier credit notes); more is rejected.",
+      "Credit an open invoice (off amountDue; credited in full it is void, else paid once nothing is due) or a paid one (to the customer's creditBalance, used on their next invoices). amount defaults to the most allowed (amountDue; paid: gross less earlier credit notes); more is rejected.",
     toolset: 'invoices',
     method: 'POST',
     path: '/invoices/{id}/credit-notes',
