@@ -651,6 +651,26 @@ describe('runs', () => {
     expect((await ok(env.mcp, 'list_invoices', { subscription: s.id })).data).toHaveLength(1);
   });
 
+  it('a run as of a later time than the clock (jobs run --now) keeps idempotency keys and portal sessions that are still valid', async () => {
+    env.setNow('2026-01-15T10:00:00Z');
+    const headers = { 'idempotency-key': 'purge-check' };
+    const created = await env.http('POST', '/customers', { body: { lastName: 'Hopper' }, headers });
+    expect(created.status).toBe(201);
+    const portal = await ok(env.mcp, 'create_portal_session', { id: created.body.id });
+
+    const later = await runDueJobs(env.app, new Date('2026-03-01T00:00:00Z'));
+    expect(later.jobs).toMatchObject({ idempotencyKeys: { purged: 0 }, portalSessions: { purged: 0 } });
+    const replay = await env.http('POST', '/customers', { body: { lastName: 'Hopper' }, headers });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body.id).toBe(created.body.id);
+
+    env.setNow('2026-01-16T11:00:00Z');
+    const due = await runDueJobs(env.app, new Date('2026-03-01T00:00:00Z'));
+    expect(due.jobs.idempotencyKeys!.purged).toBeGreaterThanOrEqual(1);
+    expect(due.jobs.portalSessions!.purged).toBeGreaterThanOrEqual(1);
+    expect((await fetch(portal.url)).status).toBe(404);
+  });
+
   it('overlapping runs never bill a period twice', async () => {
     env.setNow('2026-01-15T10:00:00Z');
     const subs = [];

@@ -214,14 +214,16 @@ export async function runDueJobs(deps: JobsDeps, now: Date, trigger: 'schedule' 
 
 async function runPasses(deps: JobsDeps, now: Date, trigger: 'schedule' | 'cli', lease: HeldLease): Promise<JobsSummary> {
   const jobs = nothingDone();
+  // Idempotency keys and portal sessions expire in real time: a run as of a later `now` (`jobs run --now`) does not end them early.
+  const expired = Math.min(now.getTime(), (deps.clock ?? (() => new Date()))().getTime());
   const passes: Array<() => Promise<void>> = [
     async () => {
       jobs.idempotencyKeys = {
-        purged: await deps.store.transaction((tx) => tx.system.purgeIdempotency(new Date(now.getTime() - DAY_MS).toISOString())),
+        purged: await deps.store.transaction((tx) => tx.system.purgeIdempotency(new Date(expired - DAY_MS).toISOString())),
       };
     },
     async () => {
-      jobs.portalSessions = { purged: await deps.store.transaction((tx) => tx.portalSessions.purgeExpired(now.toISOString())) };
+      jobs.portalSessions = { purged: await deps.store.transaction((tx) => tx.portalSessions.purgeExpired(new Date(expired).toISOString())) };
     },
     async () => {
       jobs.dueCancellations = { cancelled: await deps.store.transaction((tx) => cancelDueSubscriptions(tx, now)) };
