@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createCustomer } from '../src/domain/customers.js';
 import { issueBilledInvoice, type BilledLineInput } from '../src/domain/invoices.js';
+import { getOrganisation } from '../src/domain/organisation.js';
 import { createOrganisation } from '../src/server.js';
 import { MIGRATIONS } from '../src/store/migrations/index.js';
 import { migrate, openDatabase, SqliteStore } from '../src/store/sqlite.js';
@@ -50,7 +51,8 @@ function issue(customerId: string, lines: BilledLineInput[], over: { issuedAt?: 
       org,
       {
         customer: (await tx.customers.get(org, customerId))!,
-        subscriptionId: over.subscriptionId ?? null,
+        subscription: over.subscriptionId ? { id: over.subscriptionId, number: 'SUB-000001', name: null, poNumber: null } : null,
+        parties: { address: null, seller: await getOrganisation(tx, org), reverseCharges: [] },
         issuedAt: over.issuedAt ?? '2027-01-01T00:00:00Z',
         lines,
         paymentTermDays: over.paymentTermDays ?? 14,

@@ -232,6 +232,28 @@ describe('GET /invoices/{id}/pdf', () => {
     expect(reconciles(coveredRows)).toBe(true);
   });
 
+  it('shows the parties as they were when the invoice was issued, whatever changes later', async () => {
+    const customer = await customerWithAddress('Byron');
+    const invoice = await ok(env.mcp, 'create_invoice', { customer: customer.id, lines: LINES });
+    const before = await fetchPdf(`${env.url}/invoices/${invoice.id}/pdf`);
+
+    env.setNow('2026-12-31T23:30:00Z');
+    await ok(env.mcp, 'update_customer', { id: customer.id, lastName: 'King', companyName: 'Lovelace Computing', timeZone: 'Pacific/Auckland' });
+    await ok(env.mcp, 'create_invoice_address', { id: customer.id, street: 'Rue de Rivoli', houseNumber: '1', zip: '75001', city: 'Paris', countryCode: 'FR', default: true });
+    await ok(env.mcp, 'update_organisation', { legalName: 'Renamed Seller GmbH' });
+
+    const after = await fetchPdf(`${env.url}/invoices/${invoice.id}/pdf`);
+    expect(Buffer.from(after.bytes).equals(Buffer.from(before.bytes))).toBe(true);
+    const [text] = await pagesText(after.bytes);
+    for (const shown of ['Ada Byron', 'Analytical Engines Ltd', 'Friedrichstraße 12a', 'VAT ID DE136695976', 'Issue date: 2026-03-20']) expect(text).toContain(shown);
+    for (const later of ['King', 'Paris', 'Renamed Seller']) expect(text).not.toContain(later);
+
+    // A new invoice shows the details as they are now.
+    const next = await ok(env.mcp, 'create_invoice', { customer: customer.id, lines: LINES });
+    const [now] = await pagesText((await fetchPdf(`${env.url}/invoices/${next.id}/pdf`)).bytes);
+    for (const shown of ['Ada King', 'Lovelace Computing', '75001 Paris', 'Renamed Seller GmbH', 'Issue date: 2027-01-01']) expect(now).toContain(shown);
+  });
+
   it('404 for an unknown invoice, 403 without invoice:read, 401 without a key', async () => {
     const missing = await env.http('GET', '/invoices/INV-2099-999999/pdf');
     expect(missing.status).toBe(404);
@@ -358,8 +380,10 @@ describe('renderInvoicePdf', () => {
       createdAt: at,
       updatedAt: at,
     },
+    subscription: null,
     address: null,
     seller: { name: 'Seller & Co' },
+    reverseChargeNotes: [],
   };
 
   it('shows decimal quantities and unit prices, and a currency symbol the standard fonts lack as its code', async () => {

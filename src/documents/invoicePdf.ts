@@ -25,9 +25,13 @@ export interface DocumentLine {
 export interface InvoiceDocument {
   invoice: Omit<Invoice, 'lines'> & { lines: readonly DocumentLine[] };
   customer: Customer;
+  /** The subscription it bills, its heading; null for a one-off invoice. */
+  subscription: { number: string; name: string | null; poNumber: string | null } | null;
   /** The address the invoice goes to; null: the customer's name alone. */
   address: InvoiceAddress | null;
   seller: Seller;
+  /** Statements the invoice carries for its reverse-charged lines. */
+  reverseChargeNotes: readonly string[];
 }
 
 const MARGIN = 50;
@@ -96,6 +100,14 @@ function rateText(rate: number | string): string {
 const STATUS_MARK: Record<string, string | undefined> = { draft: 'DRAFT', paid: 'PAID', void: 'VOID' };
 const STATUS_LABEL: Record<string, string> = { draft: 'Draft', open: 'Open', paid: 'Paid', void: 'Void' };
 
+/** The subscription an invoice bills, as its heading: number and name, and the purchase order number. */
+export function subscriptionFacts(subscription: InvoiceDocument['subscription']): Array<[string, string]> {
+  if (!subscription) return [];
+  const facts: Array<[string, string]> = [['Subscription', [subscription.number, subscription.name].filter(Boolean).join(' - ')]];
+  if (subscription.poNumber) facts.push(['PO number', subscription.poNumber]);
+  return facts;
+}
+
 /**
  * The invoice as an A4 PDF in the standard Helvetica fonts (nothing embedded, nothing fetched): seller,
  * title with the number, dates and the customer's number, the invoice address, one table row per line
@@ -139,6 +151,7 @@ export async function renderInvoicePdf(doc: InvoiceDocument): Promise<Buffer> {
     ['Issue date', invoice.issuedAt ? date(invoice.issuedAt) : 'not issued'],
     ['Due date', invoice.dueAt ? date(invoice.dueAt) : '-'],
     ['Customer number', customer.customerNumber],
+    ...subscriptionFacts(doc.subscription),
     ['Status', STATUS_LABEL[invoice.status] ?? invoice.status],
   ];
   for (const [label, value] of facts) {
@@ -217,6 +230,7 @@ export async function renderInvoicePdf(doc: InvoiceDocument): Promise<Buffer> {
   pdf.font('Helvetica').fontSize(SMALL).fillColor(GREY);
   const note = invoice.status === 'void' ? 'This invoice is void.' : invoice.status === 'paid' ? `Paid${invoice.paidAt ? ` on ${date(invoice.paidAt)}` : ''}. Thank you.` : invoice.status === 'draft' ? 'Draft: not an invoice until it is issued.' : invoice.dueAt ? `Please pay ${money.minor(invoice.amountDue)} by ${date(invoice.dueAt)}.` : '';
   if (note) at(note, left, y, { width });
+  for (const statement of doc.reverseChargeNotes) at(statement, left, pdf.y + 6, { width });
   if (seller.invoiceFooter) at(seller.invoiceFooter, left, pdf.y + 6, { width });
 
   // Every page: the status mark and the footer, written once the page count is known.

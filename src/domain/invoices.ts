@@ -4,8 +4,10 @@ import type { PageRequest } from '../schemas/common.js';
 import type { CreditNote } from '../schemas/creditNotes.js';
 import type { Customer } from '../schemas/customers.js';
 import type { Invoice, InvoiceLine, InvoiceResource, InvoiceStatus, InvoiceTax } from '../schemas/invoices.js';
-import type { InvoiceFilter } from '../store/ports/invoices.js';
+import type { InvoiceFilter, IssuedParties } from '../store/ports/invoices.js';
+import type { SubscriptionRecord } from '../store/ports/subscriptions.js';
 import type { Tx } from '../store/store.js';
+import { billingAddressOf } from './billingDetails.js';
 import { customerIdOf, findCustomer } from './customers.js';
 import { addInterval, toIso, zoned } from './dates.js';
 import { decimal, formatDecimal, fractionDigits, multiply, parseDecimal, roundedUnits, unitsAt } from '../values/decimal.js';
@@ -14,6 +16,7 @@ import { emitEvent } from './events.js';
 import type { Links } from './links.js';
 import { formatMoney, percentOf, RATE_SCALE, rateOfE4, rateToE4 } from '../values/money.js';
 import { canonicalQuantity, QUANTITY_DIGITS } from './quantity.js';
+import { getOrganisation } from './organisation.js';
 import { findSubscription, subscriptionIdOf } from './subscriptions/records.js';
 
 /* ---------------------------------------------------------------------------------------------
@@ -180,6 +183,37 @@ async function issue(tx: Tx, org: string, draft: Invoice, customer: Customer, is
   };
 }
 
+/**
+ * What an invoice issued now shows for good (migration 036): the customer's name, number and time
+ * zone, the subscription's number and name, the invoice address, the seller, and the reverse charges
+ * of its lines.
+ */
+export function partiesOf(
+  customer: Customer,
+  subscription: Pick<SubscriptionRecord, 'number' | 'name' | 'poNumber'> | undefined,
+  rest: Omit<IssuedParties, 'customer' | 'subscription'>,
+): IssuedParties {
+  const { customerNumber, companyName, firstName, lastName, timeZone } = customer;
+  const { name, legalName, address, vatId, taxNumber, email, invoiceFooter, brandColor } = rest.seller;
+  return {
+    customer: { customerNumber, companyName, firstName, lastName, timeZone },
+    subscription: subscription ? { number: subscription.number, name: subscription.name, poNumber: subscription.poNumber } : null,
+    address: rest.address,
+    seller: { name, legalName, address, vatId, taxNumber, email, invoiceFooter, brandColor },
+    reverseCharges: rest.reverseCharges,
+  };
+}
+
+/** The parties of an invoice issued by hand: its subscription's invoice address, else the customer's default one, and the organisation. */
+async function currentParties(tx: Tx, org: string, customer: Customer, subscriptionId: string | null): Promise<IssuedParties> {
+  const subscription = subscriptionId ? await tx.subscriptions.get(org, subscriptionId) : undefined;
+  const [address, seller] = await Promise.all([
+    billingAddressOf(tx, org, subscription ?? { customerId: customer.id, invoiceAddressId: null }),
+    getOrganisation(tx, org),
+  ]);
+  return partiesOf(customer, subscription, { address: address ?? null, seller, reverseCharges: [] });
+}
+
 /** The customer's credit balance after `invoice` was issued (`issue`): less the credit it took. */
 export function creditBalanceAfter(balance: number, invoice: Pick<Invoice, 'creditApplied'>): number {
   return balance - invoice.creditApplied;
@@ -343,6 +377,7 @@ export async function createInvoice(tx: Tx, org: string, input: InvoiceInput, no
   }
   const issued = await issue(tx, org, draft, customer, now.toISOString(), paymentTermDays, now);
   await tx.invoices.insert(org, issued);
+  await tx.invoices.insertParties(org, issued.id, await currentParties(tx, org, customer, issued.subscription));
   await announceIssued(tx, org, issued, now);
   return issued;
 }
@@ -373,7 +408,10 @@ export async function issueBilledInvoice(
   input: {
     /** The customer as the caller read it in this unit of work. */
     customer: Customer;
-    subscriptionId: string | null;
+    /** The subscription it bills, if any. */
+    subscription: Pick<SubscriptionRecord, 'id' | 'number' | 'name' | 'poNumber'> | null;
+    /** The invoice address, the seller and the reverse charges of the lines, as the invoice shows them for good. */
+    parties: Omit<IssuedParties, 'customer' | 'subscription'>;
     issuedAt: string;
     lines: BilledLineInput[];
     paymentTermDays: number;
@@ -401,12 +439,17 @@ export async function issueBilledInvoice(
       periodEnd: l.periodEnd,
     };
   });
-  const draft = draftOf({ customer: customer.id, subscription: input.subscriptionId, currencyCode: customer.currencyCode, dueAt: null }, lines, now);
+  const draft = draftOf({ customer: customer.id, subscription: input.subscription?.id ?? null, currencyCode: customer.currencyCode, dueAt: null }, lines, now);
   if (draft.grossAmount < 0) throw new RangeError(`a billed invoice cannot total less than 0 (got ${draft.grossAmount})`);
   if (draft.grossAmount > MAX_AMOUNT_CENTS) throw new RangeError(`a billed invoice cannot total more than ${MAX_AMOUNT_CENTS} (got ${draft.grossAmount})`);
   const issued = await issue(tx, org, draft, customer, issuedAt.toISOString(), input.paymentTermDays, now);
   // Issued together (one round trip on PostgreSQL); the invoice row goes first, the rows naming it after.
-  await Promise.all([tx.invoices.insert(org, issued), announceIssued(tx, org, issued, now), queueInvoiceEmail(tx, org, issued, customer, now)]);
+  await Promise.all([
+    tx.invoices.insert(org, issued),
+    tx.invoices.insertParties(org, issued.id, partiesOf(customer, input.subscription ?? undefined, input.parties)),
+    announceIssued(tx, org, issued, now),
+    queueInvoiceEmail(tx, org, issued, customer, now),
+  ]);
   return issued;
 }
 
@@ -438,6 +481,7 @@ export async function issueFeeInvoice(
   const base = { customer: dunned.customer, subscription: dunned.subscription, currencyCode: dunned.currencyCode, dueAt: input.dueAt, dunningOf: dunned.id };
   const issued = await issue(tx, org, draftOf(base, [line], now), input.customer, now.toISOString(), 0, now);
   await tx.invoices.insert(org, issued);
+  await tx.invoices.insertParties(org, issued.id, await currentParties(tx, org, input.customer, issued.subscription));
   await announceIssued(tx, org, issued, now);
   return issued;
 }
@@ -487,6 +531,7 @@ export async function finalizeInvoice(tx: Tx, org: string, id: string, now: Date
   if (!customer) throw notFound('Customer', invoice.customer);
   const issued = await issue(tx, org, invoice, customer, now.toISOString(), paymentTermDays, now);
   await tx.invoices.update(org, issued);
+  await tx.invoices.insertParties(org, issued.id, await currentParties(tx, org, customer, issued.subscription));
   const stored = await getInvoice(tx, org, invoice.id);
   await announceIssued(tx, org, stored, now);
   return stored;

@@ -12,6 +12,7 @@ import type { Organisation } from '../../schemas/organisation.js';
 import type { InvoiceAddress } from '../../schemas/billingDetails.js';
 import type { AppliedDiscountRecord, ItemRecord, QuantityChange, SubscriptionRecord } from '../../store/ports/subscriptions.js';
 import type { BilledChargeKey } from '../../store/ports/billingRuns.js';
+import type { ReverseCharge } from '../../store/ports/invoices.js';
 import type { PriceChange } from '../../store/ports/products.js';
 import type { Tx } from '../../store/store.js';
 import { intervalValue, metricValue, timeWeightedValue, type ItemInterval } from '../aggregation.js';
@@ -101,6 +102,8 @@ export interface DraftInvoice {
   progress: Map<string, ItemProgress>;
   /** The discounts this invoice consumed, as they stand after it. */
   discounts: AppliedDiscountRecord[];
+  /** The reverse charges that zero-rated its items' lines (the invoice states them). */
+  reverseCharges: ReverseCharge[];
 }
 
 export interface DueBilling {
@@ -124,21 +127,24 @@ export interface DueBilling {
 export function taxRateE4(product: Product, address: Pick<InvoiceAddress, 'countryCode' | 'vatId'> | undefined, sellerCountry: string | null, onDate: string): number {
   const group = product.taxGroup;
   if (!group || !address) return 0;
-  if (
-    group.reverseChargeType !== 'REVERSE_CHARGE_DEACTIVATED' &&
-    sellerCountry !== null &&
-    address.countryCode !== sellerCountry &&
-    EU_MEMBER_STATES.has(address.countryCode) &&
-    EU_MEMBER_STATES.has(sellerCountry) &&
-    isWellFormedVatId(address.countryCode, address.vatId)
-  ) {
-    return 0;
-  }
+  if (reverseChargeOf(product, address, sellerCountry)) return 0;
   let best: { validFrom: string; rate: number } | undefined;
   for (const t of group.taxes) {
     if (t.countryCode === address.countryCode && t.validFrom <= onDate && (!best || t.validFrom > best.validFrom)) best = t;
   }
   return best ? (rateToE4(best.rate) ?? 0) : 0;
+}
+
+/** The reverse charge (the tax group's kind) that zero-rates the product's lines for this buyer (`taxRateE4`), if one does. */
+export function reverseChargeOf(product: Product, address: Pick<InvoiceAddress, 'countryCode' | 'vatId'> | undefined, sellerCountry: string | null): ReverseCharge | undefined {
+  const kind = product.taxGroup?.reverseChargeType;
+  if (!kind || kind === 'REVERSE_CHARGE_DEACTIVATED' || !address || sellerCountry === null) return undefined;
+  const applies =
+    address.countryCode !== sellerCountry &&
+    EU_MEMBER_STATES.has(address.countryCode) &&
+    EU_MEMBER_STATES.has(sellerCountry) &&
+    isWellFormedVatId(address.countryCode, address.vatId);
+  return applies ? kind : undefined;
 }
 
 interface ItemState {
@@ -474,12 +480,14 @@ export async function computeDue(
   const drafts: DraftInvoice[] = [];
   for (const date of dates) {
     const localDate = calendar.at(date).toISODate() as string;
-    const draft: DraftInvoice = { billingDate: date, lines: [], credits: [], keys: [], progress: new Map(), discounts: [] };
+    const draft: DraftInvoice = { billingDate: date, lines: [], credits: [], keys: [], progress: new Map(), discounts: [], reverseCharges: [] };
     const entries = byDate.get(date)!;
     for (const state of states) {
       const own = entries.filter((e) => e.state === state);
       if (!own.length) continue;
       const rate = taxRateE4(state.product, address, sellerCountry, localDate);
+      const reverseCharge = reverseChargeOf(state.product, address, sellerCountry);
+      if (reverseCharge && !draft.reverseCharges.includes(reverseCharge)) draft.reverseCharges.push(reverseCharge);
       let itemNet = 0;
       for (const entry of own) {
         const { period } = entry;

@@ -13,7 +13,7 @@ import { getOrganisation } from '../organisation.js';
 import { priceCharge } from '../pricing.js';
 import { getPricePlan, getProduct } from '../products.js';
 import { formatQuantity } from '../quantity.js';
-import { discountLines, itemLineText, taxRateE4, usageLabel } from './compute.js';
+import { discountLines, itemLineText, reverseChargeOf, taxRateE4, usageLabel } from './compute.js';
 import type { BillingSettings } from './run.js';
 
 /** How instant invoices are issued: the payment terms, and what to do once one is (kick the webhook delivery after the commit). */
@@ -31,7 +31,9 @@ export async function billInstantValues(tx: Tx, org: string, values: readonly Me
     const plan = await getPricePlan(tx, org, item.pricePlanId);
     const address = await billingAddressOf(tx, org, record);
     const seller = await getOrganisation(tx, org);
-    const rate = taxRateE4(product, address, seller.address?.countryCode ?? null, zoned(value.measuredAt, customer.timeZone).toISODate() as string);
+    const sellerCountry = seller.address?.countryCode ?? null;
+    const rate = taxRateE4(product, address, sellerCountry, zoned(value.measuredAt, customer.timeZone).toISODate() as string);
+    const reverse = reverseChargeOf(product, address, sellerCountry);
     const name = item.name ?? product.name;
     const lines: BilledLineInput[] = priceCharge(plan, value.quantityMicros).map((p) => ({
       description: itemLineText(item, `${name} (${usageLabel(product)}: ${formatQuantity(value.quantityMicros)}${p.label ? `, ${p.label}` : ''})`),
@@ -49,7 +51,8 @@ export async function billInstantValues(tx: Tx, org: string, values: readonly Me
       org,
       {
         customer,
-        subscriptionId: record.id,
+        subscription: record,
+        parties: { address: address ?? null, seller, reverseCharges: reverse ? [reverse] : [] },
         issuedAt: value.measuredAt,
         lines: [...lines, ...off],
         paymentTermDays: seller.paymentTermDays ?? settings.paymentTermDays,

@@ -61,7 +61,8 @@ export async function billSubscription(
           org,
           {
             customer,
-            subscriptionId: record.id,
+            subscription: record,
+            parties: { address: due.address ?? null, seller: due.seller, reverseCharges: draft.reverseCharges },
             issuedAt: draft.billingDate,
             lines: draft.lines.map(({ itemId: _item, adjusts: _adjusts, ...line }) => line),
             paymentTermDays: due.seller.paymentTermDays ?? settings.paymentTermDays,

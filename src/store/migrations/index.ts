@@ -32,6 +32,7 @@ import { usageRollups } from './032_usage_rollups.js';
 import { usageEventClaims } from './033_usage_event_claims.js';
 import { usageEventClaimHashes } from './034_usage_event_claim_hashes.js';
 import { offerSubscription } from './035_offer_subscription.js';
+import { invoiceParties } from './036_invoice_parties.js';
 
 import { AppError } from '../../errors.js';
 
@@ -77,6 +78,7 @@ export const MIGRATIONS: Migration[] = [
   usageEventClaims,
   usageEventClaimHashes,
   offerSubscription,
+  invoiceParties,
 ];
 
 /** The schema version this billing-mcp writes, the same for both engines. */

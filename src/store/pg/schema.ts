@@ -1088,6 +1088,15 @@ const offerSubscription = `
 CREATE INDEX offers_subscription ON offers (subscription_id);
 `;
 
+/** SQLite migration 036: the parties of an issued invoice as issued (src/store/migrations/036_invoice_parties.ts). */
+const invoiceParties = `
+CREATE TABLE invoice_parties (
+  invoice_id TEXT COLLATE "C" PRIMARY KEY REFERENCES invoices(id),
+  organisation_id TEXT COLLATE "C" NOT NULL REFERENCES organisations(id),
+  parties TEXT COLLATE "C" NOT NULL
+);
+`;
+
 export const PG_MIGRATIONS: Migration[] = [
   { version: 30, name: 'baseline', sql: baseline },
   { version: 31, name: 'job_leases', sql: jobLeases },
@@ -1095,4 +1104,5 @@ export const PG_MIGRATIONS: Migration[] = [
   { version: 33, name: 'usage_event_claims', sql: usageEventClaims },
   { version: 34, name: 'usage_event_claim_hashes', sql: usageEventClaimHashes },
   { version: 35, name: 'offer_subscription', sql: offerSubscription },
+  { version: 36, name: 'invoice_parties', sql: invoiceParties },
 ];

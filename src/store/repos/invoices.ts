@@ -1,6 +1,6 @@
 import type { PageRequest } from '../../schemas/common.js';
 import type { Invoice, InvoiceLine, InvoicePayment, InvoiceStatus, InvoiceTax } from '../../schemas/invoices.js';
-import type { InvoiceFilter, InvoiceRepo } from '../ports/invoices.js';
+import type { InvoiceFilter, InvoiceRepo, IssuedParties } from '../ports/invoices.js';
 import type { Sql } from '../sql.js';
 import { parseDecimal, unitsAt } from '../../values/decimal.js';
 import { rateOfE4, rateToE4 } from '../../values/money.js';
@@ -148,6 +148,15 @@ export class SqlInvoiceRepo implements InvoiceRepo {
         period_end: l.periodEnd,
       })),
     );
+  }
+
+  async insertParties(org: string, invoiceId: string, parties: IssuedParties): Promise<void> {
+    await this.sql.run('INSERT INTO invoice_parties (invoice_id, organisation_id, parties) VALUES (?, ?, ?)', invoiceId, org, JSON.stringify(parties));
+  }
+
+  async getParties(org: string, invoiceId: string): Promise<IssuedParties | undefined> {
+    const row = await this.sql.get<{ parties: string }>('SELECT parties FROM invoice_parties WHERE organisation_id = ? AND invoice_id = ?', org, invoiceId);
+    return row && (JSON.parse(row.parties) as IssuedParties);
   }
 
   async update(org: string, inv: Invoice): Promise<void> {
