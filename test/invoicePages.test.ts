@@ -123,6 +123,39 @@ describe('the hosted invoice page', () => {
     expect(text).not.toContain(env.org.organisationId);
   });
 
+  it('names the subscription and its PO number, and states a reverse charge, on the page and in the PDF of a billed invoice', async () => {
+    const group = await ok(env.mcp, 'create_tax_group', {
+      internalDescription: 'EU services',
+      reverseChargeType: 'REVERSE_CHARGE',
+      taxes: [{ code: 'DE', rate: 19, countryCode: 'DE', validFrom: '2021-01-01' }, { code: 'AT', rate: 20, countryCode: 'AT', validFrom: '2021-01-01' }],
+    });
+    const product = await ok(env.mcp, 'create_product', { name: 'Consulting', taxGroup: group.id });
+    const pricePlan = await ok(env.mcp, 'create_price_plan', { id: product.id, type: 'flat_fee', currencyCode: 'EUR', price: { amount: 100 }, billingInterval: '1M' });
+    const plan = await ok(env.mcp, 'create_plan', { code: `rc-${randomBytes(3).toString('hex')}`, name: 'Consulting', charges: [{ product: product.id, pricePlan: pricePlan.id }] });
+    const subscribe = async (countryCode: string, vatId: string) => {
+      const buyer = await ok(env.mcp, 'create_customer', { companyName: `Buyer ${countryCode}`, timeZone: 'Europe/Vienna' });
+      await ok(env.mcp, 'create_invoice_address', { id: buyer.id, street: 'Ring', zip: '1010', city: 'Wien', countryCode, vatId });
+      const s = await ok(env.mcp, 'create_subscription', { customer: buyer.id, plan: plan.id, name: 'Team Alpha', poNumber: 'PO-4711', periods: [{ contractPeriod: '1M', cancellationPeriod: '0D' }], activate: true });
+      const run = await ok(env.mcp, 'run_billing', { subscription: s.id });
+      return { s, invoice: await ok(env.mcp, 'get_invoice', { id: run.invoices[0] }) };
+    };
+    const statement = 'Reverse charge: VAT is payable by the recipient (Article 196 of Directive 2006/112/EC).';
+
+    const { s, invoice } = await subscribe('AT', 'ATU13585627');
+    expect(invoice.lines[0].taxRate).toBe(0);
+    const page = (await get(invoice.hostedUrl)).text;
+    expect(page).toContain(statement);
+    expect(page).toContain(`<dt>Subscription</dt><dd>${s.number} - Team Alpha</dd>`);
+    expect(page).toContain('<dt>PO number</dt><dd>PO-4711</dd>');
+    const pdf = await pdfText(new Uint8Array(await (await fetch(`${env.url}/invoices/${invoice.id}/pdf`, { headers: { authorization: `Bearer ${env.org.apiKey}` } })).arrayBuffer()));
+    for (const shown of [statement, `Subscription: ${s.number} - Team Alpha`, 'PO number: PO-4711']) expect(pdf.replace(/\s+/g, ' ')).toContain(shown);
+
+    // A buyer in the seller's country pays the rate: no statement.
+    const domestic = await subscribe('DE', 'DE136695976');
+    expect(domestic.invoice.lines[0].taxRate).toBe(19);
+    expect((await get(domestic.invoice.hostedUrl)).text).not.toContain('Reverse charge');
+  });
+
   it('says when an invoice is overdue, paid or void, with what was paid and credited', async () => {
     const c = await customer('Curie');
     const overdue = await invoiceFor(c.id, { dueAt: '2027-03-01T08:00:00Z' });

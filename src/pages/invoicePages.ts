@@ -1,4 +1,4 @@
-import { renderInvoicePdf } from '../documents/invoicePdf.js';
+import { renderInvoicePdf, subscriptionFacts } from '../documents/invoicePdf.js';
 import { addressLines, sellerLines } from '../documents/parties.js';
 import { hostedInvoice, hostedInvoiceDocument, type HostedInvoice } from '../domain/invoiceDocument.js';
 import { linePeriodNote } from '../domain/dates.js';
@@ -77,6 +77,7 @@ function invoicePage(path: string, token: string, page: HostedInvoice, now: Date
 <dt>Issued</dt><dd>${invoice.issuedAt ? day(invoice.issuedAt, zone) : ''}</dd>
 ${invoice.dueAt ? html`<dt>Due</dt><dd>${day(invoice.dueAt, zone)}</dd>` : ''}
 <dt>Customer number</dt><dd>${customer.customerNumber}</dd>
+${subscriptionFacts(page.subscription).map(([label, value]) => html`<dt>${label}</dt><dd>${value}</dd>`)}
 <dt>Amount due</dt><dd><strong>${money(invoice.amountDue)}</strong></dd>
 ${invoice.paidAt ? html`<dt>Paid</dt><dd>${day(invoice.paidAt, zone)}</dd>` : ''}
 </dl>
@@ -102,6 +103,7 @@ ${row('Amount due', invoice.amountDue)}
 </tfoot>
 </table>
 <p>${paymentNote(page)}</p>
+${page.reverseChargeNotes.map((note) => html`<p>${note}</p>`)}
 ${page.paymentPlan ? paymentPlanSection(page.paymentPlan, currency) : ''}
 ${page.mandate ? mandateSection(page.mandate, invoice.status === 'paid') : ''}
 ${seller.invoiceFooter ? html`<p class="muted">${lines(seller.invoiceFooter.split(/\r?\n/))}</p>` : ''}`;
