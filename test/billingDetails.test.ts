@@ -547,6 +547,31 @@ describe('payment methods: type and detail object', () => {
     expect((await ok(env.mcp, 'list_payment_methods', { id: customer })).data).toEqual([]);
   });
 
+  it.each([
+    ['paypal', 'card', { brand: 'visa' }],
+    ['paypal', 'card', {}],
+    ['card', 'sepaDebit', { iban: 'not an iban', extra: 1 }],
+    ['sepa_debit', 'paypal', { email: 'nope' }],
+  ])('type %s with an incomplete %s names the object that does not belong, not what it lacks', async (type, field, value) => {
+    const customer = await newCustomer();
+    const own = { sepa_debit: sepa, card, paypal }[type]!;
+    const p = await fails(env.mcp, 'create_payment_method', { id: customer, ...own, [field]: value }, 422);
+    expect(p.violations).toEqual([
+      { propertyPath: field, code: 'type_mismatch', message: expect.stringContaining(`${field} belongs to type `) },
+    ]);
+    expect(p.violations[0].message).toContain(`but type is ${type}`);
+    const alone = await fails(env.mcp, 'create_payment_method', { id: customer, type, [field]: value }, 422);
+    expect(alone.violations.map((v: { code: string }) => v.code).sort()).toEqual(['required', 'type_mismatch']);
+    expect((await ok(env.mcp, 'list_payment_methods', { id: customer })).data).toEqual([]);
+  });
+
+  it('still refuses a full card number inside a card object sent with another type', async () => {
+    const customer = await newCustomer();
+    const p = await fails(env.mcp, 'create_payment_method', { id: customer, ...paypal, card: { number: '4242424242424242' } }, 422);
+    expect(paths(p)).toEqual(['card.number']);
+    expect(JSON.stringify(p)).not.toContain('4242424242424242');
+  });
+
   it('accepts null for the objects of the other types', async () => {
     const customer = await newCustomer();
     const m = await ok(env.mcp, 'create_payment_method', { id: customer, ...paypal, card: null, sepaDebit: null });

@@ -145,6 +145,19 @@ describe('what a customer token reaches', () => {
     await fails(client, 'get_customer', { id: other.id }, 404);
     await fails(client, 'update_customer', { id: f.customer.id, lastName: 'Hacker' }, 403);
     await fails(client, 'list_customers', {}, 403);
+    await fails(client, 'update_customer_email_address', { id: ownEmail.id, default: true }, 403);
+    await fails(client, 'delete_customer_email_address', { id: ownEmail.id }, 403);
+  });
+
+  it("over MCP the customer field may be left out: it names the token's own customer", async () => {
+    const client = await env.mcpFor(token);
+    expect((await ok(client, 'get_customer', {})).id).toBe(f.customer.id);
+    expect((await ok(client, 'get_customer', { id: f.customer.customerNumber })).id).toBe(f.customer.id);
+    expect((await ok(client, 'list_customer_email_addresses', {})).data.map((e: any) => e.id)).toEqual([ownEmail.id]);
+    expect((await ok(client, 'list_payment_methods', {})).data.length).toBeGreaterThan(0);
+    expect((await ok(client, 'list_subscriptions', {})).data.map((s: any) => s.id)).toEqual([ownSubscription.id]);
+    // An API key still has to name the customer.
+    expect((await fails(env.mcp, 'get_customer', {}, 400)).violations.map((v: any) => v.propertyPath)).toEqual(['id']);
   });
 });
 

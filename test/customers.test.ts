@@ -1,5 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runDueJobs } from '../src/jobs/runner.js';
 import { fails, ok, paths, setup, type TestEnv } from './helpers.js';
 import { ownFields } from './schemaWalk.js';
 
@@ -77,9 +78,22 @@ describe('customers', () => {
     expect((await ok(await freshOrg(), 'create_customer', { lastName: 'C', customerNumber: 'K-1' })).customerNumber).toBe('K-1');
   });
 
+  it.each(['Asia/Kolkata', 'Europe/Kyiv', 'Asia/Kathmandu', 'America/Nuuk', 'America/Argentina/Buenos_Aires', 'Etc/UTC', 'GMT', 'Etc/GMT+5', 'US/Eastern'])(
+    'accepts the time zone %s, canonical or a link of the runtime database, and keeps it as given',
+    async (timeZone) => {
+      const c = await ok(env.mcp, 'create_customer', { lastName: 'Zone', timeZone });
+      expect(c.timeZone).toBe(timeZone);
+      const other = await ok(env.mcp, 'create_customer', { lastName: 'Zone' });
+      expect((await ok(env.mcp, 'update_customer', { id: other.id, timeZone })).timeZone).toBe(timeZone);
+      expect((await ok(env.mcp, 'get_customer', { id: other.id })).timeZone).toBe(timeZone);
+    },
+  );
+
   it.each([
     ['timeZone', 'Mars/Olympus_Mons'],
     ['timeZone', 'europe/berlin'],
+    ['timeZone', 'utc'],
+    ['timeZone', '+01:00'],
     ['currencyCode', 'XYZ'],
     ['currencyCode', 'eur'],
     ['status', 'STATUS_DELETED'],
@@ -142,6 +156,26 @@ describe('customers', () => {
     expect(paths(await fails(env.mcp, 'create_customer', { lastName: 'X', customerNumber: '' }, 422))).toEqual(['customerNumber']);
   });
 
+  it.each(['   ', ' K-9', 'K-9 ', '\tK-9'])('rejects the customerNumber %j, blank or with surrounding whitespace, on create and update', async (customerNumber) => {
+    const p = await fails(env.mcp, 'create_customer', { lastName: 'X', customerNumber }, 422);
+    expect(p.violations).toEqual([
+      { propertyPath: 'customerNumber', code: 'custom', message: 'customerNumber must not be blank or begin or end with whitespace: it is matched exactly' },
+    ]);
+    const c = await ok(env.mcp, 'create_customer', { lastName: 'X' });
+    expect(paths(await fails(env.mcp, 'update_customer', { id: c.id, customerNumber }, 422))).toEqual(['customerNumber']);
+  });
+
+  it("rejects a customerNumber in the form of an id, which would shadow another customer's id", async () => {
+    const a = await ok(env.mcp, 'create_customer', { lastName: 'A' });
+    for (const customerNumber of [a.id, a.id.toUpperCase(), '00000000-0000-4000-8000-000000000000']) {
+      const p = await fails(env.mcp, 'create_customer', { lastName: 'B', customerNumber }, 422);
+      expect(paths(p)).toEqual(['customerNumber']);
+      expect(p.violations[0].message).toBe('customerNumber must not have the form of an id (a UUID): every input naming a customer takes its id or its number');
+      expect(paths(await fails(env.mcp, 'update_customer', { id: a.id, customerNumber }, 422))).toEqual(['customerNumber']);
+    }
+    expect(await ok(env.mcp, 'get_customer', { id: a.id })).toEqual(a);
+  });
+
   it('filters the list by status, over MCP and HTTP', async () => {
     const org = await env.newOrg();
     const mcp = await env.mcpFor(org.apiKey);
@@ -168,6 +202,50 @@ describe('customers', () => {
     const bad = await env.http('POST', '/customers', { body: { firstName: 'No' } });
     expect(bad.status).toBe(422);
     expect(paths(bad.body)).toEqual(['lastName']);
+  });
+});
+
+describe("a customer's time zone while subscriptions bill in it", () => {
+  /** A customer of a fresh organisation in Berlin and a monthly plan paid in advance. */
+  async function berlinCustomer() {
+    const mcp = await freshOrg();
+    const customer = await ok(mcp, 'create_customer', { lastName: 'Berlin', timeZone: 'Europe/Berlin' });
+    const product = await ok(mcp, 'create_product', { name: 'Seat' });
+    const price = await ok(mcp, 'create_price_plan', { id: product.id, type: 'flat_fee', currencyCode: 'EUR', price: { amount: 10 }, billingInterval: '1M' });
+    const plan = await ok(mcp, 'create_plan', { code: 'seat', name: 'Seat', charges: [{ product: product.id, pricePlan: price.id }] });
+    const subscribe = (activate: boolean) =>
+      ok(mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods: [{ contractPeriod: '1M', cancellationPeriod: '0D' }], activate });
+    return { mcp, customer, subscribe };
+  }
+
+  it('is fixed while a subscription is active or paused: 409 naming the field and the subscriptions, nothing changed', async () => {
+    const { mcp, customer, subscribe } = await berlinCustomer();
+    const subscriptions = [];
+    for (let i = 0; i < 4; i++) subscriptions.push(await subscribe(true));
+    const numbers = subscriptions.map((s) => s.number);
+    const p = await fails(mcp, 'update_customer', { id: customer.id, timeZone: 'America/Los_Angeles' }, 409);
+    expect(p.detail).toBe(
+      `The timeZone of customer ${customer.customerNumber} is fixed at Europe/Berlin: subscription(s) ${numbers.slice(0, 3).join(', ')} and 1 more are billed in it, and another zone would move their billing days. Create a new customer to bill in another time zone`,
+    );
+    for (const s of subscriptions.slice(1)) await ok(mcp, 'terminate_subscription', { id: s.id });
+    await ok(mcp, 'pause_subscription', { id: subscriptions[0].id });
+    const paused = await fails(mcp, 'update_customer', { id: customer.id, timeZone: 'Europe/London', lastName: 'Moved' }, 409);
+    expect(paused.detail).toContain(`subscription(s) ${numbers[0]}`);
+    expect(await ok(mcp, 'get_customer', { id: customer.id })).toEqual(customer);
+    // The same zone again is no change; other fields still change.
+    expect((await ok(mcp, 'update_customer', { id: customer.id, timeZone: 'Europe/Berlin', lastName: 'Same' })).lastName).toBe('Same');
+  });
+
+  it('is free while the subscriptions are drafts, and again once an ended one is billed to its end', async () => {
+    const { mcp, customer, subscribe } = await berlinCustomer();
+    await subscribe(false);
+    expect((await ok(mcp, 'update_customer', { id: customer.id, timeZone: 'Europe/London' })).timeZone).toBe('Europe/London');
+    const ended = await subscribe(true);
+    await ok(mcp, 'terminate_subscription', { id: ended.id });
+    // Its final period is not billed yet: that invoice is still to come in the customer's zone.
+    expect((await fails(mcp, 'update_customer', { id: customer.id, timeZone: 'Europe/Berlin' }, 409)).detail).toContain(`subscription(s) ${ended.number} are billed`);
+    await runDueJobs(env.app, new Date());
+    expect((await ok(mcp, 'update_customer', { id: customer.id, timeZone: 'Europe/Berlin' })).timeZone).toBe('Europe/Berlin');
   });
 });
 
@@ -243,6 +321,68 @@ describe('customer e-mail addresses', () => {
     expect(longest.email).toHaveLength(255);
   });
 
+  it('refuses an address the customer already has, in any case, on create and update; other customers may have it', async () => {
+    const c = await ok(env.mcp, 'create_customer', { lastName: 'Twice' });
+    const first = await ok(env.mcp, 'create_customer_email_address', { id: c.id, email: 'AP@twice.example' });
+    for (const email of ['AP@twice.example', 'ap@TWICE.example']) {
+      const p = await fails(env.mcp, 'create_customer_email_address', { id: c.id, email, isInvoiceEmail: true }, 422);
+      expect(p.violations).toEqual([
+        { propertyPath: 'email', code: 'unique', message: `email must be unique per customer: the customer already has the address '${email}' (in any case); update that one instead` },
+      ]);
+    }
+    const res = await env.http('POST', `/customers/${c.id}/email-addresses`, { body: { email: 'ap@twice.example' } });
+    expect([res.status, paths(res.body)]).toEqual([422, ['email']]);
+    const second = await ok(env.mcp, 'create_customer_email_address', { id: c.id, email: 'billing@twice.example' });
+    expect(paths(await fails(env.mcp, 'update_customer_email_address', { id: second.id, email: 'Ap@Twice.example' }, 422))).toEqual(['email']);
+    expect((await ok(env.mcp, 'update_customer_email_address', { id: first.id, email: 'ap@twice.example' })).email).toBe('ap@twice.example');
+    const other = await ok(env.mcp, 'create_customer', { lastName: 'Other' });
+    expect((await ok(env.mcp, 'create_customer_email_address', { id: other.id, email: 'ap@twice.example' })).email).toBe('ap@twice.example');
+    expect((await ok(env.mcp, 'list_customer_email_addresses', { id: c.id })).meta.pagination.totalItems).toBe(2);
+  });
+
+  it('updates an address: omitted fields stay, null clears receiverName, default true takes over from the old default', async () => {
+    const c = await ok(env.mcp, 'create_customer', { lastName: 'Changes' });
+    const old = await ok(env.mcp, 'create_customer_email_address', { id: c.id, email: 'old@changes.example', default: true });
+    const e = await ok(env.mcp, 'create_customer_email_address', { id: c.id, email: 'ap@changes.example', receiverName: 'Accounts' });
+    const renamed = await ok(env.mcp, 'update_customer_email_address', { id: e.id, receiverName: 'Ada Lovelace', isInvoiceEmail: true });
+    expect(renamed).toEqual({ ...e, receiverName: 'Ada Lovelace', isInvoiceEmail: true, updatedAt: expect.any(String) });
+    const made = await ok(env.mcp, 'update_customer_email_address', { id: e.id, default: true, receiverName: null });
+    expect(made).toMatchObject({ email: 'ap@changes.example', receiverName: null, isInvoiceEmail: true, isDunningEmail: false, default: true });
+    expect((await ok(env.mcp, 'get_customer_email_address', { id: old.id })).default).toBe(false);
+    expect(await ok(env.mcp, 'update_customer_email_address', { id: e.id, default: true })).toMatchObject({ default: true });
+    const put = await env.http('PUT', `/customer-email-addresses/${e.id}`, { body: { default: false, isDunningEmail: true } });
+    expect(put.status).toBe(200);
+    expect(put.body).toMatchObject({ id: e.id, default: false, isDunningEmail: true, isInvoiceEmail: true });
+    const list = await ok(env.mcp, 'list_customer_email_addresses', { id: c.id });
+    expect(list.data.filter((x: { default: boolean }) => x.default)).toEqual([]);
+    expect(paths(await fails(env.mcp, 'update_customer_email_address', { id: e.id, email: 'nope' }, 422))).toEqual(['email']);
+    expect(paths(await fails(env.mcp, 'update_customer_email_address', { id: e.id, customer: c.id }, 422))).toEqual(['']);
+    await fails(env.mcp, 'update_customer_email_address', { id: 'no-such-id', isInvoiceEmail: true }, 404);
+  });
+
+  it('deletes an address: 204 over HTTP, { id, deleted } over MCP, then 404; no other address becomes default', async () => {
+    const c = await ok(env.mcp, 'create_customer', { lastName: 'Removes' });
+    const main = await ok(env.mcp, 'create_customer_email_address', { id: c.id, email: 'main@removes.example', default: true });
+    const spare = await ok(env.mcp, 'create_customer_email_address', { id: c.id, email: 'spare@removes.example' });
+    expect(await ok(env.mcp, 'delete_customer_email_address', { id: main.id })).toEqual({ id: main.id, deleted: true });
+    await fails(env.mcp, 'get_customer_email_address', { id: main.id }, 404);
+    await fails(env.mcp, 'delete_customer_email_address', { id: main.id }, 404);
+    expect((await ok(env.mcp, 'list_customer_email_addresses', { id: c.id })).data).toEqual([spare]);
+    const res = await env.http('DELETE', `/customer-email-addresses/${spare.id}`);
+    expect([res.status, res.body]).toEqual([204, undefined]);
+    expect((await env.http('DELETE', `/customer-email-addresses/${spare.id}`)).status).toBe(404);
+    expect((await ok(env.mcp, 'list_customer_email_addresses', { id: c.id })).data).toEqual([]);
+    // The address may be added again.
+    expect((await ok(env.mcp, 'create_customer_email_address', { id: c.id, email: 'main@removes.example' })).email).toBe('main@removes.example');
+  });
+
+  it('declares update as idempotent and delete as destructive and idempotent', async () => {
+    const { tools } = await env.mcp.listTools();
+    const hints = (name: string) => tools.find((t) => t.name === name)?.annotations;
+    expect(hints('update_customer_email_address')).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
+    expect(hints('delete_customer_email_address')).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
+  });
+
   it('answers 201 with Location /customer-email-addresses/{id} over HTTP', async () => {
     const res = await env.http('POST', `/customers/${customer.id}/email-addresses`, {
       body: { email: 'rest@mail.example', isInvoiceEmail: true },
@@ -265,6 +405,8 @@ describe('isolation and permissions', () => {
     await fails(env.mcp, 'create_customer_email_address', { id: 'no-such-id', email: 'a@b.example' }, 404);
     await fails(env.mcp, 'list_customer_email_addresses', { id: 'no-such-id' }, 404);
     await fails(env.mcp, 'get_customer_email_address', { id: 'no-such-id' }, 404);
+    await fails(env.mcp, 'update_customer_email_address', { id: 'no-such-id', default: true }, 404);
+    await fails(env.mcp, 'delete_customer_email_address', { id: 'no-such-id' }, 404);
     expect((await env.http('GET', '/customer-email-addresses/no-such-id')).status).toBe(404);
   });
 
@@ -278,6 +420,9 @@ describe('isolation and permissions', () => {
     await fails(other, 'create_customer_email_address', { id: c.id, email: 'theirs@x.example', default: true }, 404);
     await fails(other, 'list_customer_email_addresses', { id: c.id }, 404);
     await fails(other, 'get_customer_email_address', { id: e.id }, 404);
+    await fails(other, 'update_customer_email_address', { id: e.id, email: 'theirs@x.example' }, 404);
+    await fails(other, 'delete_customer_email_address', { id: e.id }, 404);
+    expect((await env.http('DELETE', `/customer-email-addresses/${e.id}`, { token: org.apiKey })).status).toBe(404);
     expect((await env.http('GET', `/customers/${c.id}`, { token: org.apiKey })).status).toBe(404);
     expect(await ok(env.mcp, 'get_customer', { id: c.id })).toEqual(c);
     expect(await ok(env.mcp, 'get_customer_email_address', { id: e.id })).toEqual(e);
@@ -294,6 +439,9 @@ describe('isolation and permissions', () => {
     await fails(mcp, 'update_customer', { id: c.id, lastName: 'X' }, 403);
     await fails(mcp, 'create_customer_email_address', { id: c.id, email: 'a@b.example' }, 403);
     await fails(mcp, 'list_customer_email_addresses', { id: c.id }, 403);
+    const e = await ok(env.mcp, 'create_customer_email_address', { id: c.id, email: 'guarded@x.example' });
+    await fails(mcp, 'update_customer_email_address', { id: e.id, default: true }, 403);
+    await fails(mcp, 'delete_customer_email_address', { id: e.id }, 403);
     const { tools } = await mcp.listTools();
     // Only the token refresh, which the refresh token itself authorizes, remains (authenticate_customer needs customer:write).
     expect(tools.filter((t) => t.name.includes('customer')).map((t) => t.name).sort()).toEqual(['refresh_customer_token']);
@@ -301,6 +449,9 @@ describe('isolation and permissions', () => {
     const reader = await env.mcpFor(await env.newKey(env.org, ['customer:read']));
     expect((await ok(reader, 'get_customer', { id: c.id })).id).toBe(c.id);
     await fails(reader, 'update_customer', { id: c.id, lastName: 'X' }, 403);
+    await fails(reader, 'update_customer_email_address', { id: e.id, default: true }, 403);
+    await fails(reader, 'delete_customer_email_address', { id: e.id }, 403);
+    expect(await ok(env.mcp, 'get_customer_email_address', { id: e.id })).toEqual(e);
   });
 
   it('describes every input field of the customer tools', async () => {
@@ -313,6 +464,8 @@ describe('isolation and permissions', () => {
       'create_customer_email_address',
       'list_customer_email_addresses',
       'get_customer_email_address',
+      'update_customer_email_address',
+      'delete_customer_email_address',
     ];
     for (const name of names) {
       const tool = tools.find((t) => t.name === name);
@@ -344,6 +497,25 @@ describe('customer custom fields (issue 17)', () => {
     expect((await ok(mcp, 'update_customer', { id: c.id, customFields: { tier: 'silver' } })).customFields).toEqual({ tier: 'silver' });
     expect((await ok(mcp, 'get_customer', { id: c.id })).customFields).toEqual({ tier: 'silver' });
     expect((await ok(mcp, 'list_customers', {})).data).toHaveLength(1);
+  });
+
+  it('a required string field is not satisfied by blank text', async () => {
+    const mcp = await freshOrg();
+    await ok(mcp, 'create_custom_field', { key: 'costCentre', entity: 'customer', type: 'string', required: true });
+    for (const blank of ['', '   ', '\t\n']) {
+      const p = await fails(mcp, 'create_customer', { lastName: 'A', customFields: { costCentre: blank } }, 422);
+      expect(p.violations).toEqual([
+        {
+          propertyPath: 'customFields.costCentre',
+          code: 'custom_field_required',
+          message: 'customFields.costCentre is required: every customer needs a value for this string custom field (blank text is no value)',
+        },
+      ]);
+    }
+    const c = await ok(mcp, 'create_customer', { lastName: 'A', customFields: { costCentre: ' CC-1 ' } });
+    expect(paths(await fails(mcp, 'update_customer', { id: c.id, customFields: { costCentre: '' } }, 422))).toEqual(['customFields.costCentre']);
+    await ok(mcp, 'create_custom_field', { key: 'note', entity: 'customer', type: 'string' });
+    expect((await ok(mcp, 'update_customer', { id: c.id, customFields: { costCentre: 'CC-2', note: '' } })).customFields).toEqual({ costCentre: 'CC-2', note: '' });
   });
 
   it('over REST: created, read back, listed', async () => {

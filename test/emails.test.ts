@@ -28,7 +28,11 @@ afterAll(async () => {
 const jobs = (at: string, e: TestEnv = env) => runDueJobs(e.app, new Date(at));
 
 /** A customer with the given addresses and an active subscription of 49.90 EUR a month in advance, started now. */
-async function subscribed(mcp: Client, name: string, addresses: Array<{ email: string; isInvoiceEmail?: boolean; isDunningEmail?: boolean; default?: boolean }>) {
+async function subscribed(
+  mcp: Client,
+  name: string,
+  addresses: Array<{ email: string; receiverName?: string; isInvoiceEmail?: boolean; isDunningEmail?: boolean; default?: boolean }>,
+) {
   const customer = await ok(mcp, 'create_customer', { companyName: name });
   for (const a of addresses) await ok(mcp, 'create_customer_email_address', { id: customer.id, isInvoiceEmail: false, isDunningEmail: false, default: false, ...a });
   const product = await ok(mcp, 'create_product', { name: `${name} seat` });
@@ -143,6 +147,70 @@ describe('invoice e-mails', () => {
     expect(email).toMatchObject({ to: ['left@half.example', 'ap@half.example'], status: 'sent', attempts: 1 });
     expect(email.lastError).toBe('the server refused left@half.example; sent to the others');
     expect(smtp.received.filter((m) => m.mail.subject === email.subject).map((m) => m.to)).toEqual([['ap@half.example']]);
+  });
+
+  it('shows each receiverName in the To header, quoted or encoded by nodemailer, and greets the receivers by name', async () => {
+    env.setNow('2026-06-13T09:00:00Z');
+    const named = await subscribed(env.mcp, 'Named AG', [
+      { email: 'ada@named.example', receiverName: 'Lovelace, Ada', isInvoiceEmail: true },
+      { email: 'charles@named.example', receiverName: 'Charles "Engine" Bäbbage', isInvoiceEmail: true },
+    ]);
+    const mixed = await subscribed(env.mcp, 'Mixed AG', [
+      { email: 'ada@mixed.example', receiverName: 'Ada Lovelace', isInvoiceEmail: true },
+      { email: 'ap@mixed.example', isInvoiceEmail: true },
+    ]);
+    await jobs('2026-06-13T09:00:00Z');
+    const { email } = await invoiceEmail(env.mcp, named.id);
+    expect(email.to).toEqual(['ada@named.example', 'charles@named.example']);
+    expect(email.body).toMatch(/^Dear Lovelace, Ada and Charles "Engine" Bäbbage,\n/);
+    const mail = smtp.received.find((m) => m.mail.subject === email.subject)!;
+    expect(mail.to).toEqual(['ada@named.example', 'charles@named.example']);
+    const to = Array.isArray(mail.mail.to) ? mail.mail.to[0]! : mail.mail.to!;
+    expect(to.value).toEqual([
+      { address: 'ada@named.example', name: 'Lovelace, Ada' },
+      { address: 'charles@named.example', name: 'Charles "Engine" Bäbbage' },
+    ]);
+    const header = mail.mail.headerLines.find((h) => h.key === 'to')!.line;
+    expect(header).toContain('"Lovelace, Ada" <ada@named.example>');
+    expect(header).not.toContain('Bäbbage');
+
+    const other = await invoiceEmail(env.mcp, mixed.id);
+    expect(other.email.body).toMatch(/^Dear Mixed AG,\n/);
+    const mixedMail = smtp.received.find((m) => m.mail.subject === other.email.subject)!;
+    const mixedTo = Array.isArray(mixedMail.mail.to) ? mixedMail.mail.to[0]! : mixedMail.mail.to!;
+    expect(mixedTo.value).toEqual([
+      { address: 'ada@mixed.example', name: 'Ada Lovelace' },
+      { address: 'ap@mixed.example', name: '' },
+    ]);
+  });
+
+  it('sends to each address once, whatever its case, and still sends e-mails queued with bare addresses', async () => {
+    env.setNow('2026-06-14T09:00:00Z');
+    const customer = await subscribed(env.mcp, 'Twice AG', [{ email: 'ap@twice.example', receiverName: 'Accounts', isInvoiceEmail: true }]);
+    // Two spellings of one address, as stored before addresses were unique per customer.
+    await env.sql.run(
+      `INSERT INTO customer_emails (id, organisation_id, customer_id, email, receiver_name, is_invoice_email, is_dunning_email, is_default, created_at, updated_at)
+       VALUES (?, ?, ?, 'AP@Twice.example', NULL, 1, 0, 0, ?, ?)`,
+      '00000000-0000-7000-8000-000000000001',
+      env.org.organisationId,
+      customer.id,
+      '2026-06-14T09:00:01.000Z',
+      '2026-06-14T09:00:01.000Z',
+    );
+    await jobs('2026-06-14T09:00:00Z');
+    const { email } = await invoiceEmail(env.mcp, customer.id);
+    expect(email.to).toEqual(['ap@twice.example']);
+    expect(email.body).toMatch(/^Dear Accounts,\n/);
+    expect(smtp.received.filter((m) => m.mail.subject === email.subject).map((m) => m.to)).toEqual([['ap@twice.example']]);
+
+    await env.sql.run(
+      `UPDATE emails SET recipients = '["legacy@twice.example"]', status = 'queued', next_attempt_at = ?, sent_at = NULL WHERE id = ?`,
+      '2026-06-14T10:00:00.000Z',
+      email.id,
+    );
+    expect((await ok(env.mcp, 'get_email', { id: email.id })).to).toEqual(['legacy@twice.example']);
+    expect((await jobs('2026-06-14T10:00:00Z')).jobs.emails).toMatchObject({ sent: 1, failed: 0 });
+    expect(smtp.received.filter((m) => m.mail.subject === email.subject).map((m) => m.to)).toEqual([['ap@twice.example'], ['legacy@twice.example']]);
   });
 });
 

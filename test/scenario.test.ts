@@ -236,6 +236,9 @@ describe('a back-office scenario through every listed tool', () => {
     );
     await a.call('list_customer_email_addresses', { id: s.customer });
     await a.call('get_customer_email_address', { id: s.email });
+    await a.call('update_customer_email_address', { id: s.email, receiverName: 'ACME AP' });
+    const spare = idOf(await a.call('create_customer_email_address', { id: s.customer, email: 'spare@acme.example' }), 'create_customer_email_address');
+    await a.call('delete_customer_email_address', { id: spare });
 
     s.address = idOf(
       await a.call('create_invoice_address', {

@@ -123,7 +123,7 @@ export async function billingAddressOf(
 }
 
 /** The object of a payment method's input that carries the details of each type. */
-const DETAIL_FIELD = { sepa_debit: 'sepaDebit', card: 'card', paypal: 'paypal' } as const satisfies Record<
+export const DETAIL_FIELD = { sepa_debit: 'sepaDebit', card: 'card', paypal: 'paypal' } as const satisfies Record<
   PaymentMethodType,
   string
 >;

@@ -125,6 +125,12 @@ function typeProblem(field: CustomField, value: unknown): string | undefined {
 
 const show = (value: unknown): string => (value === undefined ? 'nothing' : JSON.stringify(value));
 
+/** A field's value is missing without its key, and a string field's also when it is blank ("" or only whitespace). */
+function missing(field: CustomField, values: Record<string, unknown>): boolean {
+  const value = values[field.key];
+  return !Object.hasOwn(values, field.key) || (field.type === 'string' && typeof value === 'string' && value.trim() === '');
+}
+
 /**
  * Violations of a custom-field map against the configuration of the entity, each at
  * `customFields.<key>`: keys that are not configured, values of the wrong type, required keys missing.
@@ -161,10 +167,10 @@ export async function validateCustomFields(
     }
   }
   for (const field of fields) {
-    if (field.required && !Object.hasOwn(values, field.key)) {
+    if (field.required && missing(field, values)) {
       violations.push({
         propertyPath: `customFields.${field.key}`,
-        message: `customFields.${field.key} is required: every ${entity} needs a value for this ${field.type} custom field`,
+        message: `customFields.${field.key} is required: every ${entity} needs a value for this ${field.type} custom field${field.type === 'string' ? ' (blank text is no value)' : ''}`,
         code: 'custom_field_required',
       });
     }

@@ -2,14 +2,34 @@ import { conflict, invalidMany, notFound, type Violation } from '../errors.js';
 import { newId } from '../ids.js';
 import type { PageRequest } from '../schemas/common.js';
 import type { Customer, CustomerEmail } from '../schemas/customers.js';
+import type { CustomerFilter } from '../store/ports/customers.js';
+import type { SubscriptionStatus } from '../store/ports/subscriptions.js';
 import type { Tx } from '../store/store.js';
 import { validateCustomFields } from './customFields.js';
+import { FINAL } from './subscriptionStates.js';
 
-const TIME_ZONES = new Set([...Intl.supportedValuesOf('timeZone'), 'UTC']);
+/**
+ * The zone the runtime's time zone database resolves `name` to (`US/Eastern` → `America/New_York`;
+ * some ICU versions also `Asia/Kolkata` → `Asia/Calcutta`), or undefined for a name it does not know.
+ * UTC offsets (`+01:00`, which newer runtimes accept) are not names.
+ */
+function resolvedZone(name: string): string | undefined {
+  if (/^[+-]/.test(name)) return undefined;
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+  } catch (err) {
+    if (err instanceof RangeError) return undefined;
+    throw err;
+  }
+}
 
-/** An IANA time zone name the runtime knows (`Europe/Berlin`), or `UTC`. */
+/**
+ * A time zone name of the runtime's database, canonical or a link (`Europe/Berlin`, `Asia/Kolkata`,
+ * `US/Eastern`, `Etc/GMT+5`, `UTC`), written in its own case: `europe/berlin` is not one.
+ */
 export function isTimeZone(name: string): boolean {
-  return TIME_ZONES.has(name);
+  const zone = resolvedZone(name);
+  return zone !== undefined && (zone === name || zone.toLowerCase() !== name.toLowerCase());
 }
 
 export type CustomerStatus = Customer['status'];
@@ -107,7 +127,7 @@ export async function getCustomer(tx: Tx, org: string, ref: string): Promise<Cus
   return customer;
 }
 
-export async function listCustomers(tx: Tx, org: string, filter: { status?: CustomerStatus | undefined }, page: PageRequest) {
+export async function listCustomers(tx: Tx, org: string, filter: CustomerFilter, page: PageRequest) {
   return tx.customers.list(org, filter, page);
 }
 
@@ -127,6 +147,25 @@ async function assertCurrencyFree(tx: Tx, org: string, customer: Customer): Prom
   ].filter(Boolean);
   throw conflict(
     `The currency of customer ${customer.customerNumber} is fixed at ${customer.currencyCode}: it has ${what.join(' and ')} in it. Create a new customer to bill in another currency`,
+  );
+}
+
+/** Statuses of subscriptions billed in their customer's time zone; those of a FINAL status are until their final invoice. */
+const RUNNING: readonly SubscriptionStatus[] = ['active', 'paused'];
+/** Subscriptions a refusal names; the rest are counted. */
+const NAMED = 3;
+
+/**
+ * A customer's time zone is fixed while a subscription bills: its periods, terms and billing days are
+ * computed in that zone, so another zone would move them (a day billed twice or skipped). Active and
+ * paused subscriptions hold it, cancelled and terminated ones until their final invoice is issued.
+ */
+async function assertTimeZoneFree(tx: Tx, org: string, customer: Customer): Promise<void> {
+  const { numbers, total } = await tx.customers.billingSubscriptions(org, customer.id, { running: RUNNING, ending: FINAL }, NAMED);
+  if (total === 0) return;
+  const more = total > numbers.length ? ` and ${total - numbers.length} more` : '';
+  throw conflict(
+    `The timeZone of customer ${customer.customerNumber} is fixed at ${customer.timeZone}: subscription(s) ${numbers.join(', ')}${more} are billed in it, and another zone would move their billing days. Create a new customer to bill in another time zone`,
   );
 }
 
@@ -165,6 +204,7 @@ export async function updateCustomer(
     ...(patch.customFields === undefined ? [] : await validateCustomFields(tx, org, 'customer', patch.customFields)),
   ]);
   if (next.currencyCode !== current.currencyCode) await assertCurrencyFree(tx, org, current);
+  if (next.timeZone !== current.timeZone) await assertTimeZoneFree(tx, org, current);
   await tx.customers.update(org, next);
   return next;
 }
@@ -177,6 +217,16 @@ export interface CustomerEmailInput {
   default: boolean;
 }
 
+/** An address is unique per customer, compared without regard to the case of A-Z. */
+async function emailViolation(tx: Tx, org: string, customerId: string, email: string, exceptId?: string): Promise<Violation | undefined> {
+  if (!(await tx.customers.emailTaken(org, customerId, email, exceptId))) return undefined;
+  return {
+    propertyPath: 'email',
+    message: `email must be unique per customer: the customer already has the address '${email}' (in any case); update that one instead`,
+    code: 'unique',
+  };
+}
+
 /** A customer has at most one default address: a new default takes over from the old one. */
 export async function createCustomerEmail(
   tx: Tx,
@@ -186,6 +236,7 @@ export async function createCustomerEmail(
   now: Date,
 ): Promise<CustomerEmail> {
   const customer = await getCustomer(tx, org, customerId);
+  throwIfAny([await emailViolation(tx, org, customer.id, input.email)]);
   const at = now.toISOString();
   if (input.default) await tx.customers.clearDefaultEmail(org, customer.id, at);
   const email: CustomerEmail = {
@@ -207,6 +258,40 @@ export async function getCustomerEmail(tx: Tx, org: string, id: string): Promise
   const email = await tx.customers.getEmail(org, id);
   if (!email) throw notFound('Customer e-mail address', id);
   return email;
+}
+
+/**
+ * PUT: omitted fields stay, null clears receiverName. `default: true` takes over from the customer's
+ * old default, as on create; `default: false` on the default leaves the customer without one.
+ */
+export async function updateCustomerEmail(
+  tx: Tx,
+  org: string,
+  id: string,
+  patch: Partial<CustomerEmailInput>,
+  now: Date,
+): Promise<CustomerEmail> {
+  const current = await getCustomerEmail(tx, org, id);
+  const at = now.toISOString();
+  const next: CustomerEmail = {
+    ...current,
+    email: given(patch.email, current.email),
+    receiverName: given(patch.receiverName, current.receiverName),
+    isInvoiceEmail: given(patch.isInvoiceEmail, current.isInvoiceEmail),
+    isDunningEmail: given(patch.isDunningEmail, current.isDunningEmail),
+    default: given(patch.default, current.default),
+    updatedAt: at,
+  };
+  throwIfAny([next.email === current.email ? undefined : await emailViolation(tx, org, current.customer, next.email, current.id)]);
+  if (next.default && !current.default) await tx.customers.clearDefaultEmail(org, current.customer, at);
+  await tx.customers.updateEmail(org, next);
+  return next;
+}
+
+/** E-mails already queued keep their recipients; removing the default address leaves the customer without one. */
+export async function deleteCustomerEmail(tx: Tx, org: string, id: string): Promise<{ id: string; deleted: true }> {
+  if (!(await tx.customers.deleteEmail(org, id))) throw notFound('Customer e-mail address', id);
+  return { id, deleted: true };
 }
 
 export async function listCustomerEmails(tx: Tx, org: string, customerId: string, page: PageRequest) {

@@ -9,7 +9,7 @@ import type { PageRequest } from '../schemas/common.js';
 import type { Customer, CustomerEmail } from '../schemas/customers.js';
 import type { Email, EmailKind } from '../schemas/emails.js';
 import type { Invoice } from '../schemas/invoices.js';
-import type { EmailAttachment, EmailFilter } from '../store/ports/emails.js';
+import type { EmailAttachment, EmailFilter, Recipient } from '../store/ports/emails.js';
 import type { Tx } from '../store/store.js';
 import { customerIdOf } from './customers.js';
 import { zoned } from './dates.js';
@@ -18,11 +18,20 @@ import { formatMoney } from '../values/money.js';
 
 /**
  * Who receives e-mails of a kind: the addresses flagged for it (isDunningEmail for dunning,
- * isInvoiceEmail for invoices and what is paid on them), else the default address.
+ * isInvoiceEmail for invoices and what is paid on them), else the default address; each address once
+ * whatever its case (the first of them, with its receiverName as the name shown).
  */
-export function recipientsOf(addresses: readonly CustomerEmail[], kind: EmailKind): string[] {
+export function recipientsOf(addresses: readonly CustomerEmail[], kind: EmailKind): Recipient[] {
   const flagged = addresses.filter((a) => (kind === 'dunning' ? a.isDunningEmail : a.isInvoiceEmail));
-  return (flagged.length > 0 ? flagged : addresses.filter((a) => a.default)).map((a) => a.email);
+  const seen = new Set<string>();
+  const to: Recipient[] = [];
+  for (const a of flagged.length > 0 ? flagged : addresses.filter((d) => d.default)) {
+    const key = a.email.toLowerCase();
+    if (seen.has(key)) continue;
+    seen.add(key);
+    to.push({ address: a.email, name: a.receiverName?.trim() || null });
+  }
+  return to;
 }
 
 /** How an e-mail addresses the customer: the company, else first and last name, else the customer number. */
@@ -37,17 +46,35 @@ export function customerDate(instant: string, customer: Customer): string {
 
 export const invoiceAttachment = (invoice: Invoice): EmailAttachment => ({ invoice: invoice.id, filename: `${invoice.number}.pdf` });
 
+const NAMES = new Intl.ListFormat('en', { type: 'conjunction' });
+
+/** Whom an e-mail greets: its recipients by name when each has one ("Ada Lovelace and Charles Babbage"), else the customer. */
+function addresseeOf(customer: Customer, to: readonly Recipient[]): string {
+  const names = to.flatMap((r) => (r.name === null ? [] : [r.name]));
+  return names.length > 0 && names.length === to.length ? NAMES.format(names) : customerName(customer);
+}
+
+interface EmailContent {
+  kind: EmailKind;
+  customer: Customer;
+  invoice: string;
+  subject: string;
+  text: string;
+  html: string | null;
+  attachments: EmailAttachment[];
+}
+
 /**
  * Queues an e-mail to the customer's addresses for its kind. Without any, it is stored `not_sent`
  * with the reason, so the outbox shows that the customer was not reached.
  */
-export async function queueEmail(
-  tx: Tx,
-  org: string,
-  input: { kind: EmailKind; customer: Customer; invoice: string; subject: string; text: string; html: string | null; attachments: EmailAttachment[] },
-  now: Date,
-): Promise<string> {
-  const to = recipientsOf(await tx.emails.addressesOf(org, input.customer.id), input.kind);
+export async function queueEmail(tx: Tx, org: string, input: EmailContent, now: Date): Promise<string> {
+  return storeEmail(tx, org, { ...input, to: recipientsOf(await tx.emails.addressesOf(org, input.customer.id), input.kind) }, now);
+}
+
+/** `queueEmail` with the recipients already read (an e-mail whose text greets them). */
+async function storeEmail(tx: Tx, org: string, input: EmailContent & { to: Recipient[] }, now: Date): Promise<string> {
+  const { to } = input;
   const id = newId();
   const flag = input.kind === 'dunning' ? 'isDunningEmail' : 'isInvoiceEmail';
   await tx.emails.insert(org, {
@@ -75,17 +102,18 @@ export async function queueInvoiceEmail(tx: Tx, org: string, invoice: Invoice, c
     invoice.status === 'paid'
       ? 'It is already settled; there is nothing to pay.'
       : `Please pay ${formatMoney(invoice.amountDue, invoice.currencyCode)} by ${customerDate(invoice.dueAt as string, customer)}.`;
+  const to = recipientsOf(await tx.emails.addressesOf(org, customer.id), 'invoice');
   const text = [
-    `Dear ${customerName(customer)},`,
+    `Dear ${addresseeOf(customer, to)},`,
     '',
     `please find attached invoice ${invoice.number} of ${customerDate(invoice.issuedAt as string, customer)} over ${amount}.`,
     payment,
     '',
   ].join('\n');
-  return queueEmail(
+  return storeEmail(
     tx,
     org,
-    { kind: 'invoice', customer, invoice: invoice.id, subject: `Invoice ${invoice.number}`, text, html: null, attachments: [invoiceAttachment(invoice)] },
+    { kind: 'invoice', customer, invoice: invoice.id, to, subject: `Invoice ${invoice.number}`, text, html: null, attachments: [invoiceAttachment(invoice)] },
     now,
   );
 }

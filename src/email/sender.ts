@@ -125,7 +125,8 @@ export class EmailSender {
       const info = await pool.sendMail({
         from: claimed.from,
         replyTo: claimed.replyTo,
-        to: email.to,
+        // nodemailer's address objects: it quotes or encodes the names, whatever characters they have.
+        to: email.to.map((r) => (r.name === null ? r.address : { name: r.name, address: r.address })),
         subject: email.subject,
         text: email.text,
         ...(email.html === null ? {} : { html: email.html }),

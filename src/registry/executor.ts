@@ -73,8 +73,18 @@ function authorize(op: Operation, principal: Principal): void {
 }
 
 /**
- * A customer token's call names its own customer, by id or number (filled in when absent, and always
- * passed on as the id); another customer's id or number is a 404.
+ * A customer token's input without its customer field names the token's own customer: filled in
+ * before validation, so that a field the schema requires (`get_customer`'s `id`) may be left out.
+ */
+function withOwnCustomer(op: Operation, principal: Principal, raw: Record<string, unknown>): Record<string, unknown> {
+  const field = op.customerAccess?.customerField;
+  if (principal.kind !== 'customer' || !field || raw[field] !== undefined) return raw;
+  return { ...raw, [field]: principal.customerId };
+}
+
+/**
+ * A customer token's call names its own customer, by id or number (`withOwnCustomer` when absent), and
+ * always passes it on as the id; another customer's id or number is a 404.
  */
 function confineToCustomer(op: Operation, principal: Principal, input: Record<string, unknown>): void {
   const field = op.customerAccess?.customerField;
@@ -127,7 +137,7 @@ export class Executor {
     // Before anything else reads the input: a reserved key (`__proto__`, …) anywhere, or input nested
     // or sized beyond the limits, never reaches zod, the idempotency hash or a handler.
     guardInput(raw, kind);
-    const parsed = op.input.safeParse(raw);
+    const parsed = op.input.safeParse(withOwnCustomer(op, principal, raw));
     if (!parsed.success) throw inputError(parsed.error, kind, op.input);
     const input = parsed.data as Record<string, unknown>;
     confineToCustomer(op, principal, input);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   createInvoiceAddress,
   createPaymentMethod,
+  DETAIL_FIELD,
   listInvoiceAddresses,
   listPaymentMethods,
   updatePaymentMethod,
@@ -102,6 +103,22 @@ const paypalInput = z
   .optional()
   .describe('For type paypal.');
 
+/**
+ * The details object of another type than `type` is refused as not belonging to it ("card belongs to
+ * type card, but type is paypal", createPaymentMethod); what it lacks for its own type is beside the
+ * point, so its issues are dropped, except a full card number's, which is refused wherever it is sent.
+ */
+function onlyOwnDetails(input: { type: unknown }, ctx: z.core.$RefinementCtx): void {
+  const type = PAYMENT_METHOD_TYPES.find((t) => t === input.type);
+  if (type === undefined) return;
+  const others = Object.values(DETAIL_FIELD).filter((field) => field !== DETAIL_FIELD[type]);
+  const kept = ctx.issues.filter(({ path = [] }) => {
+    const [field, inner] = path;
+    return !others.some((other) => other === field) || Object.hasOwn(noCardNumber, inner ?? '');
+  });
+  ctx.issues.splice(0, ctx.issues.length, ...kept);
+}
+
 /** The address fields of an invoice address (also taken by submit_offer_invoice_details). */
 export const invoiceAddressFields = {
   type: z
@@ -195,7 +212,7 @@ export const billingDetailOperations = [
       card: cardInput,
       paypal: paypalInput,
       ...noCardNumber,
-    }),
+    }).superRefine(onlyOwnDetails, { when: () => true }),
     output: paymentMethodSchema,
     location: (m) => `/customers/${m.customer}/payment-methods/${m.id}`,
     handler: (ctx, { id, ...input }) => createPaymentMethod(ctx.tx, ctx.org, id, input, ctx.now),

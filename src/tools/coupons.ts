@@ -7,7 +7,12 @@ import { listOf, MAJOR, pageInput, paged, pathId } from '../schemas/common.js';
 import { couponRow, listView } from '../schemas/views.js';
 
 const between1and255 = { message: 'must be 1 to 255 characters' };
-const name = z.string().min(1, between1and255).max(255, between1and255).describe('Name shown on invoices.');
+const name = z
+  .string()
+  .min(1, between1and255)
+  .max(255, between1and255)
+  .refine((s) => s === '' || s.trim() !== '', { message: 'must not be blank' })
+  .describe('Name shown on invoices.');
 const isEnabled = z.boolean().describe('false: no new applications; applied discounts keep running.');
 
 export const couponOperations = [
@@ -26,6 +31,7 @@ export const couponOperations = [
         .string()
         .min(1, between1and255)
         .max(255, between1and255)
+        .refine((s) => s === '' || s.trim() === s, { message: 'must not be blank or begin or end with whitespace: it is matched exactly' })
         .describe('Unique code customers enter, e.g. WELCOME10.'),
       name,
       type: z.enum(COUPON_TYPES).describe('Which of percentage or fixedAmount gives the discount.'),

@@ -2,13 +2,16 @@ import { z } from 'zod';
 import {
   createCustomer,
   createCustomerEmail,
+  deleteCustomerEmail,
   getCustomer,
   getCustomerEmail,
   isTimeZone,
   listCustomerEmails,
   listCustomers,
   updateCustomer,
+  updateCustomerEmail,
 } from '../domain/customers.js';
+import { UUID_RE } from '../ids.js';
 import { defineOperation } from '../registry/operation.js';
 import { idOrNumber, listOf, pageInput, pageRequest, pathId, text255, toPage } from '../schemas/common.js';
 import { currencyCodeInput } from '../schemas/catalogue.js';
@@ -19,6 +22,10 @@ const customerNumber = z
   .string()
   .min(1, { message: 'must be 1 to 255 characters' })
   .max(255, { message: 'must be 1 to 255 characters' })
+  .refine((s) => s === '' || s.trim() === s, { message: 'must not be blank or begin or end with whitespace: it is matched exactly' })
+  .refine((s) => !UUID_RE.test(s), {
+    message: 'must not have the form of an id (a UUID): every input naming a customer takes its id or its number',
+  })
   .describe('Unique customer number.');
 const nullableText = (what: string) => text255.nullable().describe(what);
 const firstName = nullableText("Person's first name.");
@@ -43,7 +50,15 @@ const customFields = z
   .record(z.string(), z.unknown())
   .describe('Custom field values by key (list_custom_fields); update replaces the map.');
 
-const emailFlag = (what: string) => z.boolean().default(false).describe(what);
+const email = z
+  .email({ message: 'must be a valid e-mail address such as billing@example.com' })
+  .max(255, { message: 'must be at most 255 characters' })
+  .describe('E-mail address, unique per customer, e.g. billing@example.com.');
+const receiverName = nullableText('Receiver name on mails.');
+const emailFlag = (what: string) => z.boolean().describe(what);
+const isInvoiceEmail = emailFlag('true: receives invoices and credits.');
+const isDunningEmail = emailFlag('true: receives dunning letters.');
+const isDefault = emailFlag("true: becomes the customer's default address.");
 
 export const customerOperations = [
   defineOperation({
@@ -75,7 +90,7 @@ export const customerOperations = [
     name: 'list_customers',
     title: 'List customers',
     description:
-      'List customers, oldest first, optionally by status. Use it to find a customer id.',
+      'List customers, oldest first, optionally by status or search. Use it to find a customer id.',
     toolset: 'customers',
     method: 'GET',
     path: '/customers',
@@ -84,12 +99,19 @@ export const customerOperations = [
     input: z.strictObject({
       ...pageInput,
       status: status.optional().describe('Only customers with this status.'),
+      search: z
+        .string()
+        .trim()
+        .min(1, { message: 'must be 1 to 255 characters besides surrounding whitespace' })
+        .max(255, { message: 'must be 1 to 255 characters besides surrounding whitespace' })
+        .optional()
+        .describe('Text in the number, names or e-mail addresses; A-Z in either case.'),
     }),
     output: listOf(customerSchema),
     mcp: listView(customerRow),
-    handler: async (ctx, { status: wanted, ...rest }) => {
+    handler: async (ctx, { status: wanted, search, ...rest }) => {
       const page = pageRequest(rest);
-      const { rows, total } = await listCustomers(ctx.tx, ctx.org, { status: wanted }, page);
+      const { rows, total } = await listCustomers(ctx.tx, ctx.org, { status: wanted, search }, page);
       return toPage(rows, total, page);
     },
   }),
@@ -145,14 +167,11 @@ export const customerOperations = [
     kind: 'create',
     input: z.strictObject({
       id: idOrNumber('customer'),
-      email: z
-        .email({ message: 'must be a valid e-mail address such as billing@example.com' })
-        .max(255, { message: 'must be at most 255 characters' })
-        .describe('E-mail address, e.g. billing@example.com.'),
-      receiverName: nullableText('Receiver name on mails.').optional(),
-      isInvoiceEmail: emailFlag('true: receives invoices and credits.'),
-      isDunningEmail: emailFlag('true: receives dunning letters.'),
-      default: emailFlag("true: becomes the customer's default address."),
+      email,
+      receiverName: receiverName.optional(),
+      isInvoiceEmail: isInvoiceEmail.default(false),
+      isDunningEmail: isDunningEmail.default(false),
+      default: isDefault.default(false),
     }),
     output: customerEmailSchema,
     location: (e) => `/customer-email-addresses/${e.id}`,
@@ -190,5 +209,39 @@ export const customerOperations = [
     input: z.strictObject({ id: pathId('customer e-mail address') }),
     output: customerEmailSchema,
     handler: (ctx, input) => getCustomerEmail(ctx.tx, ctx.org, input.id),
+  }),
+  defineOperation({
+    name: 'update_customer_email_address',
+    title: 'Update customer e-mail address',
+    description:
+      'Change an e-mail address (by its own id): omitted fields stay, null clears receiverName, default true replaces the old default.',
+    toolset: 'customers',
+    method: 'PUT',
+    path: '/customer-email-addresses/{id}',
+    permission: 'customer:write',
+    kind: 'update',
+    input: z.strictObject({
+      id: pathId('customer e-mail address'),
+      email: email.optional(),
+      receiverName: receiverName.optional(),
+      isInvoiceEmail: isInvoiceEmail.optional(),
+      isDunningEmail: isDunningEmail.optional(),
+      default: isDefault.optional(),
+    }),
+    output: customerEmailSchema,
+    handler: (ctx, { id, ...patch }) => updateCustomerEmail(ctx.tx, ctx.org, id, patch, ctx.now),
+  }),
+  defineOperation({
+    name: 'delete_customer_email_address',
+    title: 'Delete customer e-mail address',
+    description: 'Remove an e-mail address (by its own id); no other becomes the default in its place.',
+    toolset: 'customers',
+    method: 'DELETE',
+    path: '/customer-email-addresses/{id}',
+    permission: 'customer:write',
+    kind: 'delete',
+    input: z.strictObject({ id: pathId('customer e-mail address') }),
+    output: z.object({ id: z.string(), deleted: z.literal(true) }),
+    handler: (ctx, input) => deleteCustomerEmail(ctx.tx, ctx.org, input.id),
   }),
 ];

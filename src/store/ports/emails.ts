@@ -8,13 +8,19 @@ export interface EmailAttachment {
   filename: string;
 }
 
+/** Whom an e-mail goes to: the address, with the name its To header shows when there is one. */
+export interface Recipient {
+  address: string;
+  name: string | null;
+}
+
 /** An e-mail as it is queued. */
 export interface NewEmail {
   id: string;
   kind: EmailKind;
   customer: string;
   invoice: string;
-  to: string[];
+  to: Recipient[];
   subject: string;
   text: string;
   html: string | null;
@@ -28,7 +34,7 @@ export interface NewEmail {
 export interface OutgoingEmail {
   organisationId: string;
   id: string;
-  to: string[];
+  to: Recipient[];
   subject: string;
   text: string;
   html: string | null;

@@ -1,6 +1,6 @@
 import type { PageRequest } from '../../schemas/common.js';
 import type { Customer, CustomerEmail } from '../../schemas/customers.js';
-import type { CustomerRepo } from '../ports/customers.js';
+import type { CustomerFilter, CustomerRepo } from '../ports/customers.js';
 import { bool, int, type Sql } from '../sql.js';
 
 const CUSTOMER_COLUMNS = `id, customer_number AS customerNumber, time_zone AS timeZone, first_name AS firstName,
@@ -35,6 +35,19 @@ const toEmail = (r: EmailRow): CustomerEmail => ({
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
+
+/** A-Z folded to a-z and nothing else: what `lower()` does on both engines (SQLite's built-in; PostgreSQL's on "C" collated columns). */
+const foldAscii = (text: string) => text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+
+/** `%text%` for `LIKE … ESCAPE '\'`: the text's own `%`, `_` and `\` match as themselves. */
+const containing = (text: string) => `%${foldAscii(text).replace(/[\\%_]/g, '\\$&')}%`;
+
+/** The customer's number, names or one of its e-mail addresses contain the `containing` pattern, bound to each `?`. */
+const SEARCH = `(lower(customer_number) LIKE ? ESCAPE '\\' OR lower(company_name) LIKE ? ESCAPE '\\'
+  OR lower(first_name) LIKE ? ESCAPE '\\' OR lower(last_name) LIKE ? ESCAPE '\\'
+  OR EXISTS (SELECT 1 FROM customer_emails e WHERE e.organisation_id = customers.organisation_id AND e.customer_id = customers.id
+    AND lower(e.email) LIKE ? ESCAPE '\\'))`;
+const SEARCHED = SEARCH.split('?').length - 1;
 
 export class SqlCustomerRepo implements CustomerRepo {
   constructor(private readonly sql: Sql) {}
@@ -119,11 +132,37 @@ export class SqlCustomerRepo implements CustomerRepo {
     );
   }
 
-  async list(org: string, filter: { status?: string | undefined }, page: PageRequest) {
-    const { rows, total } = filter.status
-      ? await this.sql.page<CustomerRow>('FROM customers WHERE organisation_id = ? AND status = ?', [org, filter.status], page, CUSTOMER_COLUMNS)
-      : await this.sql.page<CustomerRow>('FROM customers WHERE organisation_id = ?', [org], page, CUSTOMER_COLUMNS);
+  async list(org: string, filter: CustomerFilter, page: PageRequest) {
+    const where = ['organisation_id = ?'];
+    const params: unknown[] = [org];
+    if (filter.status) {
+      where.push('status = ?');
+      params.push(filter.status);
+    }
+    if (filter.search !== undefined) {
+      where.push(SEARCH);
+      params.push(...Array<string>(SEARCHED).fill(containing(filter.search)));
+    }
+    const { rows, total } = await this.sql.page<CustomerRow>(`FROM customers WHERE ${where.join(' AND ')}`, params, page, CUSTOMER_COLUMNS);
     return { rows: rows.map(toCustomer), total };
+  }
+
+  async billingSubscriptions(
+    org: string,
+    customerId: string,
+    statuses: { running: readonly string[]; ending: readonly string[] },
+    limit: number,
+  ): Promise<{ numbers: string[]; total: number }> {
+    const { rows, total } = await this.sql.page<{ number: string }>(
+      `FROM subscriptions s WHERE s.organisation_id = ? AND s.customer_id = ? AND (s.status IN (SELECT value FROM json_each(?))
+         OR (s.status IN (SELECT value FROM json_each(?)) AND EXISTS (SELECT 1 FROM subscription_items i
+           WHERE i.organisation_id = s.organisation_id AND i.subscription_id = s.id AND i.next_billing_at IS NOT NULL)))`,
+      [org, customerId, JSON.stringify(statuses.running), JSON.stringify(statuses.ending)],
+      { page: 1, limit, descending: false },
+      's.number',
+      's',
+    );
+    return { numbers: rows.map((r) => r.number), total };
   }
 
   async insertEmail(org: string, e: CustomerEmail): Promise<void> {
@@ -140,6 +179,37 @@ export class SqlCustomerRepo implements CustomerRepo {
       int(e.default),
       e.createdAt,
       e.updatedAt,
+    );
+  }
+
+  async updateEmail(org: string, e: CustomerEmail): Promise<void> {
+    await this.sql.run(
+      `UPDATE customer_emails SET email = ?, receiver_name = ?, is_invoice_email = ?, is_dunning_email = ?, is_default = ?, updated_at = ?
+       WHERE organisation_id = ? AND id = ?`,
+      e.email,
+      e.receiverName,
+      int(e.isInvoiceEmail),
+      int(e.isDunningEmail),
+      int(e.default),
+      e.updatedAt,
+      org,
+      e.id,
+    );
+  }
+
+  async deleteEmail(org: string, id: string): Promise<boolean> {
+    return (await this.sql.run('DELETE FROM customer_emails WHERE organisation_id = ? AND id = ?', org, id)).changes > 0;
+  }
+
+  async emailTaken(org: string, customerId: string, email: string, exceptId = ''): Promise<boolean> {
+    return (
+      (await this.sql.get(
+        'SELECT 1 FROM customer_emails WHERE organisation_id = ? AND customer_id = ? AND lower(email) = ? AND id <> ?',
+        org,
+        customerId,
+        foldAscii(email),
+        exceptId,
+      )) !== undefined
     );
   }
 

@@ -8,6 +8,7 @@ import type {
   EmailRepo,
   NewEmail,
   OutgoingEmail,
+  Recipient,
 } from '../ports/emails.js';
 import { bool, type Sql } from '../sql.js';
 
@@ -43,12 +44,16 @@ interface AddressRow {
   updated_at: string;
 }
 
+/** The recipients column: a JSON array of recipients, or of bare addresses as e-mails queued before names were kept have it. */
+const recipientsOf = (column: string): Recipient[] =>
+  (JSON.parse(column) as Array<Recipient | string>).map((r) => (typeof r === 'string' ? { address: r, name: null } : r));
+
 const toEmail = (r: EmailRow): Email => ({
   id: r.id,
   kind: r.kind,
   invoice: r.invoice_id,
   customer: r.customer_id,
-  to: JSON.parse(r.recipients) as string[],
+  to: recipientsOf(r.recipients).map((t) => t.address),
   subject: r.subject,
   body: r.body_text,
   status: r.status,
@@ -137,7 +142,7 @@ export class SqlEmailRepo implements EmailRepo {
     return rows.map((r) => ({
       organisationId: r.organisation_id,
       id: r.id,
-      to: JSON.parse(r.recipients) as string[],
+      to: recipientsOf(r.recipients),
       subject: r.subject,
       text: r.body_text,
       html: r.body_html,
