@@ -150,6 +150,9 @@ describe('invoice addresses', () => {
     expect(res.status).toBe(201);
     expect(res.headers.get('location')).toBe(`/customers/${customer}/invoice-addresses/${res.body.id}`);
     expect(res.body).toMatchObject({ ...address, customer, default: true });
+    expect(await env.http('GET', res.headers.get('location')!)).toMatchObject({ status: 200, body: res.body });
+    expect(await ok(env.mcp, 'get_invoice_address', { id: customer, addressId: res.body.id })).toEqual(res.body);
+    await fails(env.mcp, 'get_invoice_address', { id: await newCustomer(), addressId: res.body.id }, 404);
     const list = await env.http('GET', `/customers/${customer}/invoice-addresses?limit=1`);
     expect(list.status).toBe(200);
     expect(list.body.data).toEqual([res.body]);
@@ -230,6 +233,8 @@ describe('payment methods: SEPA direct debit', () => {
     expect(res.status).toBe(201);
     expect(res.headers.get('location')).toBe(`/customers/${customer}/payment-methods/${res.body.id}`);
     expect(res.body.sepaDebit.iban).toBe('GB82**************5432');
+    expect(await env.http('GET', res.headers.get('location')!)).toMatchObject({ status: 200, body: res.body });
+    await fails(env.mcp, 'get_payment_method', { id: await newCustomer(), paymentMethodId: res.body.id }, 404);
     const replay = await env.http('POST', `/customers/${customer}/payment-methods`, { body, headers });
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.body).toEqual(res.body);

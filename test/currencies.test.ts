@@ -43,6 +43,27 @@ describe('the minor unit of each currency comes from ISO 4217', () => {
   });
 });
 
+describe('ISO 4217 codes that are not money', () => {
+  const product = () => ok(env.mcp, 'create_product', { name: 'Gold bar' });
+
+  it.each(['XXX', 'XAU', 'XAG', 'XPT', 'XPD', 'XTS', 'XDR', 'XBA', 'XBB', 'XBC', 'XBD', 'XSU', 'XUA'])(
+    '%s is refused wherever a currency is taken, naming what it is',
+    async (code) => {
+      const plan = await fails(env.mcp, 'create_price_plan', { id: (await product()).id, type: 'flat_fee', currencyCode: code, price: { amount: 1 }, billingInterval: '1M' }, 422);
+      expect(plan.violations).toEqual([expect.objectContaining({ propertyPath: 'currencyCode', message: expect.stringMatching(new RegExp(`^currencyCode must be a currency one can bill in: ${code} is .+, not money$`)) })]);
+      expect(paths(await fails(env.mcp, 'create_customer', { lastName: 'Metals', currencyCode: code }, 422))).toEqual(['currencyCode']);
+      const coupon = { code: `OFF-${code}`, name: 'Off', type: 'fixed_amount', frequency: 'once', fixedAmount: { amount: 1, currency: code } };
+      expect(paths(await fails(env.mcp, 'create_coupon', coupon, 422))).toEqual(['fixedAmount.currency']);
+    },
+  );
+
+  it('XAU names gold; the CFA and CFP francs and the East Caribbean dollar stay currencies', async () => {
+    const gold = await fails(env.mcp, 'create_customer', { lastName: 'Gold', currencyCode: 'XAU' }, 422);
+    expect(gold.violations[0].message).toBe('currencyCode must be a currency one can bill in: XAU is gold, not money');
+    for (const code of ['XOF', 'XAF', 'XPF', 'XCD']) expect((await ok(env.mcp, 'create_customer', { lastName: code, currencyCode: code })).currencyCode).toBe(code);
+  });
+});
+
 describe('price plans: price.amount has at most the currency minor-unit digits', () => {
   let product: any;
   beforeAll(async () => {

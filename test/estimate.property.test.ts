@@ -66,8 +66,7 @@ describe('the estimate is the next invoice', () => {
             currencyCode: 'EUR',
             price: { amount: c.cents / 100 },
             billingInterval: c.interval,
-            payInAdvance: c.payInAdvance,
-            proRata: c.proRata,
+            ...(c.metered ? {} : { payInAdvance: c.payInAdvance, proRata: c.proRata }),
             freeUnits: c.metered ? c.freeUnits : 0,
           });
           charges.push({ product: product.id, pricePlan: pricePlan.id, ...(c.metered ? {} : { quantity: c.quantity }) });

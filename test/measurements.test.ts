@@ -18,6 +18,34 @@ describe('units', () => {
   });
 });
 
+describe('a unit by id or name', () => {
+  it('get_unit answers the Location of create_unit, and takes the name as measurements do', async () => {
+    const res = await env.http('POST', '/catalogue/units', { body: { name: 'API request' } });
+    expect(res.status).toBe(201);
+    const got = await env.http('GET', res.headers.get('location')!);
+    expect(got.status).toBe(200);
+    expect(got.body).toEqual(res.body);
+    expect(await ok(env.mcp, 'get_unit', { id: 'API request' })).toEqual(res.body);
+    expect((await env.http('GET', `/catalogue/units/${encodeURIComponent('API request')}`)).body).toEqual(res.body);
+    await fails(env.mcp, 'get_unit', { id: 'api request' }, 404);
+    const { tools } = await env.mcp.listTools();
+    expect(tools.find((t) => t.name === 'get_unit')?.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+  });
+
+  it('refuses a name that differs from an existing one only in case or surrounding spaces, and surrounding whitespace', async () => {
+    const unit = await ok(env.mcp, 'create_unit', { name: 'Seat' });
+    for (const name of ['seat', 'SEAT']) {
+      const dup = await fails(env.mcp, 'create_unit', { name }, 422);
+      expect(dup.violations).toEqual([expect.objectContaining({ propertyPath: 'name', code: 'unique', message: expect.stringContaining(unit.id) })]);
+    }
+    for (const name of [' Seat', 'Seat ', '\tKilowatt hour', 'Kilowatt hour\n']) {
+      const spaced = await fails(env.mcp, 'create_unit', { name }, 422);
+      expect(spaced.violations).toEqual([expect.objectContaining({ propertyPath: 'name', code: 'surrounding_whitespace' })]);
+    }
+    expect(await ok(env.mcp, 'create_unit', { name: 'Seat hour' })).toMatchObject({ name: 'Seat hour' });
+  });
+});
+
 describe('measurements', () => {
   beforeAll(async () => {
     await ok(env.mcp, 'create_unit', { name: 'call' });

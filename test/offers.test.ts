@@ -686,3 +686,28 @@ describe('invoice details with a VAT id (issue 17)', () => {
     expect((await ok(env.mcp, 'list_invoice_addresses', { id: o.customer.id })).data[0].vatId).toBe('DE136695976');
   });
 });
+
+describe('prices on the offer page follow showPricePerInterval', () => {
+  it('shows a flat price per the interval asked for, beside the billed amount; months against weeks keep the billed amount', async () => {
+    const charges = [];
+    for (const [name, amount, billingInterval, showPricePerInterval] of [
+      ['Yearly licence', 120, '1Y', '1M'],
+      ['Quarterly support', 100, '3M', '1M'],
+      ['Weekly hosting', 7, '1W', '1M'],
+      ['Monthly seat', 5, '1M', '1M'],
+    ] as const) {
+      const product = await ok(env.mcp, 'create_product', { name });
+      const price = await ok(env.mcp, 'create_price_plan', { id: product.id, type: 'flat_fee', currencyCode: 'EUR', price: { amount }, billingInterval, showPricePerInterval });
+      charges.push({ product: product.id, pricePlan: price.id });
+    }
+    const plan = await ok(env.mcp, 'create_plan', { code: 'shown-per-month', name: 'Shown per month', charges });
+    const o = await offer({ subscription: { plan: plan.id, periods: yearly } });
+    const page = await (await fetch(o.recipients[0].link)).text();
+    expect(page).toContain('€10.00 per month (€120.00 per year)');
+    expect(page).toContain('€33.33 per month (€100.00 per 3 months)');
+    expect(page).toContain('€7.00 per week');
+    expect(page).not.toContain('per month (€7.00 per week)');
+    expect(page).toContain('€5.00 per month');
+    expect(page).not.toContain('(€5.00 per month)');
+  });
+});

@@ -374,6 +374,44 @@ describe('plans', () => {
   });
 });
 
+describe('plans that subscriptions use', () => {
+  it('keep their currency while a subscription that is not cancelled or terminated uses them (409 naming it)', async () => {
+    const x = await catalogue();
+    const plan = await ok(x.mcp, 'create_plan', { code: 'eur', name: 'EUR', charges: [charge(x)], addons: [addon(x)] });
+    const customer = await ok(x.mcp, 'create_customer', { lastName: 'Euro', currencyCode: 'EUR' });
+    const s = await ok(x.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods: [{ contractPeriod: '12M', cancellationPeriod: '1M' }], activate: true });
+    const moved = await fails(x.mcp, 'update_plan', { id: plan.id, charges: [{ product: x.product.id, pricePlan: x.usd.id }], addons: [] }, 409);
+    expect(moved.detail).toMatch(/plan eur cannot move from EUR to USD: subscriptions SUB-\d+/);
+    expect(moved.detail).toContain(s.number);
+    expect((await ok(x.mcp, 'get_plan', { id: plan.id })).charges[0].pricePlan.currencyCode).toBe('EUR');
+    expect((await ok(x.mcp, 'update_plan', { id: plan.id, charges: [charge(x, 2)], addons: [] })).charges[0].quantity).toBe(2);
+    await ok(x.mcp, 'terminate_subscription', { id: s.id });
+    const usd = await ok(x.mcp, 'update_plan', { id: plan.id, charges: [{ product: x.product.id, pricePlan: x.usd.id }] });
+    expect(usd.charges[0].pricePlan.currencyCode).toBe('USD');
+  });
+
+  it('refuse a charge quantity for a product with a usage metric, on create and update (usage_metric_quantity)', async () => {
+    const x = await catalogue();
+    const metered = await ok(x.mcp, 'create_product', { name: 'Calls', usageMetric: { eventName: 'calls', aggregation: 'count' } });
+    const price = await ok(x.mcp, 'create_price_plan', { id: metered.id, ...flatFee, type: 'per_unit', price: { amount: 0.01 } });
+    const usage = { product: metered.id, pricePlan: price.id };
+    const refused = await fails(x.mcp, 'create_plan', { code: 'calls', name: 'Calls', charges: [charge(x), { ...usage, quantity: 7 }] }, 422);
+    expect(refused.violations).toEqual([expect.objectContaining({ propertyPath: 'charges[1].quantity', code: 'usage_metric_quantity' })]);
+    const plan = await ok(x.mcp, 'create_plan', { code: 'calls', name: 'Calls', charges: [charge(x, 3), usage] });
+    expect(plan.charges.map((ch: any) => ch.quantity)).toEqual([3, 1]);
+    const update = await fails(x.mcp, 'update_plan', { id: plan.id, charges: [{ ...usage, quantity: 1 }] }, 422);
+    expect(paths(update)).toEqual(['charges[0].quantity']);
+  });
+
+  it('say that allowCheckout is only stored, as this service has no checkout', async () => {
+    const { tools } = await c.mcp.listTools();
+    for (const name of ['create_plan', 'update_plan']) {
+      const allowCheckout = tools.find((t) => t.name === name)!.inputSchema.properties!.allowCheckout as { description: string };
+      expect(allowCheckout.description).toMatch(/^Stored only.*no checkout/);
+    }
+  });
+});
+
 describe('isolation and permissions', () => {
   it("answers 404 for unknown ids and another organisation's plan", async () => {
     const plan = await ok(c.mcp, 'create_plan', { code: 'mine', name: 'Mine', charges: [charge(c)] });

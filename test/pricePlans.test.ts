@@ -44,8 +44,8 @@ describe('create_price_plan with each type', () => {
           { upTo: null, unitAmount: 0.0000000001, flatAmount: 2.5 },
         ],
       });
-      expect(await ok(env.mcp, 'get_price_plan', { id: pp.id })).toEqual(pp);
-      expect((await env.http('GET', `/catalogue/price-plans/${pp.id}`)).body).toEqual(pp);
+      expect(await ok(env.mcp, 'get_price_plan', { id: pp.id })).toEqual({ ...pp, priceHistory: [] });
+      expect((await env.http('GET', `/catalogue/price-plans/${pp.id}`)).body).toEqual({ ...pp, priceHistory: [] });
       const row = (await ok(env.mcp, 'list_price_plans', { id: product.id })).data.find((r: any) => r.id === pp.id);
       expect(row).toMatchObject({ type, price: null });
     }
@@ -54,7 +54,7 @@ describe('create_price_plan with each type', () => {
   it('package: price and packageSize, with free units', async () => {
     const pp = await ok(env.mcp, 'create_price_plan', { id: product.id, ...base, type: 'package', price: { amount: 5 }, packageSize: 100, freeUnits: 50 });
     expect(pp).toMatchObject({ type: 'package', price: { amount: 5 }, packageSize: 100, freeUnits: 50, tiers: null });
-    expect(await ok(env.mcp, 'get_price_plan', { id: pp.id })).toEqual(pp);
+    expect(await ok(env.mcp, 'get_price_plan', { id: pp.id })).toEqual({ ...pp, priceHistory: [{ amount: 5, validFrom: pp.createdAt }] });
   });
 
   it('per_unit at 0.002 EUR, 0.00015 USD and 10 fractional digits; flat_fee in JPY and KWD; over REST too', async () => {
@@ -95,6 +95,7 @@ describe('invalid price plans: 422 naming the field, nothing written', () => {
     ['no null on the last tier', { type: 'volume', tiers: [{ upTo: 10, unitAmount: 1 }, { upTo: 20, unitAmount: 1 }] }, ['tiers[1].upTo'], /must be null on the last tier/],
     ['tiers with a price', { type: 'graduated', price: { amount: 1 }, tiers: [{ upTo: null, unitAmount: 1 }] }, ['price'], /not taken by graduated/],
     ['graduated with freeUnits', { type: 'graduated', freeUnits: 10, tiers: [{ upTo: null, unitAmount: 1 }] }, ['freeUnits'], /must be 0 for graduated.*unitAmount 0/],
+    ['flat_fee with freeUnits', { type: 'flat_fee', price: { amount: 10 }, freeUnits: 3 }, ['freeUnits'], /must be 0 for flat_fee.*only per_unit and package plans take free units/],
     ['graduated without tiers', { type: 'graduated' }, ['tiers'], /required for graduated/],
     ['empty tiers', { type: 'volume', tiers: [] }, ['tiers'], /at least 1 tier/],
     ['tiers on flat_fee', { type: 'flat_fee', price: { amount: 1 }, tiers: [{ upTo: null, unitAmount: 1 }] }, ['tiers'], /graduated and volume plans only/],
@@ -126,6 +127,86 @@ describe('invalid price plans: 422 naming the field, nothing written', () => {
   it('11 fractional digits on a per_unit price names price.amount and the 10 allowed', async () => {
     const p = await fails(env.mcp, 'create_price_plan', { id: metered.id, ...base, type: 'per_unit', price: { amount: 0.01234567891 } }, 422);
     expect(p.violations).toEqual([expect.objectContaining({ propertyPath: 'price.amount', message: expect.stringMatching(/at most 10 fractional digits \(got 11/) })]);
+  });
+});
+
+describe('price plans billing usage: in arrears, never prorated', () => {
+  const perUnit = { ...base, type: 'per_unit', price: { amount: 0.01 } };
+
+  it('store and show payInAdvance false for a plan billing usage, true by default for one billing a quantity', async () => {
+    const usage = await ok(env.mcp, 'create_price_plan', { id: metered.id, ...perUnit });
+    expect(usage).toMatchObject({ payInAdvance: false, proRata: false });
+    expect(await ok(env.mcp, 'get_price_plan', { id: usage.id })).toMatchObject({ payInAdvance: false, proRata: false });
+    const meteredPackage = await ok(env.mcp, 'create_price_plan', { id: metered.id, ...base, type: 'package', price: { amount: 5 }, packageSize: 100 });
+    expect(meteredPackage.payInAdvance).toBe(false);
+    const seatsPackage = await ok(env.mcp, 'create_price_plan', { id: product.id, ...base, type: 'package', price: { amount: 5 }, packageSize: 100 });
+    expect(seatsPackage.payInAdvance).toBe(true);
+    const flat = await ok(env.mcp, 'create_price_plan', { id: metered.id, ...base, type: 'flat_fee', price: { amount: 5 }, proRata: true });
+    expect(flat).toMatchObject({ payInAdvance: true, proRata: true });
+  });
+
+  it('refuse payInAdvance or proRata true on a plan billing usage, at their fields, on create and in an order', async () => {
+    const p = await fails(env.mcp, 'create_price_plan', { id: metered.id, ...perUnit, payInAdvance: true, proRata: true }, 422);
+    expect(p.violations).toEqual([
+      expect.objectContaining({ propertyPath: 'payInAdvance', code: 'usage_in_arrears', message: expect.stringMatching(/billed at the end of each interval/) }),
+      expect.objectContaining({ propertyPath: 'proRata', code: 'usage_not_prorated' }),
+    ]);
+    const graduated = await fails(env.mcp, 'create_price_plan', { id: metered.id, ...base, type: 'graduated', tiers, payInAdvance: true }, 422);
+    expect(paths(graduated)).toEqual(['payInAdvance']);
+    const s = await ok(env.mcp, 'create_subscription', { customer: f.customer.id, plan: f.plan.id, periods: [{ contractPeriod: '12M', cancellationPeriod: '3M' }], activate: true });
+    const order = await fails(env.mcp, 'order_subscription_products', { id: s.id, products: [{ product: metered.id, customPricePlan: { ...perUnit, proRata: true } }] }, 422);
+    expect(paths(order)).toEqual(['products[0].customPricePlan.proRata']);
+    const custom = await ok(env.mcp, 'order_subscription_products', { id: s.id, products: [{ product: metered.id, customPricePlan: perUnit }] });
+    const item = custom.items.find((i: any) => i.pricePlan.price?.amount === 0.01 && i.pricePlan.type === 'per_unit' && i.pricePlan.id !== f.meteredPricePlan.id);
+    expect((await ok(env.mcp, 'get_price_plan', { id: item.pricePlan.id })).payInAdvance).toBe(false);
+  });
+
+  it('refuse a measurement or usage metric on a product whose package, graduated or volume plans say payInAdvance or proRata', async () => {
+    const p = await ok(env.mcp, 'create_product', { name: 'Packs' });
+    const pack = await ok(env.mcp, 'create_price_plan', { id: p.id, ...base, type: 'package', price: { amount: 5 }, packageSize: 10 });
+    const refused = await fails(env.mcp, 'update_product', { id: p.id, usageMetric: { eventName: 'packs', aggregation: 'count' } }, 422);
+    expect(refused.violations).toEqual([expect.objectContaining({ propertyPath: 'usageMetric', code: 'price_plans_in_advance', message: expect.stringContaining(pack.id) })]);
+    expect((await ok(env.mcp, 'get_product', { id: p.id })).usageMetric).toBeNull();
+    const q = await ok(env.mcp, 'create_product', { name: 'Packs in arrears' });
+    await ok(env.mcp, 'create_price_plan', { id: q.id, ...base, type: 'package', price: { amount: 5 }, packageSize: 10, payInAdvance: false });
+    expect((await ok(env.mcp, 'update_product', { id: q.id, usageMetric: { eventName: 'packs', aggregation: 'count' } })).usageMetric.eventName).toBe('packs');
+  });
+});
+
+describe('price history', () => {
+  it('get_price_plan shows each price with the instant it applies from, newest first; price.updatedAt is the last price change', async () => {
+    env.setNow('2026-01-01T00:00:00Z');
+    const pp = await ok(env.mcp, 'create_price_plan', { id: product.id, ...base, type: 'flat_fee', price: { amount: 10 } });
+    env.setNow('2026-02-01T00:00:00Z');
+    await ok(env.mcp, 'update_price_plan', { id: pp.id, price: { amount: 12 } });
+    env.setNow('2026-03-01T00:00:00Z');
+    await ok(env.mcp, 'update_price_plan', { id: pp.id, price: { amount: 15 } });
+    env.setNow('2026-03-10T00:00:00Z');
+    const renamed = await ok(env.mcp, 'update_price_plan', { id: pp.id, internalName: 'renamed', status: 'inactive' });
+    expect(renamed.updatedAt).toBe('2026-03-10T00:00:00.000Z');
+    const got = await ok(env.mcp, 'get_price_plan', { id: pp.id });
+    expect(got.price).toMatchObject({ amount: 15, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-03-01T00:00:00.000Z' });
+    expect(got.priceHistory).toEqual([
+      { amount: 15, validFrom: '2026-03-01T00:00:00.000Z' },
+      { amount: 12, validFrom: '2026-02-01T00:00:00.000Z' },
+      { amount: 10, validFrom: '2026-01-01T00:00:00.000Z' },
+    ]);
+    expect((await env.http('GET', `/catalogue/price-plans/${pp.id}`)).body.priceHistory).toEqual(got.priceHistory);
+    const row = (await ok(env.mcp, 'list_price_plans', { id: product.id, limit: 100 })).data.find((r: any) => r.id === pp.id);
+    expect(row).not.toHaveProperty('priceHistory');
+    env.setNow('2026-03-20T12:00:00Z');
+  });
+
+  it('keeps the history bounded to the 20 newest prices', async () => {
+    const pp = await ok(env.mcp, 'create_price_plan', { id: product.id, ...base, type: 'flat_fee', price: { amount: 1 } });
+    for (let i = 2; i <= 25; i++) {
+      env.setNow(new Date(Date.parse('2026-04-01T00:00:00Z') + i * 60_000));
+      await ok(env.mcp, 'update_price_plan', { id: pp.id, price: { amount: i } });
+    }
+    const { priceHistory } = await ok(env.mcp, 'get_price_plan', { id: pp.id });
+    expect(priceHistory).toHaveLength(20);
+    expect(priceHistory.map((h: any) => h.amount)).toEqual(Array.from({ length: 20 }, (_, i) => 25 - i));
+    env.setNow('2026-03-20T12:00:00Z');
   });
 });
 

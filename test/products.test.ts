@@ -177,6 +177,44 @@ describe('products', () => {
   });
 });
 
+describe('what meters a product while subscriptions bill its usage', () => {
+  const calls = { eventName: 'calls', aggregation: 'count' };
+
+  it('refuses a new usage metric or measurement with 409 naming the subscriptions until their items have nothing left to bill', async () => {
+    env.setNow('2032-01-10T00:00:00Z');
+    const p = await ok(env.mcp, 'create_product', { name: 'Calls', usageMetric: calls });
+    const price = await ok(env.mcp, 'create_price_plan', { id: p.id, type: 'per_unit', currencyCode: 'EUR', price: { amount: 0.01 }, billingInterval: '1M' });
+    const plan = await ok(env.mcp, 'create_plan', { code: 'calls', name: 'Calls', charges: [{ product: p.id, pricePlan: price.id }] });
+    const customer = await ok(env.mcp, 'create_customer', { lastName: 'Caller' });
+    const s = await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods: [{ contractPeriod: '1M', cancellationPeriod: '0D' }], activate: true });
+    await ok(env.mcp, 'ingest_usage_events', { events: [{ id: 'call-1', eventName: 'calls', subscription: s.id }] });
+
+    const changed = await fails(env.mcp, 'update_product', { id: p.id, usageMetric: { eventName: 'requests', aggregation: 'count' } }, 409);
+    expect(changed.detail).toContain(s.number);
+    expect(changed.detail).toMatch(/usageMetric of product Calls cannot change.*Create a new product/);
+    const measured = await fails(env.mcp, 'update_product', { id: p.id, usageMetric: null, measurement: measurementId }, 409);
+    expect(measured.detail).toMatch(/^measurement of product Calls/);
+    expect((await ok(env.mcp, 'update_product', { id: p.id, usageMetric: calls, name: 'Calls v2' })).usageMetric.eventName).toBe('calls');
+
+    env.setNow('2032-01-20T00:00:00Z');
+    await ok(env.mcp, 'terminate_subscription', { id: s.id });
+    await fails(env.mcp, 'update_product', { id: p.id, usageMetric: { eventName: 'requests', aggregation: 'count' } }, 409);
+    const run = await ok(env.mcp, 'run_billing', { subscription: s.id });
+    expect(run.invoicesCreated).toBe(1);
+    const updated = await ok(env.mcp, 'update_product', { id: p.id, usageMetric: { eventName: 'requests', aggregation: 'count' } });
+    expect(updated.usageMetric.eventName).toBe('requests');
+  });
+
+  it('list_products rows name the event a metered product bills', async () => {
+    const { mcp } = await freshOrg();
+    const metered = await ok(mcp, 'create_product', { name: 'Metered row', usageMetric: calls });
+    const plain = await ok(mcp, 'create_product', { name: 'Plain row' });
+    const rows = (await ok(mcp, 'list_products', {})).data;
+    expect(rows.find((r: any) => r.id === metered.id).usageMetric).toEqual({ eventName: 'calls' });
+    expect(rows.find((r: any) => r.id === plain.id).usageMetric).toBeNull();
+  });
+});
+
 describe('product custom fields', () => {
   let mcp: Client;
   beforeAll(async () => {
@@ -295,7 +333,7 @@ describe('price plans', () => {
       inUse: false,
       createdAt: '2031-05-01T10:00:00.000Z',
     });
-    expect(await ok(env.mcp, 'get_price_plan', { id: pp.id })).toEqual(pp);
+    expect(await ok(env.mcp, 'get_price_plan', { id: pp.id })).toEqual({ ...pp, priceHistory: [{ amount: 9.99, validFrom: '2031-05-01T10:00:00.000Z' }] });
     expect((await env.http('GET', `/catalogue/products/${product.id}/price-plans`)).body.data).toContainEqual(pp);
   });
 
@@ -309,7 +347,7 @@ describe('price plans', () => {
       status: 'inactive',
       applyTrial: true,
       payInAdvance: false,
-      proRata: true,
+      proRata: false,
       freeUnits: 100,
       billingInterval: '12M',
       showPricePerInterval: '1M',
@@ -324,7 +362,7 @@ describe('price plans', () => {
       status: 'inactive',
       applyTrial: true,
       payInAdvance: false,
-      proRata: true,
+      proRata: false,
       freeUnits: 100,
       billingInterval: '12M',
       showPricePerInterval: '1M',

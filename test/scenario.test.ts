@@ -116,6 +116,7 @@ describe('a back-office scenario through every listed tool', () => {
     const a = admin;
     await a.call('create_unit', { name: 'API call' });
     await a.call('list_units', { limit: 10 });
+    await a.call('get_unit', { id: 'API call' });
 
     s.measurement = idOf(
       await a.call('create_measurement', { unit: 'API call', code: 'api_calls', aggregationType: 'sum', type: 'metered' }),
@@ -254,6 +255,7 @@ describe('a back-office scenario through every listed tool', () => {
       'create_invoice_address',
     );
     await a.call('list_invoice_addresses', { id: s.customer });
+    await a.call('get_invoice_address', { id: s.customer, addressId: s.address });
 
     s.sepa = idOf(
       await a.call('create_payment_method', {
@@ -275,6 +277,7 @@ describe('a back-office scenario through every listed tool', () => {
     });
     await a.call('update_payment_method', { id: s.customer, paymentMethodId: card.id, name: 'Backup card' });
     await a.call('list_payment_methods', { id: s.customer });
+    await a.call('get_payment_method', { id: s.customer, paymentMethodId: s.sepa });
 
     const first = await a.call('authenticate_customer', { id: s.customer });
     const refreshed = await a.call('refresh_customer_token', { refreshToken: first.data.refreshToken });
@@ -368,6 +371,7 @@ describe('a back-office scenario through every listed tool', () => {
     await customer.call('list_customer_email_addresses', { id: s.customer });
     await customer.call('get_customer_email_address', { id: s.email });
     await customer.call('list_payment_methods', { id: s.customer });
+    await customer.call('get_payment_method', { id: s.customer, paymentMethodId: s.sepa });
     await customer.call('create_payment_method', { id: s.customer, type: 'paypal', paypal: { email: 'billing@acme.example' } });
     await customer.call('list_subscriptions', {});
     await customer.call('get_subscription', { id: s.subscription });
@@ -495,8 +499,9 @@ describe('a back-office scenario through every listed tool', () => {
     const a = admin;
     await a.call('update_sepa_creditor', { creditorIdentifier: 'DE98ZZZ09999999999', name: 'Billing GmbH', iban: 'DE02120300000000202051' });
     await a.call('get_sepa_creditor', {});
-    await a.call('create_sepa_mandate', { id: s.customer, paymentMethod: s.sepa, mandateReference: 'ACME-MANDATE-1', signatureDate: '2026-02-20' });
+    const given = await a.call('create_sepa_mandate', { id: s.customer, paymentMethod: s.sepa, mandateReference: 'ACME-MANDATE-1', signatureDate: '2026-02-20' });
     await a.call('list_sepa_mandates', { id: s.customer });
+    await a.call('get_sepa_mandate', { id: s.customer, mandate: idOf(given, 'create_sepa_mandate') });
     for (const amount of [12_000, 8_000]) {
       await a.call('create_invoice', { customer: s.customer, dueAt: NOW, lines: [{ description: 'Support', quantity: 1, unitAmount: amount }] });
     }

@@ -131,6 +131,8 @@ describe('creditor and mandates', () => {
     });
     expect(b2b.status).toBe(201);
     expect(b2b.headers.get('location')).toBe(`/customers/${customer.id}/sepa-mandates/${b2b.body.id}`);
+    expect(await env.http('GET', b2b.headers.get('location')!)).toMatchObject({ status: 200, body: b2b.body });
+    expect(await ok(env.mcp, 'get_sepa_mandate', { id: customer.customerNumber, mandate: b2b.body.id })).toEqual(b2b.body);
     await fails(env.mcp, 'create_sepa_mandate', { id: customer.id, paymentMethod: second.id, mandateReference: 'MND-RULES-5', signatureDate: '2027-03-01' }, 409);
     const list = await ok(env.mcp, 'list_sepa_mandates', { id: customer.id });
     expect(list.data.map((m: any) => [m.mandateReference, m.sepaType])).toEqual([['MND-RULES-1', 'core'], ['MND-RULES-4', 'b2b']]);

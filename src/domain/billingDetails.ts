@@ -407,6 +407,22 @@ export async function getPaymentMethod(
   return method && (await views(tx, org, [method], now))[0];
 }
 
+/** One of the customer's invoice addresses (customer by id or number); a 404 when it has no such address. */
+export async function showInvoiceAddress(tx: Tx, org: string, customerRef: string, id: string): Promise<InvoiceAddress> {
+  const customer = await getCustomer(tx, org, customerRef);
+  const address = await getInvoiceAddress(tx, org, customer.id, id);
+  if (!address) throw notFound('Invoice address', id);
+  return address;
+}
+
+/** One of the customer's payment methods as every response shows it (customer by id or number); a 404 when it has no such method. */
+export async function showPaymentMethod(tx: Tx, org: string, customerRef: string, id: string, now: Date): Promise<PaymentMethod> {
+  const customer = await getCustomer(tx, org, customerRef);
+  const method = await getPaymentMethod(tx, org, customer.id, id, now);
+  if (!method) throw notFound('Payment method', id);
+  return method;
+}
+
 /** The customer's default payment method (always enabled), or undefined when it has none (or is unknown). */
 export async function defaultPaymentMethod(tx: Tx, org: string, customerId: string, now: Date): Promise<PaymentMethod | undefined> {
   const method = await tx.billingDetails.defaultPaymentMethod(org, customerId);

@@ -4,14 +4,29 @@ import type { PageRequest } from '../schemas/common.js';
 import type { AggregationType, Measurement, MeasurementType, Unit } from '../schemas/measurements.js';
 import type { Tx } from '../store/store.js';
 
+/**
+ * A unit's name is unique regardless of the case of A-Z and of surrounding spaces ("GB" and "gb" would
+ * be one unit to a reader), and has no surrounding whitespace of its own.
+ */
 export async function createUnit(tx: Tx, org: string, input: { name: string }, now: Date): Promise<Unit> {
-  const existing = await tx.catalogue.findUnit(org, input.name);
-  if (existing && existing.name === input.name) {
-    throw invalid('name', `name must be unique: a unit named '${input.name}' already exists (id ${existing.id})`, 'unique');
+  if (input.name.trim() !== input.name) {
+    throw invalid('name', `name must not begin or end with whitespace (got ${JSON.stringify(input.name)}); send ${JSON.stringify(input.name.trim())}`, 'surrounding_whitespace');
+  }
+  const existing = await tx.catalogue.findUnitNamedAlike(org, input.name);
+  if (existing) {
+    const same = existing.name === input.name ? 'already exists' : `differs from it only in case or surrounding spaces`;
+    throw invalid('name', `name must be unique: unit '${existing.name}' (id ${existing.id}) ${same}; use that unit`, 'unique');
   }
   const at = now.toISOString();
   const unit: Unit = { id: newId(), name: input.name, createdAt: at, updatedAt: at };
   await tx.catalogue.insertUnit(org, unit);
+  return unit;
+}
+
+/** A unit by its id or its name, as measurements refer to units. */
+export async function getUnit(tx: Tx, org: string, ref: string): Promise<Unit> {
+  const unit = await tx.catalogue.findUnit(org, ref);
+  if (!unit) throw notFound('Unit', ref);
   return unit;
 }
 

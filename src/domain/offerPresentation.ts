@@ -10,6 +10,7 @@ import type { Organisation } from '../schemas/organisation.js';
 import type { PricePlan } from '../schemas/catalogue.js';
 import type { Tx } from '../store/store.js';
 import { customerName } from './emails.js';
+import { divideRounded } from '../values/decimal.js';
 import { formatMoney, formatUnitAmount } from '../values/money.js';
 import { chargeKindOf } from './billing/schedule.js';
 import { billingAddressOf } from './billingDetails.js';
@@ -24,7 +25,7 @@ import { MICROS, toMicros } from './quantity.js';
 export interface PresentedItem {
   name: string;
   quantity: string;
-  /** e.g. "€49.90 per month", "€0.01 per unit, 100 free". */
+  /** e.g. "€49.90 per month", "€10.00 per month (€120.00 per year)", "€0.01 per unit, 100 free". */
   price: string;
   /** e.g. "monthly in advance", "monthly in arrears, by usage". */
   billing: string;
@@ -53,6 +54,28 @@ function intervalWords(billingInterval: string): { per: string; adverb: string }
   return count === 1 ? { per: noun, adverb } : { per: `${count} ${noun}s`, adverb: `every ${count} ${noun}s` };
 }
 
+/** The length of an interval in its own measure: months for M and Y, days for D and W. */
+function lengthOf(interval: string): { measure: 'months' | 'days'; count: number } {
+  const { count, unit } = parseInterval(interval);
+  if (unit === 'M' || unit === 'Y') return { measure: 'months', count: unit === 'Y' ? count * 12 : count };
+  return { measure: 'days', count: unit === 'W' ? count * 7 : count };
+}
+
+/**
+ * A flat price of `net` minor units per billing interval, shown per the plan's `showPricePerInterval`
+ * with the billed amount after it: 120 a year shown per month is "€10.00 per month (€120.00 per
+ * year)", the share rounded half-up to the minor unit. The billed amount alone when the two intervals
+ * are as long, or when one counts months and the other days (a month has no fixed number of days).
+ */
+function flatPrice(net: number, plan: PricePlan): string {
+  const billed = `${formatMoney(net, plan.currencyCode)} per ${intervalWords(plan.billingInterval).per}`;
+  const bill = lengthOf(plan.billingInterval);
+  const show = lengthOf(plan.showPricePerInterval);
+  if (show.measure !== bill.measure || show.count === bill.count) return billed;
+  const shown = divideRounded(BigInt(net) * BigInt(show.count), BigInt(bill.count));
+  return `${formatMoney(shown, plan.currencyCode)} per ${intervalWords(plan.showPricePerInterval).per} (${billed})`;
+}
+
 /** The price of one unit of usage beyond the free units, as the plan's first tier or package prices it. */
 function usagePrice(plan: PricePlan): string {
   const [line] = priceCharge(plan, (BigInt(plan.freeUnits) + 1n) * MICROS);
@@ -68,12 +91,12 @@ async function presentItems(tx: Tx, org: string, subscriptionId: string, now: Da
     const product = await getProduct(tx, org, item.productId);
     const plan = pricePlanAt(await getPricePlan(tx, org, item.pricePlanId), await priceChangesOf(tx, org, item.pricePlanId), now.toISOString());
     const kind = chargeKindOf(product, plan.type);
-    const { per, adverb } = intervalWords(plan.billingInterval);
+    const { adverb } = intervalWords(plan.billingInterval);
     const name = item.name ?? product.name;
     if (kind === 'flat') {
       const net = priceCharge(plan, toMicros(item.quantity)).reduce((sum, l) => sum + l.netAmount, 0);
       const billing = `${adverb} ${plan.payInAdvance ? 'in advance' : 'in arrears'}`;
-      out.push({ name, quantity: item.quantity, price: `${formatMoney(net, plan.currencyCode)} per ${per}`, billing });
+      out.push({ name, quantity: item.quantity, price: flatPrice(net, plan), billing });
     } else {
       const billing = kind === 'instant' ? 'as used' : `${adverb} in arrears, by usage`;
       out.push({ name, quantity: item.quantity, price: usagePrice(plan), billing });

@@ -17,7 +17,8 @@ export interface PlanAddonInput {
 }
 
 export interface PlanChargeInput extends PlanAddonInput {
-  quantity: number;
+  /** Omitted: 1. Refused for a product with a usage metric, whose usage events drive its quantity. */
+  quantity?: number | undefined;
 }
 
 export interface PlanInput {
@@ -34,6 +35,9 @@ export interface PlanInput {
   charges: PlanChargeInput[];
   addons?: PlanAddonInput[] | undefined;
 }
+
+/** Subscription numbers named in a message, at most this many ("and 4 more" for the rest). */
+const NAMED = 3;
 
 /** Status changes of an existing plan; repeating the current status is a no-op. */
 const TRANSITIONS: Record<PlanStatus, PlanStatus[]> = {
@@ -99,6 +103,26 @@ async function itemViolations(
   return violations;
 }
 
+/**
+ * A quantity given for a charge whose product has a usage metric: its usage events alone drive the
+ * item's quantity (interface section 9), as order_subscription_products and update_subscription_item
+ * enforce for items.
+ */
+async function quantityViolations(tx: Tx, org: string, charges: PlanChargeInput[]): Promise<Violation[]> {
+  const violations: Violation[] = [];
+  for (const [i, charge] of charges.entries()) {
+    if (charge.quantity === undefined) continue;
+    const product = await tx.products.get(org, charge.product);
+    if (!product?.usageMetric) continue;
+    violations.push({
+      propertyPath: `charges[${i}].quantity`,
+      message: `charges[${i}].quantity cannot be set: product ${product.name} has a usage metric (event ${product.usageMetric.eventName}), and since the third quarter of 2026 usage events alone drive such an item's quantity (interface section 9); omit quantity`,
+      code: 'usage_metric_quantity',
+    });
+  }
+  return violations;
+}
+
 async function codeViolation(tx: Tx, org: string, code: string, exceptId?: string): Promise<Violation | undefined> {
   const other = await tx.plans.findByCode(org, code);
   if (!other || other.id === exceptId) return undefined;
@@ -153,7 +177,7 @@ function quantityE6(quantity: number): number {
 
 function chargeRecords(charges: PlanChargeInput[], previous: PlanChargeRecord[]): PlanChargeRecord[] {
   return itemRecords<PlanChargeRecord>(charges, previous, (_entry, i) => ({
-    quantityE6: quantityE6((charges[i] as PlanChargeInput).quantity),
+    quantityE6: quantityE6((charges[i] as PlanChargeInput).quantity ?? 1),
   }));
 }
 
@@ -209,6 +233,7 @@ export async function createPlan(tx: Tx, org: string, input: PlanInput, now: Dat
       ['charges', input.charges],
       ['addons', addons],
     ])),
+    ...(await quantityViolations(tx, org, input.charges)),
   ]);
   const at = now.toISOString();
   let family: Family | undefined = input.family === undefined ? undefined : await tx.plans.getFamily(org, input.family);
@@ -281,7 +306,9 @@ export async function updatePlan(tx: Tx, org: string, id: string, patch: Partial
     await originViolation(tx, org, patch.originProduct),
     await familyViolation(tx, org, patch.family),
     ...(await itemViolations(tx, org, lists, await keptCurrency(tx, org, current, patch))),
+    ...(await quantityViolations(tx, org, patch.charges ?? [])),
   ]);
+  if (lists.length) await assertCurrencyKept(tx, org, current, patch);
   const family = patch.family === undefined ? current.family : ((await tx.plans.getFamily(org, patch.family)) as Family);
   const next: PlanRecord = {
     ...current,
@@ -301,6 +328,29 @@ export async function updatePlan(tx: Tx, org: string, id: string, patch: Partial
   };
   await tx.plans.update(org, next);
   return resolve(tx, org, next);
+}
+
+/** The currency of a plan's items: that of its first charge's price plan (all share one). */
+async function currencyOf(tx: Tx, org: string, charges: PlanAddonInput[]): Promise<string> {
+  const first = charges[0] as PlanAddonInput;
+  return ((await tx.products.getPricePlan(org, first.pricePlan)) as PricePlan).currencyCode;
+}
+
+/**
+ * New charges or addons in another currency than the plan's, refused (409) while subscriptions that
+ * are not cancelled or terminated use the plan or wait to change to it: they are billed in the plan's
+ * currency, and their plan would show charges their items are not priced in.
+ */
+async function assertCurrencyKept(tx: Tx, org: string, current: PlanRecord, patch: Partial<PlanInput>): Promise<void> {
+  const toEntry = (c: PlanItemRecord): PlanAddonInput => ({ product: c.productId, pricePlan: c.pricePlanId });
+  const was = await currencyOf(tx, org, current.charges.map(toEntry));
+  const next = await currencyOf(tx, org, patch.charges ?? current.charges.map(toEntry));
+  if (next === was) return;
+  const { numbers, total } = await tx.plans.openSubscriptions(org, current.id, NAMED);
+  if (total === 0) return;
+  throw conflict(
+    `plan ${current.code} cannot move from ${was} to ${next}: subscriptions ${numbers.join(', ')}${total > numbers.length ? ` and ${total - numbers.length} more` : ''}, not cancelled or terminated, use it and are billed in ${was}. Keep its charges and addons in ${was}, or create a new plan in ${next}`,
+  );
 }
 
 /** When an update replaces only one of charges and addons, the currency of the list it keeps. */

@@ -1,12 +1,21 @@
-import { invalid, invalidMany, notFound, type Violation } from '../errors.js';
+import { conflict, invalid, invalidMany, notFound, type Violation } from '../errors.js';
 import { newId } from '../ids.js';
-import { TIERED_TYPES, type PricePlan, type PricePlanStatus, type PricePlanType, type Product, type UsageMetric } from '../schemas/catalogue.js';
+import {
+  TIERED_TYPES,
+  type PricePlan,
+  type PricePlanDetail,
+  type PricePlanStatus,
+  type PricePlanType,
+  type Product,
+  type UsageMetric,
+} from '../schemas/catalogue.js';
 import type { PageRequest } from '../schemas/common.js';
 import type { PriceChange, ProductRecord } from '../store/ports/products.js';
 import type { Tx } from '../store/store.js';
 import { validateCustomFields } from './customFields.js';
 import { numberOfDecimalText } from '../values/decimal.js';
 import { amountViolation } from '../values/money.js';
+import { chargeKindOf } from './billing/schedule.js';
 import { decimalTextOf, unitPriceProblem } from './pricing.js';
 
 export interface ProductInput {
@@ -141,9 +150,45 @@ export async function listProducts(tx: Tx, org: string, page: PageRequest) {
 /** An omitted field (undefined) keeps its current value; null is a value and clears it. */
 const given = <T>(value: T | undefined, current: T): T => (value === undefined ? current : value);
 
+/** A metric's terms in a fixed order, to tell whether an update changes them. */
+const metricKey = (m: UsageMetric | null) =>
+  m === null ? null : JSON.stringify([m.eventName, m.aggregation, m.property, m.type, m.filters.map((f) => [f.property, f.values])]);
+
+/** Subscription numbers named in a message, at most this many ("and 4 more" for the rest). */
+const NAMED = 3;
+
+const named = (numbers: string[], total: number) => `${numbers.join(', ')}${total > numbers.length ? ` and ${total - numbers.length} more` : ''}`;
+
+/**
+ * A change of what meters the product (its measurement or usage metric, `field`), refused while
+ * something would bill the product's usage under the old terms as if they were the new: 409 while a
+ * subscription item that has not ended bills by it (a price plan other than flat_fee), since the usage
+ * recorded and not yet billed would be read with the new metric (the next invoice would bill none of
+ * it); 422 when the product starts metering and a catalogue price plan of it other than flat_fee says
+ * payInAdvance or proRata, which usage never is.
+ */
+async function assertMeteringMayChange(tx: Tx, org: string, current: ProductRecord, field: 'measurement' | 'usageMetric', now: Date): Promise<void> {
+  const { numbers, total } = await tx.products.subscriptionsBillingUsage(org, current.id, now.toISOString(), NAMED);
+  if (total > 0) {
+    throw conflict(
+      `${field} of product ${current.name} cannot change while subscriptions bill its usage: ${named(numbers, total)} have items of it that have not ended, and their usage recorded but not yet billed would be lost to the new ${field}. Create a new product with the new ${field} for new subscriptions (change_subscription_plan moves a subscription to a plan with it), or change it once those items have ended`,
+    );
+  }
+  if (current.measurementId !== null || current.usageMetric !== null) return;
+  const inAdvance = await tx.products.pricePlansInAdvanceOrProRata(org, current.id, NAMED + 1);
+  if (inAdvance.length) {
+    throw invalid(
+      field,
+      `${field} cannot be set: price plans ${inAdvance.slice(0, NAMED).map((p) => `${p.id} (${p.type})`).join(', ')}${inAdvance.length > NAMED ? ' and more' : ''} of the product would then bill its usage, which is billed in arrears and never prorated, but they say payInAdvance or proRata true; create a new product with the ${field} instead`,
+      'price_plans_in_advance',
+    );
+  }
+}
+
 /**
  * PUT: omitted fields stay, null clears a nullable field; customFields, when given, replaces the
- * whole map and is validated like on create. A product priced per unit keeps its measurement.
+ * whole map and is validated like on create. A product priced per unit keeps its measurement; what
+ * meters a product changes only as `assertMeteringMayChange` allows.
  */
 export async function updateProduct(
   tx: Tx,
@@ -170,6 +215,9 @@ export async function updateProduct(
     });
   }
   if (violations.length) throw invalidMany(violations);
+  if (measurementId !== current.measurementId || metricKey(usage.metric) !== metricKey(current.usageMetric)) {
+    await assertMeteringMayChange(tx, org, current, measurementId !== current.measurementId ? 'measurement' : 'usageMetric', now);
+  }
   const next: ProductRecord = {
     ...current,
     type: given(patch.type, current.type),
@@ -199,7 +247,8 @@ export interface CustomPricePlanInput {
   packageSize?: number | undefined;
   internalName?: string | null | undefined;
   applyTrial: boolean;
-  payInAdvance: boolean;
+  /** Omitted: true, except for a plan billing usage (see `insertPricePlan`), which is billed in arrears. */
+  payInAdvance?: boolean | undefined;
   proRata: boolean;
   freeUnits: number;
   billingInterval: string;
@@ -217,9 +266,10 @@ export interface PricePlanInput extends CustomPricePlanInput {
  * The rules of a price plan's prices (CONTRACT section 8, "Pricing models" and "Money and precision"),
  * each violation at its field under `path` (e.g. `products[0].customPricePlan.`): `price` for every
  * type but graduated and volume, which take `tiers` (upTo strictly increasing, null on the last tier
- * only) and freeUnits 0; `packageSize` for package only; flat amounts (a flat_fee or package price, a
- * tier's flatAmount) with at most the currency's minor-unit digits, unit prices (per_unit, a tier's
- * unitAmount) with at most 10 fractional digits.
+ * only); freeUnits above 0 for per_unit and package only, the types that price them; `packageSize` for
+ * package only; flat amounts (a flat_fee or package price, a tier's flatAmount) with at most the
+ * currency's minor-unit digits, unit prices (per_unit, a tier's unitAmount) with at most 10 fractional
+ * digits.
  */
 export function pricePlanViolations(input: CustomPricePlanInput, path = ''): Violation[] {
   const out: Violation[] = [];
@@ -263,11 +313,44 @@ export function pricePlanViolations(input: CustomPricePlanInput, path = ''): Vio
     if (input.price === undefined) add('price', `is required for ${input.type} plans: { amount } in major units`, 'price_required');
     else if (input.type === 'per_unit') unitPrice('price.amount', input.price.amount);
     else flatAmount('price.amount', input.price.amount);
+    if (input.type === 'flat_fee' && input.freeUnits !== 0) {
+      add('freeUnits', 'must be 0 for flat_fee plans, which charge the whole quantity: only per_unit and package plans take free units', 'free_units_not_allowed');
+    }
   }
   if (input.type === 'package' && input.packageSize === undefined) {
     add('packageSize', 'is required for package plans: the whole number of units per package, 1 or more', 'package_size_required');
   } else if (input.type !== 'package' && input.packageSize !== undefined) {
     add('packageSize', `is taken by package plans only, not ${input.type}; omit packageSize`, 'package_size_not_allowed');
+  }
+  return out;
+}
+
+/**
+ * Whether a price plan of `type` bills the product's usage (`chargeKindOf`): any type but flat_fee on
+ * a product with a usage metric or a measurement. Such a plan is billed in arrears, never prorated.
+ */
+async function billsUsage(tx: Tx, org: string, product: ProductRecord, type: PricePlanType): Promise<boolean> {
+  const measurement = product.measurementId === null ? null : ((await tx.catalogue.getMeasurement(org, product.measurementId)) ?? null);
+  return chargeKindOf({ measurement, usageMetric: product.usageMetric }, type) !== 'flat';
+}
+
+/** payInAdvance or proRata true on a plan billing usage: refused rather than stored without effect. */
+function usageTermViolations(input: CustomPricePlanInput, product: ProductRecord, path: string): Violation[] {
+  const out: Violation[] = [];
+  const what = `a ${input.type} plan of product ${product.name} bills its usage`;
+  if (input.payInAdvance === true) {
+    out.push({
+      propertyPath: `${path}payInAdvance`,
+      message: `${path}payInAdvance cannot be true: ${what}, which is billed at the end of each interval; omit payInAdvance or send false`,
+      code: 'usage_in_arrears',
+    });
+  }
+  if (input.proRata) {
+    out.push({
+      propertyPath: `${path}proRata`,
+      message: `${path}proRata cannot be true: ${what}, which is measured over a partial interval, never prorated; omit proRata or send false`,
+      code: 'usage_not_prorated',
+    });
   }
   return out;
 }
@@ -290,6 +373,8 @@ async function insertPricePlan(
     });
   }
   violations.push(...pricePlanViolations(input, path));
+  const usage = await billsUsage(tx, org, product, input.type);
+  if (usage) violations.push(...usageTermViolations(input, product, path));
   if (violations.length) throw invalidMany(violations);
   const pricePlan: PricePlan = {
     id: newId(),
@@ -302,7 +387,7 @@ async function insertPricePlan(
     internalName: input.internalName ?? null,
     status: input.status,
     applyTrial: input.applyTrial,
-    payInAdvance: input.payInAdvance,
+    payInAdvance: input.payInAdvance ?? !usage,
     proRata: input.proRata,
     freeUnits: input.freeUnits,
     billingInterval: input.billingInterval,
@@ -358,6 +443,27 @@ export async function getPricePlan(tx: Tx, org: string, id: string): Promise<Pri
   return pricePlan;
 }
 
+/** Entries of a price plan's `priceHistory` at most. */
+export const PRICE_HISTORY_LIMIT = 20;
+
+/**
+ * The price plan with its prices over time, newest first (at most `PRICE_HISTORY_LIMIT`): each price
+ * change's new price from its instant, then, when the list has room, the first price from the plan's
+ * creation. A billing period is priced as at its start (`pricePlanAt`), so the entry valid then
+ * explains an invoice line. Tiered plans have no price and no history.
+ */
+export async function getPricePlanWithHistory(tx: Tx, org: string, id: string): Promise<PricePlanDetail> {
+  const plan = await getPricePlan(tx, org, id);
+  if (plan.price === null) return { ...plan, priceHistory: [] };
+  const changes = await tx.products.latestPriceChanges(org, id, PRICE_HISTORY_LIMIT);
+  const priceHistory = changes.map((c) => ({ amount: numberOfDecimalText(c.newPrice), validFrom: c.effectiveFrom }));
+  if (changes.length < PRICE_HISTORY_LIMIT) {
+    const first = changes.at(-1);
+    priceHistory.push({ amount: first ? numberOfDecimalText(first.oldPrice) : plan.price.amount, validFrom: plan.createdAt });
+  }
+  return { ...plan, priceHistory };
+}
+
 export async function listPricePlans(
   tx: Tx,
   org: string,
@@ -389,7 +495,10 @@ export async function updatePricePlan(tx: Tx, org: string, id: string, patch: Pr
     if (current.price === null) {
       throw invalid('price', `price cannot be set on a ${current.type} price plan: it is priced by its tiers, which cannot change; create a new price plan with the new tiers`, 'price_not_allowed');
     }
-    const violations = pricePlanViolations({ ...current, price: patch.price, tiers: undefined, packageSize: current.packageSize ?? undefined });
+    // Only the new price is judged: the plan's other terms stand as they were accepted.
+    const violations = pricePlanViolations({ ...current, price: patch.price, tiers: undefined, packageSize: current.packageSize ?? undefined }).filter((v) =>
+      v.propertyPath.startsWith('price'),
+    );
     if (violations.length) throw invalidMany(violations);
     const next = decimalTextOf(patch.price.amount);
     if (next !== price) {

@@ -245,6 +245,14 @@ export async function listSepaMandates(tx: Tx, org: string, customerRef: string,
   return { rows: rows.map((m) => mandateView(m, now)), total };
 }
 
+/** One of the customer's mandates (customer by id or number); a 404 when the customer has no such mandate. */
+export async function getSepaMandate(tx: Tx, org: string, customerRef: string, id: string, now: Date): Promise<SepaMandate> {
+  const customer = await getCustomer(tx, org, customerRef);
+  const mandate = await tx.sepa.getMandate(org, id);
+  if (!mandate || mandate.customer !== customer.id) throw notFound('SEPA mandate', id);
+  return mandateView(mandate, now);
+}
+
 /**
  * The debtor withdraws the mandate (SEPA Core rulebook): nothing more is collected under it; what a
  * statement already presented stands (a return comes back through the bank).

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isCurrencyCode, isDecimalAmount, MAX_MINOR_DIGITS } from '../values/money.js';
+import { isCurrencyCode, isDecimalAmount, MAX_MINOR_DIGITS, notMoney } from '../values/money.js';
 import { dateTime, MAJOR, timestamps } from './common.js';
 import { measurementSchema } from './measurements.js';
 import { taxGroupSchema } from './taxGroups.js';
@@ -70,7 +70,7 @@ export type Product = z.infer<typeof productSchema>;
 export const pricePlanPriceSchema = z.object({
   amount: z.number().describe(`${MAJOR}.`),
   createdAt: dateTime,
-  updatedAt: dateTime,
+  updatedAt: dateTime.describe('When the amount last changed.'),
   tenantId: z.string().describe('Id of the organisation.'),
 });
 
@@ -106,6 +106,14 @@ export const pricePlanSchema = z.object({
   ...timestamps,
 });
 export type PricePlan = z.infer<typeof pricePlanSchema>;
+
+/** A price plan as get_price_plan shows it: with the prices it had. */
+export const pricePlanDetailSchema = pricePlanSchema.extend({
+  priceHistory: z
+    .array(z.object({ amount: z.number().describe(`${MAJOR}.`), validFrom: dateTime }))
+    .describe('Newest first, at most 20; a billing period is priced as at its start. [] for graduated, volume.'),
+});
+export type PricePlanDetail = z.infer<typeof pricePlanDetailSchema>;
 
 export const familySchema = z.object({ id: z.string(), ...timestamps });
 export type Family = z.infer<typeof familySchema>;
@@ -183,7 +191,10 @@ export type CustomField = z.infer<typeof customFieldSchema>;
 /** Input pieces shared by every operation that takes a decimal amount or a currency. */
 export const currencyCodeInput = z
   .string()
-  .refine(isCurrencyCode, { message: 'must be an ISO 4217 currency code in upper case, such as EUR, USD or CHF' });
+  .refine(isCurrencyCode, { message: 'must be an ISO 4217 currency code in upper case, such as EUR, USD or CHF' })
+  .refine((code) => notMoney(code) === undefined, {
+    error: (issue) => `must be a currency one can bill in: ${String(issue.input)} is ${notMoney(String(issue.input))}, not money`,
+  });
 
 export const amountInput = (min: 'zero' | 'positive') =>
   (min === 'zero'
@@ -247,9 +258,9 @@ export const customPricePlanShape = {
   applyTrial: z.boolean().default(false).describe("true: free during a subscription's trial."),
   payInAdvance: z
     .boolean()
-    .default(true)
-    .describe('true: billed at the start of each interval; false: at its end.'),
-  proRata: z.boolean().default(false).describe('true: partial intervals are billed by days.'),
+    .optional()
+    .describe("Default true: billed at each interval's start; false: at its end, as usage always is."),
+  proRata: z.boolean().default(false).describe('true: partial intervals billed by days; never usage.'),
   freeUnits: z
     .number()
     .int({ message: 'must be a whole number of units' })

@@ -5,6 +5,8 @@ import {
   DETAIL_FIELD,
   listInvoiceAddresses,
   listPaymentMethods,
+  showInvoiceAddress,
+  showPaymentMethod,
   updatePaymentMethod,
 } from '../domain/billingDetails.js';
 import { COUNTRY_CODES } from '../domain/countries.js';
@@ -183,6 +185,19 @@ export const billingDetailOperations = [
     },
   }),
   defineOperation({
+    name: 'get_invoice_address',
+    title: 'Get invoice address',
+    description: "Get one of a customer's invoice addresses by its id.",
+    toolset: 'customers',
+    method: 'GET',
+    path: '/customers/{id}/invoice-addresses/{addressId}',
+    permission: 'customer:read',
+    kind: 'read',
+    input: z.strictObject({ id: idOrNumber('customer'), addressId: pathId('invoice address') }),
+    output: invoiceAddressSchema,
+    handler: (ctx, { id, addressId }) => showInvoiceAddress(ctx.tx, ctx.org, id, addressId),
+  }),
+  defineOperation({
     name: 'create_payment_method',
     title: 'Create payment method',
     description:
@@ -235,6 +250,20 @@ export const billingDetailOperations = [
       const { rows, total } = await listPaymentMethods(ctx.tx, ctx.org, id, page, ctx.now);
       return toPage(rows, total, page);
     },
+  }),
+  defineOperation({
+    name: 'get_payment_method',
+    title: 'Get payment method',
+    description: "Get one of a customer's payment methods by its id, IBAN masked.",
+    toolset: 'customers',
+    method: 'GET',
+    path: '/customers/{id}/payment-methods/{paymentMethodId}',
+    permission: 'customer:read',
+    kind: 'read',
+    customerAccess: { permission: 'customer:payment-method:read', customerField: 'id' },
+    input: z.strictObject({ id: idOrNumber('customer'), paymentMethodId: pathId('payment method') }),
+    output: paymentMethodSchema,
+    handler: (ctx, { id, paymentMethodId }) => showPaymentMethod(ctx.tx, ctx.org, id, paymentMethodId, ctx.now),
   }),
   defineOperation({
     name: 'update_payment_method',

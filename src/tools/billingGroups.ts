@@ -10,7 +10,7 @@ export const billingGroupOperations = [
     name: 'create_billing_group',
     title: 'Create billing group',
     description:
-      'Create a billing group, the billing cycle a subscription follows. Its id is a ULID; subscriptions accept it as a UUID too.',
+      'Create a billing group, the billing cycle a subscription follows; items billed in days or weeks (D, W) ignore it (anniversary). Its id is a ULID; subscriptions accept it as a UUID too.',
     toolset: 'catalogue',
     method: 'POST',
     path: '/billing-groups',

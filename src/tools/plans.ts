@@ -17,7 +17,7 @@ const description = z
 const status = z
   .enum(PLAN_STATUSES)
   .describe('draft: not subscribable yet; archived: no longer offered. A plan never goes back to draft.');
-const allowCheckout = z.boolean().describe('true: customers may subscribe themselves in a checkout.');
+const allowCheckout = z.boolean().describe('Stored only, for other systems: this service has no checkout.');
 const changeBehaviour = z.enum(CHANGE_BEHAVIOURS).describe('Plan changes a subscription may make within the family.');
 const changeApplyBehaviour = z
   .enum(CHANGE_APPLY_BEHAVIOURS)
@@ -41,9 +41,9 @@ const quantity = z
   .refine((v) => microsOfNumber(v) !== undefined, {
     message: `must have at most ${QUANTITY_DIGITS} fractional digits`,
   })
-  .describe(`Units, at most ${QUANTITY_DIGITS} fractional digits.`);
+  .describe(`Units (default 1), at most ${QUANTITY_DIGITS} fractional digits; not for a product with a usage metric.`);
 const charges = z
-  .array(z.strictObject({ product, pricePlan, quantity: quantity.default(1) }))
+  .array(z.strictObject({ product, pricePlan, quantity: quantity.optional() }))
   .min(1, { message: 'must contain at least 1 charge' })
   .max(50, { message: 'must contain at most 50 items' })
   .describe('What every subscription is billed for.');
@@ -119,7 +119,7 @@ export const planOperations = [
   defineOperation({
     name: 'update_plan',
     title: 'Update plan',
-    description: `Change a plan; omitted fields stay unchanged, null clears description or originProduct. charges and addons replace their whole list; an entry with the same product and price plan keeps its id. Items follow the rules of create_plan.`,
+    description: `Change a plan; omitted fields stay unchanged, null clears description or originProduct. charges and addons replace their whole list; an entry with the same product and price plan keeps its id. Items follow the rules of create_plan and keep their currency while subscriptions use the plan.`,
     toolset: 'catalogue',
     method: 'PUT',
     path: '/catalogue/plans/{id}',

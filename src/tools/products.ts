@@ -2,7 +2,7 @@ import { z } from 'zod';
 import {
   createPricePlan,
   createProduct,
-  getPricePlan,
+  getPricePlanWithHistory,
   getProduct,
   listPricePlans,
   listProducts,
@@ -17,10 +17,12 @@ import {
   PROPERTY_NAME_RE,
   USAGE_AGGREGATIONS,
   USAGE_METRIC_TYPES,
+  pricePlanDetailSchema,
   pricePlanInputShape,
   pricePlanSchema,
   PRODUCT_TYPES,
   productSchema,
+  usageMetricSchema,
 } from '../schemas/catalogue.js';
 import { listOf, MAJOR, pageInput, pathId, text255, paged } from '../schemas/common.js';
 import { listView, pricePlanRow, pricePlanUpdateView, productRow, productView } from '../schemas/views.js';
@@ -52,7 +54,7 @@ const usageMetric = z
   })
   .nullable()
   .describe('Bills its usage events; not with measurement.');
-const unit = z.string().min(1).max(255).nullable().describe('Unit of its quantity, e.g. "API call".');
+const unit = z.string().min(1).max(255).nullable().describe('Unit of its quantity as shown, e.g. "API call"; free text.');
 const taxGroup = z.string().min(1).max(255).nullable().describe('Id of the tax group setting its tax rates (list_tax_groups).');
 const name = z
   .string()
@@ -75,6 +77,11 @@ const customFields = z
   .describe(
     'Values of the configured product custom fields by key (list_custom_fields), e.g. {"sku": "A-1"}; dates as YYYY-MM-DD.',
   );
+
+/** A summary row names the metric's event, so that a metered product does not pass for an unmetered one. */
+const productListRow = productRow.extend({
+  usageMetric: usageMetricSchema.pick({ eventName: true }).nullable().describe('Event name it bills, or null.'),
+});
 
 export const productOperations = [
   defineOperation({
@@ -116,7 +123,7 @@ export const productOperations = [
     kind: 'list',
     input: z.strictObject({ ...pageInput }),
     output: listOf(productSchema),
-    mcp: listView(productRow),
+    mcp: listView(productListRow),
     handler: (ctx, input) => paged(input, (page) => listProducts(ctx.tx, ctx.org, page)),
   }),
   defineOperation({
@@ -198,15 +205,15 @@ export const productOperations = [
   defineOperation({
     name: 'get_price_plan',
     title: 'Get price plan',
-    description: 'Get one price plan, also a custom one made for a subscription item (custom true).',
+    description: 'Get one price plan with its price history, also a custom one made for a subscription item (custom true).',
     toolset: 'catalogue',
     method: 'GET',
     path: '/catalogue/price-plans/{id}',
     permission: 'product:read',
     kind: 'read',
     input: z.strictObject({ id: pathId('price plan') }),
-    output: pricePlanSchema,
-    handler: (ctx, input) => getPricePlan(ctx.tx, ctx.org, input.id),
+    output: pricePlanDetailSchema,
+    handler: (ctx, input) => getPricePlanWithHistory(ctx.tx, ctx.org, input.id),
   }),
   defineOperation({
     name: 'update_price_plan',

@@ -3,6 +3,7 @@ import { renderPain008 } from '../documents/sepaXml.js';
 import {
   createSepaMandate,
   getSepaCreditor,
+  getSepaMandate,
   getSepaXmlPayment,
   getSepaXmlStatement,
   importSepaStatusReport,
@@ -117,6 +118,19 @@ export const sepaOperations = [
     output: listOf(sepaMandateSchema),
     mcp: listView(sepaMandateRow),
     handler: (ctx, { id, ...rest }) => paged(rest, (page) => listSepaMandates(ctx.tx, ctx.org, id, page, ctx.now)),
+  }),
+  defineOperation({
+    name: 'get_sepa_mandate',
+    title: 'Get SEPA mandate',
+    description: "Get one of a customer's SEPA mandates by its id: reference, account, status.",
+    toolset: 'payments',
+    method: 'GET',
+    path: '/customers/{id}/sepa-mandates/{mandate}',
+    permission: 'payment:read',
+    kind: 'read',
+    input: z.strictObject({ id: idOrNumber('customer'), mandate: pathId('SEPA mandate') }),
+    output: sepaMandateSchema,
+    handler: (ctx, { id, mandate }) => getSepaMandate(ctx.tx, ctx.org, id, mandate, ctx.now),
   }),
   defineOperation({
     name: 'revoke_sepa_mandate',

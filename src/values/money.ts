@@ -21,6 +21,34 @@ export function isCurrencyCode(code: string): boolean {
   return ISO.has(code) || RUNTIME.has(code);
 }
 
+/**
+ * ISO 4217 codes that are on the list but are no money an invoice can be paid in: precious metals,
+ * units of account of institutions, the testing code and "no currency", each with what it is.
+ */
+const NOT_MONEY = new Map([
+  ['XAU', 'gold'],
+  ['XAG', 'silver'],
+  ['XPT', 'platinum'],
+  ['XPD', 'palladium'],
+  ['XDR', "the IMF's special drawing right, a unit of account"],
+  ['XSU', 'the SUCRE, a unit of account'],
+  ['XUA', "the African Development Bank's unit of account"],
+  ['XBA', 'a bond-market unit of account'],
+  ['XBB', 'a bond-market unit of account'],
+  ['XBC', 'a bond-market unit of account'],
+  ['XBD', 'a bond-market unit of account'],
+  ['XTS', 'reserved for testing'],
+  ['XXX', 'the code for "no currency"'],
+]);
+
+/**
+ * What a currency code that `isCurrencyCode` accepts names when it is no currency amounts can be
+ * billed in (XAU: "gold"); undefined for a currency.
+ */
+export function notMoney(code: string): string | undefined {
+  return NOT_MONEY.get(code);
+}
+
 const digitsCache = new Map<string, number>();
 
 /**

@@ -6,6 +6,8 @@ export interface CatalogueRepo {
   insertUnit(org: string, unit: Unit): Promise<void>;
   /** A unit by its id or its name. */
   findUnit(org: string, ref: string): Promise<Unit | undefined>;
+  /** A unit whose name, stripped of surrounding spaces, is `name` (which has none) with A-Z and a-z alike. */
+  findUnitNamedAlike(org: string, name: string): Promise<Unit | undefined>;
   listUnits(org: string, page: PageRequest): Promise<{ rows: Unit[]; total: number }>;
 
   insertMeasurement(org: string, m: Measurement): Promise<void>;

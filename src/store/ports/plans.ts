@@ -28,4 +28,9 @@ export interface PlanRepo {
   get(org: string, id: string): Promise<PlanRecord | undefined>;
   findByCode(org: string, code: string): Promise<PlanRecord | undefined>;
   list(org: string, filter: { status?: PlanStatus | undefined }, page: PageRequest): Promise<{ rows: PlanRecord[]; total: number }>;
+  /**
+   * The subscriptions that are not cancelled or terminated and are on the plan or have a pending
+   * change to it: the first `limit` numbers in order, and how many there are.
+   */
+  openSubscriptions(org: string, planId: string, limit: number): Promise<{ numbers: string[]; total: number }>;
 }

@@ -41,7 +41,12 @@ export interface ProductRepo {
   insertPriceChange(org: string, change: PriceChange): Promise<void>;
   /** The price changes of a price plan, oldest first. */
   priceChanges(org: string, pricePlanId: string): Promise<PriceChange[]>;
-  /** A price plan by id, catalogue or custom; `inUse` counts the plans whose charges or addons use it. */
+  /** The newest `limit` price changes of a price plan, newest first. */
+  latestPriceChanges(org: string, pricePlanId: string, limit: number): Promise<PriceChange[]>;
+  /**
+   * A price plan by id, catalogue or custom; `inUse` counts the plans whose charges or addons use it;
+   * `price.updatedAt` is its last price change (its creation when none).
+   */
   getPricePlan(org: string, id: string): Promise<PricePlan | undefined>;
   /** The catalogue (non-custom) price plans of a product. */
   listPricePlans(
@@ -51,4 +56,12 @@ export interface ProductRepo {
     page: PageRequest,
   ): Promise<{ rows: PricePlan[]; total: number }>;
   hasPricePlanOfType(org: string, productId: string, type: PricePlanType): Promise<boolean>;
+  /** Up to `limit` catalogue price plans of the product other than flat_fee with payInAdvance or proRata true, oldest first. */
+  pricePlansInAdvanceOrProRata(org: string, productId: string, limit: number): Promise<Array<{ id: string; type: PricePlanType }>>;
+  /**
+   * The subscriptions with an item of the product on a price plan other than flat_fee that has not
+   * ended: its subscription is not cancelled or terminated and its billing end (if any) lies after
+   * `now`, or it still has a period to bill. The first `limit` numbers in order, and how many there are.
+   */
+  subscriptionsBillingUsage(org: string, productId: string, now: string, limit: number): Promise<{ numbers: string[]; total: number }>;
 }

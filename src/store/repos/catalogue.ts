@@ -83,6 +83,15 @@ export class SqlCatalogueRepo implements CatalogueRepo {
     );
   }
 
+  /** `lower` and `trim` fold A-Z and strip spaces alike on both engines (PostgreSQL's on the "C" collated column). */
+  async findUnitNamedAlike(org: string, name: string): Promise<Unit | undefined> {
+    return await this.sql.get<Unit>(
+      `SELECT ${UNIT_COLUMNS} FROM units WHERE organisation_id = ? AND lower(trim(name)) = ?`,
+      org,
+      name.replace(/[A-Z]/g, (c) => c.toLowerCase()),
+    );
+  }
+
   async listUnits(org: string, page: PageRequest) {
     return await this.sql.page<Unit>('FROM units WHERE organisation_id = ?', [org], page, UNIT_COLUMNS);
   }

@@ -35,6 +35,10 @@ const PLAN_COLUMNS = `p.id, p.family_id, f.created_at AS family_created_at, f.up
   p.created_at, p.updated_at`;
 const PLAN_FROM = 'FROM plans p JOIN plan_families f ON f.id = p.family_id';
 
+/** Subscriptions (`?` organisation, plan, plan) on the plan or changing to it that are not final. */
+const OPEN_SUBSCRIPTIONS = `FROM subscriptions WHERE organisation_id = ? AND (plan_id = ? OR pending_plan_id = ?)
+  AND status NOT IN ('cancelled', 'terminated')`;
+
 /** The columns of a plan row that insert and update both write. */
 const planColumns = (p: PlanRecord) => ({
   family_id: p.family.id,
@@ -124,6 +128,13 @@ export class SqlPlanRepo implements PlanRepo {
       ? await this.sql.page<PlanRow>(`${PLAN_FROM} WHERE p.organisation_id = ? AND p.status = ?`, [org, filter.status], page, PLAN_COLUMNS, 'p')
       : await this.sql.page<PlanRow>(`${PLAN_FROM} WHERE p.organisation_id = ?`, [org], page, PLAN_COLUMNS, 'p');
     return { rows: await this.withItems(rows), total };
+  }
+
+  async openSubscriptions(org: string, planId: string, limit: number): Promise<{ numbers: string[]; total: number }> {
+    const numbers = await this.sql.column<string>(`SELECT number ${OPEN_SUBSCRIPTIONS} ORDER BY number LIMIT ?`, org, planId, planId, limit);
+    if (numbers.length < limit) return { numbers, total: numbers.length };
+    const counted = await this.sql.get<{ n: number }>(`SELECT COUNT(*) AS n ${OPEN_SUBSCRIPTIONS}`, org, planId, planId);
+    return { numbers, total: counted?.n ?? 0 };
   }
 
   private async withItems(rows: PlanRow[]): Promise<PlanRecord[]> {

@@ -61,13 +61,45 @@ interface PricePlanRow {
   charge: string | null;
   product_set_option: string | null;
   in_use: number;
+  price_changed_at: string | null;
   created_at: string;
   updated_at: string;
 }
 
-/** `in_use`: a plan or an item names the price plan; the items are searched by (organisation, price plan), their index. */
+/**
+ * `in_use`: a plan or an item names the price plan; the items are searched by (organisation, price
+ * plan), their index. `price_changed_at`: the last price change, from the changes' (price plan,
+ * effective_from) index.
+ */
 const PRICE_PLAN_COLUMNS = `p.*, (EXISTS (SELECT 1 FROM plan_items i WHERE i.price_plan_id = p.id)
-  OR EXISTS (SELECT 1 FROM subscription_items s WHERE s.organisation_id = p.organisation_id AND s.price_plan_id = p.id)) AS in_use`;
+  OR EXISTS (SELECT 1 FROM subscription_items s WHERE s.organisation_id = p.organisation_id AND s.price_plan_id = p.id)) AS in_use,
+  (SELECT MAX(c.effective_from) FROM price_plan_price_changes c WHERE c.price_plan_id = p.id) AS price_changed_at`;
+
+interface PriceChangeRow {
+  id: string;
+  price_plan_id: string;
+  effective_from: string;
+  old_price: string;
+  new_price: string;
+}
+
+const toPriceChange = (r: PriceChangeRow): PriceChange => ({
+  id: r.id,
+  pricePlanId: r.price_plan_id,
+  effectiveFrom: r.effective_from,
+  oldPrice: r.old_price,
+  newPrice: r.new_price,
+});
+
+/**
+ * Items of a product (`?` organisation, organisation, product) billed by its usage that have not
+ * ended (`?` now), joined to their subscription `s`; found through the items' (organisation, price
+ * plan) index.
+ */
+const USAGE_ITEMS = `FROM subscription_items i JOIN subscriptions s ON s.id = i.subscription_id
+  WHERE i.organisation_id = ?
+    AND i.price_plan_id IN (SELECT id FROM price_plans WHERE organisation_id = ? AND product_id = ? AND type <> 'flat_fee')
+    AND (i.next_billing_at IS NOT NULL OR (s.status NOT IN ('cancelled', 'terminated') AND (i.billing_end IS NULL OR i.billing_end > ?)))`;
 
 const toPricePlan = (r: PricePlanRow): PricePlan => ({
   id: r.id,
@@ -77,7 +109,12 @@ const toPricePlan = (r: PricePlanRow): PricePlan => ({
   price:
     r.price === null
       ? null
-      : { amount: numberOfDecimalText(r.price), createdAt: r.created_at, updatedAt: r.updated_at, tenantId: r.organisation_id },
+      : {
+          amount: numberOfDecimalText(r.price),
+          createdAt: r.created_at,
+          updatedAt: r.price_changed_at ?? r.created_at,
+          tenantId: r.organisation_id,
+        },
   tiers:
     r.tiers === null
       ? null
@@ -187,13 +224,24 @@ export class SqlProductRepo implements ProductRepo {
   }
 
   async priceChanges(org: string, pricePlanId: string): Promise<PriceChange[]> {
-    return (await this.sql
-      .all<{ id: string; price_plan_id: string; effective_from: string; old_price: string; new_price: string }>(
+    return (
+      await this.sql.all<PriceChangeRow>(
         'SELECT * FROM price_plan_price_changes WHERE organisation_id = ? AND price_plan_id = ? ORDER BY effective_from, id',
         org,
         pricePlanId,
-      ))
-      .map((r) => ({ id: r.id, pricePlanId: r.price_plan_id, effectiveFrom: r.effective_from, oldPrice: r.old_price, newPrice: r.new_price }));
+      )
+    ).map(toPriceChange);
+  }
+
+  async latestPriceChanges(org: string, pricePlanId: string, limit: number): Promise<PriceChange[]> {
+    return (
+      await this.sql.all<PriceChangeRow>(
+        'SELECT * FROM price_plan_price_changes WHERE organisation_id = ? AND price_plan_id = ? ORDER BY effective_from DESC, id DESC LIMIT ?',
+        org,
+        pricePlanId,
+        limit,
+      )
+    ).map(toPriceChange);
   }
 
   async getPricePlan(org: string, id: string): Promise<PricePlan | undefined> {
@@ -218,5 +266,23 @@ export class SqlProductRepo implements ProductRepo {
       await this.sql.get('SELECT 1 FROM price_plans WHERE organisation_id = ? AND product_id = ? AND type = ?', org, productId, type) !==
       undefined
     );
+  }
+
+  async pricePlansInAdvanceOrProRata(org: string, productId: string, limit: number): Promise<Array<{ id: string; type: PricePlanType }>> {
+    return await this.sql.all<{ id: string; type: PricePlanType }>(
+      `SELECT id, type FROM price_plans
+       WHERE organisation_id = ? AND product_id = ? AND custom = 0 AND type <> 'flat_fee' AND (pay_in_advance = 1 OR pro_rata = 1)
+       ORDER BY created_at, id LIMIT ?`,
+      org,
+      productId,
+      limit,
+    );
+  }
+
+  async subscriptionsBillingUsage(org: string, productId: string, now: string, limit: number): Promise<{ numbers: string[]; total: number }> {
+    const numbers = await this.sql.column<string>(`SELECT DISTINCT s.number ${USAGE_ITEMS} ORDER BY s.number LIMIT ?`, org, org, productId, now, limit);
+    if (numbers.length < limit) return { numbers, total: numbers.length };
+    const counted = await this.sql.get<{ n: number }>(`SELECT COUNT(DISTINCT s.id) AS n ${USAGE_ITEMS}`, org, org, productId, now);
+    return { numbers, total: counted?.n ?? 0 };
   }
 }
