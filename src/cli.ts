@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { z } from 'zod';
-import { authenticate, createApiKey } from './auth/keys.js';
+import { authenticate, createApiKey, listApiKeys } from './auth/keys.js';
 import { loadConfig } from './config.js';
 import { AppError } from './errors.js';
 import { runDueJobs } from './jobs/runner.js';
 import { createMcpServer, stdioToolsets } from './mcp/server.js';
+import { EndingStdioTransport } from './mcp/stdio.js';
 import { dateTimeInput } from './schemas/common.js';
 import { createApp, createOrganisation, ensureDemo, migrateDatabase, openStore, startHttp } from './server.js';
 import { ALL_PERMISSIONS } from './tools/index.js';
@@ -57,6 +57,29 @@ function dateTimeFlag(value: string | undefined, flag: string): string | undefin
   return new Date(parsed.data).toISOString();
 }
 
+/**
+ * `--permissions a:read, b:write`: permissions a key may hold. Absent: undefined (the key gets every
+ * permission); present, it must name at least one.
+ */
+function permissionsFlag(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const permissions = value.split(',').map((p) => p.trim()).filter(Boolean);
+  if (permissions.length === 0) {
+    throw new AppError(
+      'bad_request',
+      `--permissions must name at least one permission, comma-separated: --permissions invoice:read,customer:write (leave the flag out for a key with every permission; got '${value}')`,
+    );
+  }
+  const unknown = permissions.filter((p) => !ALL_PERMISSIONS.includes(p));
+  if (unknown.length) throw new AppError('bad_request', `Unknown permission(s) ${unknown.join(', ')}; allowed: ${ALL_PERMISSIONS.join(', ')}`);
+  return permissions;
+}
+
+/** The commands of USAGE; `init` and `serve` create the SQLite database file, the others need it to exist. */
+const COMMANDS = ['init', 'migrate', 'keys create', 'keys list', 'keys revoke', 'serve', 'stdio', 'jobs run'] as const;
+type Command = (typeof COMMANDS)[number];
+const CREATING: readonly Command[] = ['init', 'serve'];
+
 async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   const [command, sub, arg] = positionals;
@@ -71,42 +94,36 @@ async function main(argv: string[]): Promise<void> {
   if (values.port) overrides.BILLING_PORT = values.port;
   if (values['read-only']) overrides.BILLING_READ_ONLY = 'true';
   if (values.toolsets) overrides.BILLING_TOOLSETS = values.toolsets;
+  const name = `${command}${sub && ['keys', 'jobs'].includes(command) ? ` ${sub}` : ''}`;
+  if (!(COMMANDS as readonly string[]).includes(name)) throw new AppError('bad_request', `Unknown command '${positionals.join(' ')}'\n\n${USAGE}`);
   const config = loadConfig(process.env, overrides);
-  if (command === 'migrate') {
+  if (name === 'migrate') {
     print(await migrateDatabase(config));
     return;
   }
-  const app = createApp(config, { store: await openStore(config) });
+  const app = createApp(config, { store: await openStore(config, { create: CREATING.includes(name as Command) }) });
 
-  switch (`${command}${sub && ['keys', 'jobs'].includes(command) ? ` ${sub}` : ''}`) {
+  switch (name as Exclude<Command, 'migrate'>) {
     case 'init': {
       print(await createOrganisation(app.store, required(values.org, 'org')).then(({ organisationId, apiKey }) => ({ organisationId, apiKey })));
       return app.store.close();
     }
     case 'keys create': {
-      const permissions = values.permissions?.split(',').map((p) => p.trim()).filter(Boolean);
-      const unknown = permissions?.filter((p) => !ALL_PERMISSIONS.includes(p));
-      if (unknown?.length) {
-        throw new AppError('bad_request', `Unknown permission(s) ${unknown.join(', ')}; allowed: ${ALL_PERMISSIONS.join(', ')}`);
+      const permissions = permissionsFlag(values.permissions);
+      const now = new Date();
+      const expiresAt = dateTimeFlag(values.expires, 'expires');
+      if (expiresAt !== undefined && Date.parse(expiresAt) <= now.getTime()) {
+        throw new AppError('bad_request', `--expires must lie in the future (got ${values.expires}); a key that has expired cannot be used`);
       }
       const created = await app.store.transaction((tx) =>
-        createApiKey(
-          tx,
-          {
-            organisationId: required(values.org, 'org'),
-            name: required(values.name, 'name'),
-            permissions,
-            expiresAt: dateTimeFlag(values.expires, 'expires'),
-          },
-          new Date(),
-        ),
+        createApiKey(tx, { organisationId: required(values.org, 'org'), name: required(values.name, 'name'), permissions, expiresAt }, now),
       );
       print({ id: created.id, apiKey: created.apiKey });
       return app.store.close();
     }
     case 'keys list': {
       const org = required(values.org, 'org');
-      print(await app.store.read((tx) => tx.system.listApiKeys(org)));
+      print(await app.store.read((tx) => listApiKeys(tx, org)));
       return app.store.close();
     }
     case 'keys revoke': {
@@ -154,7 +171,24 @@ async function main(argv: string[]): Promise<void> {
         principal: () => authenticate(app.store, token, app.clock()),
         toolsets: stdioToolsets(config.toolsets),
       });
-      await server.connect(new StdioServerTransport());
+      // The client ends the session by closing stdin (or reading it fails): the process then ends by
+      // itself once the webhook deliveries, the e-mail sender and the store have let go.
+      server.onclose = () => {
+        void app.deliveries
+          .stop()
+          .then(() => {
+            app.emails.close();
+            return app.store.close();
+          })
+          .then(
+            () => app.logger.info('billing-mcp MCP server on stdio closed'),
+            (err: unknown) => {
+              app.logger.error({ err }, 'closing the store failed');
+              process.exitCode = 1;
+            },
+          );
+      };
+      await server.connect(new EndingStdioTransport());
       app.deliveries.kick();
       app.logger.info('billing-mcp MCP server on stdio');
       return;
@@ -164,8 +198,6 @@ async function main(argv: string[]): Promise<void> {
       app.emails.close();
       return app.store.close();
     }
-    default:
-      throw new AppError('bad_request', `Unknown command '${positionals.join(' ')}'\n\n${USAGE}`);
   }
 }
 

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { AppError } from './errors.js';
 
@@ -97,6 +98,20 @@ const smtpUrl = z.string().transform((value, ctx) => {
   return value;
 });
 
+/** A host name: dot-separated labels of letters, digits and inner hyphens, the last not all digits (`999.1.1.1` is no name). */
+function isHostName(value: string): boolean {
+  const labels = value.split('.');
+  return value.length <= 253 && labels.every((l) => /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i.test(l)) && !/^\d+$/.test(labels.at(-1) as string);
+}
+
+/** What the HTTP server listens on: an IP address or a host name, checked here so that a typo names the variable. */
+const host = z.string().refine((value) => isIP(value) !== 0 || isHostName(value), {
+  message: 'must be an IP address (127.0.0.1, 0.0.0.0, ::1) or a host name (localhost)',
+});
+
+/** pino's levels, as LOG_LEVEL takes them. */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
 /** `billing@example.com` or `Example Billing <billing@example.com>`. */
 const emailFrom = z
   .string()
@@ -111,10 +126,10 @@ const envSchema = z.object({
   BILLING_DATABASE_URL: databaseUrl.optional(),
   BILLING_DB_POOL_SIZE: int(1, 1000).default(10),
   BILLING_API_KEY: z.string().min(1).optional(),
-  BILLING_HOST: z.string().min(1).default('127.0.0.1'),
+  BILLING_HOST: host.default('127.0.0.1'),
   BILLING_PORT: int(0, 65535).default(8080),
   BILLING_PUBLIC_URL: publicUrl.optional(),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_LEVEL: z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')} (lower case)` }).default('info'),
   BILLING_READ_ONLY: bool.default(false),
   BILLING_TOOLSETS: toolsetsSchema.optional(),
   BILLING_WEBHOOK_ALLOW_PRIVATE: bool.default(false),

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createApiKey } from './auth/keys.js';
 import { PageTokens } from './auth/pageTokens.js';
 import type { Config } from './config.js';
+import { AppError } from './errors.js';
 import { EmailSender } from './email/sender.js';
 import { createHttpApp } from './http/app.js';
 import { newId } from './ids.js';
@@ -66,16 +67,23 @@ export class PublicUrl {
   }
 }
 
-/** The store the configuration names: PostgreSQL at `databaseUrl`, else the SQLite file `db`; migrated. */
-export async function openStore(config: Config): Promise<Store> {
+/**
+ * The store the configuration names: PostgreSQL at `databaseUrl`, else the SQLite file `db`; migrated.
+ * `create` false: a SQLite file that does not exist is an error naming it (only `init` and `serve`
+ * create one).
+ */
+export async function openStore(config: Config, options: { create?: boolean } = {}): Promise<Store> {
   if (config.databaseUrl) return PgStore.open(config.databaseUrl, { poolSize: config.databasePoolSize });
-  return SqliteStore.open(config.db, { synchronous: config.dbSynchronous, lockTimeoutMs: config.dbLockTimeoutMs });
+  return SqliteStore.open(config.db, { synchronous: config.dbSynchronous, lockTimeoutMs: config.dbLockTimeoutMs, create: options.create });
 }
 
-/** Applies the migrations the configured database lacks (`billing-mcp migrate`); the schema versions before and after. */
+/**
+ * Applies the migrations the configured database lacks (`billing-mcp migrate`); the schema versions
+ * before and after. A SQLite file that does not exist is an error naming it, not a new database.
+ */
 export async function migrateDatabase(config: Config): Promise<{ engine: 'postgres' | 'sqlite'; from: number; to: number }> {
   if (config.databaseUrl) return { engine: 'postgres', ...(await migrateUrl(config.databaseUrl)) };
-  return { engine: 'sqlite', ...migrateFile(config.db, config.dbSynchronous) };
+  return { engine: 'sqlite', ...migrateFile(config.db, config.dbSynchronous, false) };
 }
 
 /** Composition root: config → store → registry → surfaces. No rules live here. */
@@ -106,6 +114,12 @@ export function createApp(
 /** How often Node looks for requests past their headers or request timeout: a tenth of the shorter, 10 ms to 1 s. */
 function checkingInterval(config: Config): number {
   return Math.max(10, Math.min(1000, Math.floor(Math.min(config.httpHeadersTimeoutMs, config.httpRequestTimeoutMs) / 10)));
+}
+
+/** A failure to listen, naming the setting to check: the port when it is taken or privileged, else the host (one that does not resolve). */
+function listenError(err: NodeJS.ErrnoException, host: string, port: number): AppError {
+  const setting = err.code === 'EADDRINUSE' || err.code === 'EACCES' ? `BILLING_PORT (--port) ${port}` : `BILLING_HOST (--host) ${host}`;
+  return new AppError('bad_request', `Cannot listen on ${httpUrl(host, port)}: ${err.message}; check ${setting}`);
 }
 
 export interface RunningServer {
@@ -152,7 +166,7 @@ export async function startHttp(app: App, host = app.config.host, port = app.con
   // Connections beyond the cap are closed as they arrive (Node's 'drop').
   server.maxConnections = config.httpMaxConnections;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) => reject(listenError(err, host, port)));
     server.listen(port, host, () => resolve());
   });
   let timer: NodeJS.Timeout | undefined;

@@ -587,7 +587,7 @@ describe('payment methods: type and detail object', () => {
     const customer = await newCustomer();
     expect(paths(await fails(env.mcp, 'create_payment_method', { id: customer, type: 'cash' }, 422))).toEqual(['type']);
     expect(paths(await fails(env.mcp, 'create_payment_method', { id: customer, ...paypal, paypal: { ...paypal.paypal, x: 1 } }, 422))).toEqual([
-      'paypal',
+      'paypal.x',
     ]);
     expect(paths(await fails(env.mcp, 'create_payment_method', { id: customer, ...paypal, gatewayName: '' }, 422))).toEqual([
       'gatewayName',

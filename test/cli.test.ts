@@ -1,5 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -72,6 +73,50 @@ describe('CLI', () => {
     expect(await cliFails(['jobs', 'run'], { BILLING_PORT: 'eighty' })).toMatch(/BILLING_PORT/);
     expect(await cliFails(['jobs', 'run'], { BILLING_WEBHOOK_RETRY_DELAYS: '10,x' })).toMatch(/BILLING_WEBHOOK_RETRY_DELAYS/);
     expect(await cliFails(['frobnicate'])).toMatch(/Unknown command/);
+  });
+
+  it('keys create refuses empty permissions and a past expiry; names a permission given twice once; keys list refuses an unknown organisation', async () => {
+    const { organisationId } = JSON.parse((await cli(['init', '--org', 'Key flags'])).stdout);
+    const create = (...flags: string[]) => ['keys', 'create', '--org', organisationId, '--name', 'x', ...flags];
+    for (const empty of ['', ',', ' , ']) {
+      expect(await cliFails(create('--permissions', empty))).toMatch(/--permissions must name at least one permission, comma-separated: --permissions invoice:read,customer:write/);
+    }
+    expect(await cliFails(create('--expires', '2020-01-01T00:00:00Z'))).toMatch(/--expires must lie in the future \(got 2020-01-01T00:00:00Z\)/);
+    const keys = JSON.parse((await cli(['keys', 'list', '--org', organisationId])).stdout);
+    expect(keys.map((k: { permissions: string[] }) => k.permissions)).toEqual([['*']]);
+
+    await cli(create('--permissions', 'invoice:read, invoice:read,customer:write'));
+    const after = JSON.parse((await cli(['keys', 'list', '--org', organisationId])).stdout);
+    expect(after[1].permissions).toEqual(['invoice:read', 'customer:write']);
+    expect(await cliFails(['keys', 'list', '--org', 'no-such-org'])).toMatch(/Organisation no-such-org was not found/);
+  });
+
+  it('only init and serve create a database: the other commands name a --db that does not exist and leave it so', async () => {
+    const missing = path.join(dir, 'typo', 'billing.sqlite');
+    for (const args of [['migrate'], ['keys', 'list', '--org', 'x'], ['keys', 'create', '--org', 'x', '--name', 'y'], ['keys', 'revoke', 'x'], ['jobs', 'run'], ['stdio']]) {
+      expect(await cliFails([...args, '--db', missing], { BILLING_API_KEY: 'bmk_x' }), args.join(' ')).toContain(`The database ${missing} does not exist`);
+    }
+    expect(fs.existsSync(path.dirname(missing))).toBe(false);
+    JSON.parse((await cli(['init', '--org', 'Created', '--db', missing])).stdout);
+    expect(JSON.parse((await cli(['migrate', '--db', missing])).stdout)).toEqual({ engine: 'sqlite', from: SCHEMA_VERSION, to: SCHEMA_VERSION });
+  });
+
+  it('names BILLING_HOST, LOG_LEVEL and a port in use with what they allow', async () => {
+    expect(await cliFails(['jobs', 'run'], { BILLING_HOST: '999.1.1.1' })).toMatch(
+      /BILLING_HOST must be an IP address \(127\.0\.0\.1, 0\.0\.0\.0, ::1\) or a host name \(localhost\) \(got "999\.1\.1\.1"\)/,
+    );
+    expect(await cliFails(['jobs', 'run'], { BILLING_HOST: 'bad host' })).toMatch(/BILLING_HOST must be/);
+    expect(await cliFails(['jobs', 'run'], { LOG_LEVEL: 'INFO' })).toMatch(/LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent \(lower case\) \(got "INFO"\)/);
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = taken.address() as net.AddressInfo;
+      expect(await cliFails(['serve', '--port', String(port)], { BILLING_JOBS_INTERVAL_MS: '0' })).toMatch(
+        new RegExp(`Cannot listen on http://127\\.0\\.0\\.1:${port}: .*EADDRINUSE.*; check BILLING_PORT \\(--port\\) ${port}`),
+      );
+    } finally {
+      taken.close();
+    }
   });
 
   it('jobs run prints a JSON summary as of --now', async () => {
@@ -213,6 +258,51 @@ describe('MCP over stdio against dist/', () => {
       expect(client.getServerCapabilities()?.tools?.listChanged).toBe(false);
     } finally {
       await client.close();
+    }
+  });
+
+  it('ends with exit code 0 when the client closes stdin, after answering what it received, and lets go of the database', async () => {
+    const stdioDb = path.join(dir, 'stdio-end.sqlite');
+    const init = JSON.parse((await cli(['init', '--org', 'Stdio end'], { BILLING_DB: stdioDb })).stdout);
+    const child = spawn(process.execPath, [CLI, 'stdio', '--toolsets', 'all'], {
+      env: { ...process.env, BILLING_DB: stdioDb, BILLING_API_KEY: init.apiKey, LOG_LEVEL: 'info' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'create_customer', arguments: { lastName: 'Last words' } } };
+    child.stdin.end(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' })}\n${JSON.stringify(call)}\n`);
+    const timeout = new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 5000).unref());
+    try {
+      expect(await Promise.race([exited, timeout])).toBe(0);
+    } finally {
+      child.kill();
+    }
+    const answers = stdout.trim().split('\n').map((line) => JSON.parse(line));
+    expect(answers.map((a) => a.id)).toEqual([1, 2]);
+    expect(answers[1].result.structuredContent.lastName).toBe('Last words');
+    // Shut down, not merely left to exit: the deliveries stopped and the store closed before the end.
+    expect(stderr).toContain('"msg":"billing-mcp MCP server on stdio closed"');
+  });
+
+  it('a process that opened a SQLite store ends by itself: the checkpoint worker keeps nothing alive', async () => {
+    // From a file: `node --input-type=module -e` ends with its script even while handles stay open.
+    const script = path.join(dir, 'open-store.mjs');
+    fs.writeFileSync(
+      script,
+      `import { SqliteStore } from ${JSON.stringify(path.resolve('dist/store/sqlite.js'))};
+      const store = SqliteStore.open(${JSON.stringify(path.join(dir, 'open-store.sqlite'))});
+      await store.transaction((tx) => tx.system.listOrganisations());`,
+    );
+    const child = spawn(process.execPath, [script], { stdio: 'ignore' });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const timeout = new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 5000).unref());
+    try {
+      expect(await Promise.race([exited, timeout])).toBe(0);
+    } finally {
+      child.kill();
     }
   });
 

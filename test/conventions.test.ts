@@ -90,7 +90,7 @@ describe('HTTP conventions', () => {
   it('405 with Allow for a known path and an unsupported method; 404 for an unknown path', async () => {
     const res = await env.http('DELETE', '/catalogue/units');
     expect(res.status).toBe(405);
-    expect(res.headers.get('allow')).toBe('GET, POST');
+    expect(res.headers.get('allow')).toBe('GET, HEAD, POST');
     const mcpGet = await env.http('GET', '/mcp');
     expect(mcpGet.status).toBe(405);
     expect((await env.http('DELETE', '/mcp')).status).toBe(405);
@@ -111,6 +111,74 @@ describe('HTTP conventions', () => {
   it('health and readiness need no token', async () => {
     expect((await env.http('GET', '/healthz', { token: null })).body).toEqual({ status: 'ok' });
     expect((await env.http('GET', '/readyz', { token: null })).body).toEqual({ status: 'ready' });
+  });
+
+  it('HEAD answers like GET without the body; another method on the fixed routes is a 405 with Allow', async () => {
+    const headers = { authorization: `Bearer ${env.org.apiKey}`, 'accept-encoding': 'identity' };
+    for (const path of ['/healthz', '/readyz', '/openapi.json', '/customers', '/catalogue/units?limit=2']) {
+      const get = await fetch(`${env.url}${path}`, { headers });
+      const head = await fetch(`${env.url}${path}`, { method: 'HEAD', headers });
+      expect([head.status, await head.text()], path).toEqual([200, '']);
+      for (const name of ['content-type', 'content-length']) expect(head.headers.get(name), `${path} ${name}`).toBe(get.headers.get(name));
+    }
+    for (const path of ['/healthz', '/readyz', '/openapi.json']) {
+      const res = await env.http('POST', path, { token: null });
+      expect([res.status, res.headers.get('allow'), res.body.detail], path).toEqual([405, 'GET, HEAD', `POST is not allowed on ${path}; allowed: GET, HEAD`]);
+    }
+  });
+
+  it('an unknown query parameter is a 400 naming it and the allowed ones, on every method; nothing is stored', async () => {
+    const customer = await ok(env.mcp, 'create_customer', { lastName: 'Query typo' });
+    const events = { events: [{ id: 'query-typo-1', eventName: 'api_call', customer: customer.id }] };
+    const typo = await env.http('POST', '/usage-events?atomc=true', { body: events });
+    expect([typo.status, typo.body.violations]).toEqual([
+      400,
+      [{ propertyPath: 'atomc', message: "'atomc' is not a query parameter of POST /usage-events; allowed: atomic", code: 'unrecognized_keys' }],
+    ]);
+    expect((await ok(env.mcp, 'list_usage_events')).data).toEqual([]);
+    expect((await env.http('POST', '/usage-events?atomic=true', { body: events })).body.accepted).toBe(1);
+
+    const units = (await ok(env.mcp, 'list_units', { limit: 0 })).meta.pagination.totalItems;
+    const id = '01960000-0000-7000-8000-000000000000';
+    const refused = [
+      await env.http('POST', '/catalogue/units?name=x', { body: { name: 'query' } }),
+      await env.http('PUT', `/catalogue/measurements/${id}?force=1`, { body: {} }),
+      await env.http('PATCH', `/webhooks/${id}?force=1`, { body: {}, contentType: 'application/merge-patch+json' }),
+      await env.http('DELETE', `/webhooks/${id}?force=1`),
+    ];
+    expect(refused.map((r) => [r.status, r.body.violations[0].propertyPath, r.body.detail])).toEqual([
+      [400, 'name', "'name' is not a query parameter of POST /catalogue/units; it takes none (its input goes in the body)"],
+      [400, 'force', "'force' is not a query parameter of PUT /catalogue/measurements/{id}; it takes none (its input goes in the body)"],
+      [400, 'force', "'force' is not a query parameter of PATCH /webhooks/{id}; it takes none (its input goes in the body)"],
+      [400, 'force', "'force' is not a query parameter of DELETE /webhooks/{id}; it takes none"],
+    ]);
+    expect((await ok(env.mcp, 'list_units', { limit: 0 })).meta.pagination.totalItems).toBe(units);
+  });
+
+  it('an unknown key of order[…] is the one violation, at its own path, over REST and MCP', async () => {
+    const violation = { propertyPath: 'order.name', message: "'name' is not a field of order; allowed: createdAt", code: 'unrecognized_keys' };
+    const rest = await env.http('GET', '/customers?order[name]=asc');
+    expect([rest.status, rest.body.violations]).toEqual([400, [violation]]);
+    expect((await call(env.mcp, 'list_customers', { order: { name: 'asc' } })).body.violations).toEqual([violation]);
+    const wrong = await env.http('GET', '/customers?order[createdAt]=up');
+    expect(wrong.body.violations.map((v: { propertyPath: string }) => v.propertyPath)).toEqual(['order.createdAt']);
+  });
+
+  it('a path parameter takes the longest customer number there is (255 characters)', async () => {
+    const number = 'N'.repeat(255);
+    const created = await env.http('POST', '/customers', { body: { lastName: 'Long number', customerNumber: number } });
+    expect(created.status).toBe(201);
+    const res = await env.http('GET', `/customers/${number}`);
+    expect([res.status, res.body.id]).toEqual([200, created.body.id]);
+    expect((await env.http('GET', `/customers/${number}/invoice-addresses`)).status).toBe(200);
+  });
+
+  it('the OpenAPI document lists the query parameters of body operations and needs no token for token refresh', async () => {
+    const doc = (await env.http('GET', '/openapi.json', { token: null })).body;
+    expect(doc.paths['/usage-events'].post.parameters).toContainEqual(expect.objectContaining({ name: 'atomic', in: 'query', required: false }));
+    expect(doc.paths['/customers/token/refresh'].post.security).toEqual([]);
+    expect(doc.paths['/customers'].get.security).toBeUndefined();
+    expect(doc.security).toEqual([{ bearer: [] }]);
   });
 });
 
@@ -161,6 +229,19 @@ describe('idempotency', () => {
   it('a key longer than 255 characters is rejected', async () => {
     const res = await env.http('POST', '/catalogue/units', { body: { name: 'long key' }, headers: { 'idempotency-key': 'k'.repeat(256) } });
     expect(res.status).toBe(422);
+    expect(res.body.violations).toEqual([
+      { propertyPath: 'idempotencyKey', message: 'The idempotency key must be at most 255 characters (got 256)', code: 'too_long' },
+    ]);
+  });
+
+  it('an empty key is rejected as empty, over HTTP and MCP, and nothing is created', async () => {
+    const before = await countUnits();
+    const empty = { propertyPath: 'idempotencyKey', message: 'The idempotency key is empty; send 1 to 255 characters, or no key', code: 'too_short' };
+    const res = await env.http('POST', '/catalogue/units', { body: { name: 'empty key' }, headers: { 'idempotency-key': '' } });
+    expect([res.status, res.body.violations]).toEqual([422, [empty]]);
+    const r = await call(env.mcp, 'create_unit', { name: 'empty key', idempotencyKey: '' });
+    expect([r.body.status, r.body.violations]).toEqual([422, [empty]]);
+    expect(await countUnits()).toBe(before);
   });
 
   // Holding SQLite's single writer keeps the first request in flight; PostgreSQL has no such lock to

@@ -356,7 +356,7 @@ describe('customer e-mail addresses', () => {
     const list = await ok(env.mcp, 'list_customer_email_addresses', { id: c.id });
     expect(list.data.filter((x: { default: boolean }) => x.default)).toEqual([]);
     expect(paths(await fails(env.mcp, 'update_customer_email_address', { id: e.id, email: 'nope' }, 422))).toEqual(['email']);
-    expect(paths(await fails(env.mcp, 'update_customer_email_address', { id: e.id, customer: c.id }, 422))).toEqual(['']);
+    expect(paths(await fails(env.mcp, 'update_customer_email_address', { id: e.id, customer: c.id }, 422))).toEqual(['customer']);
     await fails(env.mcp, 'update_customer_email_address', { id: 'no-such-id', isInvoiceEmail: true }, 404);
   });
 

@@ -30,6 +30,16 @@ describe('discovery on demand (stdio without --toolsets)', () => {
     expect(toolsets.find((t: { name: string }) => t.name === 'customers').enabled).toBe(true);
   });
 
+  it('each purpose names what its toolset holds, briefly', async () => {
+    const { toolsets } = await ok(env.mcp, 'list_toolsets');
+    const purpose = (name: string): string => toolsets.find((t: { name: string }) => t.name === name).purpose;
+    expect(purpose('payments')).toMatch(/Payment plans.*SEPA direct debit: creditor, mandates, collections, returns/);
+    expect(purpose('invoices')).toMatch(/PDF.*credit notes, billing runs, the organisation as seller and sent e-mails/);
+    expect(purpose('usage')).toMatch(/^Usage events \(the way to report usage\)/);
+    expect(purpose('dunning')).toMatch(/dunning letters/);
+    for (const t of toolsets) expect(t.purpose.length, t.name).toBeLessThanOrEqual(130);
+  });
+
   it('a tool of a toolset not enabled says how to enable it; enable_toolsets adds it once and notifies', async () => {
     const problem = await fails(env.mcp, 'create_invoice', { customer: 'x', lines: [] }, 403);
     expect(problem.detail).toMatch(/toolset 'invoices'.*enable_toolsets \{ "toolsets": \["invoices"\] \}/);
@@ -125,12 +135,39 @@ describe('protocol errors and modes', () => {
     expect(bad.body.violations[0].propertyPath).toBe('toolsets');
   });
 
-  it('a call over /mcp to a tool outside the chosen toolsets says which toolset it needs', async () => {
+  it('a call over /mcp to a tool outside the chosen toolsets says which toolset it needs and how this request adds it', async () => {
     const res = await env.http('POST', '/mcp?toolsets=webhooks', {
       headers: { accept: 'application/json, text/event-stream' },
       body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_units', arguments: {} } },
     });
     expect(res.body.result.isError).toBe(true);
-    expect(res.body.result.content[0].text).toMatch(/toolset 'catalogue'/);
+    expect(res.body.result.content[0].text).toMatch(
+      /toolset 'catalogue', which is not enabled: this request chose its toolsets; add 'catalogue' to \?toolsets= or the MCP-Toolsets header/,
+    );
+    expect(res.body.result.content[0].text).not.toMatch(/started without/);
+  });
+
+  it('a call to a tool outside the toolsets a stdio server was started with says so', async () => {
+    const only = await setup({ toolsets: ['webhooks'] });
+    try {
+      const problem = await fails(only.mcp, 'list_units', {}, 403);
+      expect(problem.detail).toBe("list_units belongs to the toolset 'catalogue', which is not enabled: this server was started without it");
+    } finally {
+      await only.close();
+    }
+  });
+
+  it('in read-only mode the discovery tools stay, being read-only: they change the tool list, no data', async () => {
+    const ro = await setup({ toolsets: undefined, readOnly: true });
+    try {
+      const { tools } = await ro.mcp.listTools();
+      expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['list_toolsets', 'enable_toolsets']));
+      expect(tools.filter((t) => t.annotations?.readOnlyHint !== true).map((t) => t.name)).toEqual([]);
+      const { added } = await ok(ro.mcp, 'enable_toolsets', { toolsets: ['catalogue'] });
+      expect(added).toContain('list_units');
+      expect(added).not.toContain('create_unit');
+    } finally {
+      await ro.close();
+    }
   });
 });

@@ -28,7 +28,7 @@ describe('an unknown input field names what was meant', () => {
   it('suggests the field that differs only in case or spelling, over MCP and REST', async () => {
     const p = await fails(env.mcp, 'create_customer', { lastname: 'Lovelace' }, 422);
     expect(p.violations).toEqual([
-      { propertyPath: '', message: "'lastname' is not a field of the input; did you mean 'lastName'?", code: 'unrecognized_keys' },
+      { propertyPath: 'lastname', message: "'lastname' is not a field of the input; did you mean 'lastName'?", code: 'unrecognized_keys' },
     ]);
     expect(p.detail).toBe("'lastname' is not a field of the input; did you mean 'lastName'?");
     expect(messages(await fails(env.mcp, 'create_customer', { lastName: 'L', customer_number: 'C-1' }, 422))).toEqual([
@@ -46,7 +46,7 @@ describe('an unknown input field names what was meant', () => {
     const typo = await fails(env.mcp, 'create_invoice', { customer: f.customer.id, lines: [{ description: 'x', quantity: 1, unitAmmount: 5 }] }, 422);
     expect(messages(typo)).toContain("'unitAmmount' is not a field of lines[0]; did you mean 'unitAmount'?");
     const unknown = await fails(env.mcp, 'create_invoice', { customer: f.customer.id, lines: [{ ...line, colour: 'red' }] }, 422);
-    expect(paths(unknown)).toEqual(['lines[0]']);
+    expect(paths(unknown)).toEqual(['lines[0].colour']);
     expect(messages(unknown)).toEqual(["'colour' is not a field of lines[0]; allowed: description, quantity, unitAmount, unitAmountDecimal, taxRate"]);
   });
 
@@ -65,9 +65,22 @@ describe('an unknown input field names what was meant', () => {
       "'lastname' is not a field of the input; did you mean 'lastName'?",
       "'compnyName' is not a field of the input; did you mean 'companyName'?",
     ]);
+    expect(paths(p)).toEqual(['lastname', 'compnyName']);
     const query = await env.http('GET', '/invoices?cstomer=x');
     expect(query.status).toBe(400);
     expect(messages(query.body)).toEqual(["'cstomer' is not a field of the input; did you mean 'customer'?"]);
+    expect(paths(query.body)).toEqual(['cstomer']);
+    const rest = await env.http('POST', '/customers', { body: { fristName: 'Ada', lastName: 'Lovelace' } });
+    expect([rest.status, paths(rest.body)]).toEqual([422, ['fristName']]);
+    expect(paths((await env.http('GET', '/customers?foo=bar')).body)).toEqual(['foo']);
+    expect(paths(await fails(env.mcp, 'list_customers', { foo: 'bar' }, 400))).toEqual(['foo']);
+  });
+
+  it('leaves out a required field reported missing when the unknown field beside it names it', async () => {
+    const p = await fails(env.mcp, 'create_unit', { nme: 'Seat' }, 422);
+    expect(p.violations).toEqual([{ propertyPath: 'nme', message: "'nme' is not a field of the input; did you mean 'name'?", code: 'unrecognized_keys' }]);
+    const unrelated = await fails(env.mcp, 'create_subscription', { customer: f.customer.id, plan: f.plan.id, colour: 'red' }, 422);
+    expect(paths(unrelated).sort()).toEqual(['colour', 'periods']);
   });
 
   it('says where a flattened field of a nested object belongs, one or two levels down', async () => {

@@ -142,7 +142,7 @@ describe('create_invoice', () => {
     [{ lines: [{ ...consulting, taxRate: 101 }] }, ['lines[0].taxRate']],
     [{ lines: [consulting, { ...consulting, taxRate: 19.12345 }] }, ['lines[1].taxRate']],
     [{ lines: [{ ...consulting, description: '' }] }, ['lines[0].description']],
-    [{ lines: [{ ...consulting, colour: 'red' }] }, ['lines[0]']],
+    [{ lines: [{ ...consulting, colour: 'red' }] }, ['lines[0].colour']],
     [{ lines: [{ ...consulting, quantity: 1_000_000, unitAmount: 999_999_999_999 }] }, ['lines[0]']],
     [{ lines: [consulting], status: 'paid' }, ['status']],
     [{ lines: [consulting], subscription: 'SUB-1' }, ['subscription']],

@@ -177,7 +177,7 @@ describe('create_offer', () => {
     ['a malformed locale', { locale: 'english' }, ['locale']],
     ['an unknown plan', { subscription: { plan: 'nope', periods: yearly } }, ['subscription.plan']],
     ['no periods', { subscription: { plan: 'x', periods: [] } }, ['subscription.periods']],
-    ['activate inside subscription (unknown field)', { subscription: { plan: 'x', periods: yearly, activate: true } }, ['subscription']],
+    ['activate inside subscription (unknown field)', { subscription: { plan: 'x', periods: yearly, activate: true } }, ['subscription.activate']],
   ])('rejects %s (422)', async (_, extra, expected) => {
     const problem = await fails(env.mcp, 'create_offer', offerArgs(extra), 422);
     expect(paths(problem)).toEqual(expected);

@@ -203,7 +203,7 @@ describe('rejected input', () => {
     expect(paths(await withTax({ code: '' }))).toEqual(['taxes[1].code']);
     expect(paths(await withTax({ code: 'c'.repeat(256) }))).toEqual(['taxes[1].code']);
     expect(paths(await withTax({ description: 'd'.repeat(256) }))).toEqual(['taxes[1].description']);
-    expect(paths(await withTax({ id: '0190b0c0-0000-7000-8000-000000000000' }))).toEqual(['taxes[1]']);
+    expect(paths(await withTax({ id: '0190b0c0-0000-7000-8000-000000000000' }))).toEqual(['taxes[1].id']);
   });
 
   it('applies the same rules on update and over REST', async () => {

@@ -67,27 +67,44 @@ export interface CreatedKey {
   record: ApiKeyRecord;
 }
 
-/** Creates a key; the clear text is returned once and only its hash is stored. */
+/** The organisation `organisationId` names; a 404 when there is none. */
+async function organisationOf(tx: Tx, organisationId: string) {
+  const org = await tx.system.getOrganisation(organisationId);
+  if (!org) throw new AppError('not_found', `Organisation ${organisationId} was not found`);
+  return org;
+}
+
+/**
+ * Creates a key; the clear text is returned once and only its hash is stored. Without `permissions`
+ * the key holds `*` (every permission); an empty list is refused, and a permission named twice is
+ * stored once.
+ */
 export async function createApiKey(
   tx: Tx,
   input: { organisationId: string; name: string; permissions?: string[] | undefined; expiresAt?: string | null | undefined },
   now: Date,
 ): Promise<CreatedKey> {
-  const org = await tx.system.getOrganisation(input.organisationId);
-  if (!org) throw new AppError('not_found', `Organisation ${input.organisationId} was not found`);
+  if (input.permissions?.length === 0) throw new AppError('bad_request', 'A key needs at least one permission; leave permissions out for every permission');
+  const org = await organisationOf(tx, input.organisationId);
   const apiKey = KEY_PREFIX + randomBytes(32).toString('base64url');
   const record: ApiKeyRecord = {
     id: newId(),
     organisationId: org.id,
     name: input.name,
     prefix: apiKey.slice(0, 12),
-    permissions: input.permissions?.length ? input.permissions : ['*'],
+    permissions: input.permissions ? [...new Set(input.permissions)] : ['*'],
     expiresAt: input.expiresAt ?? null,
     revokedAt: null,
     createdAt: now.toISOString(),
   };
   await tx.system.createApiKey(record, hashToken(apiKey));
   return { id: record.id, apiKey, record };
+}
+
+/** The keys of an organisation (no secrets: only hashes are stored); an unknown organisation is a 404. */
+export async function listApiKeys(tx: Tx, organisationId: string): Promise<ApiKeyRecord[]> {
+  await organisationOf(tx, organisationId);
+  return tx.system.listApiKeys(organisationId);
 }
 
 /**

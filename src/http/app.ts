@@ -10,7 +10,8 @@ import { parseToolsets, TOOLSETS } from '../config.js';
 import type { ToolsetSelection } from '../registry/catalog.js';
 import type { Catalog } from '../registry/catalog.js';
 import type { Executor } from '../registry/executor.js';
-import { pathParams, successStatus, type HttpMethod, type Operation, type RequestBody } from '../registry/operation.js';
+import { acceptsIdempotencyKey, pathParams, successStatus, type HttpMethod, type Operation, type RequestBody } from '../registry/operation.js';
+import { checkIdempotencyKey } from '../registry/validation.js';
 import type { Store } from '../store/store.js';
 import { closesConnection, mediaType, NO_BODY_RATE, readBody, readJsonBody, readJsonObject, readText, type BodyRate } from './body.js';
 import { KeyConcurrency, RETRY_AFTER_SECONDS } from './limits.js';
@@ -44,6 +45,15 @@ const DEPRECATION_HEADERS = {
 
 const METHODS: HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
+/**
+ * The longest path parameter a route matches: ids, numbers and codes take up to 255 characters
+ * (CONTRACT section 2), beyond find-my-way's default of 100.
+ */
+const MAX_PATH_PARAM_LENGTH = 255;
+
+/** The fixed routes beside the operations, all GET (and so HEAD). */
+const FIXED_PATHS = new Set(['/healthz', '/readyz', '/openapi.json']);
+
 /** JSON-RPC messages one `/mcp` batch may hold (as the SDK's own transport). */
 const MCP_MAX_BATCH = 100;
 
@@ -51,6 +61,28 @@ interface Route {
   op: Operation;
   queryProperties: JsonSchemaProperties;
   params: string[];
+  /**
+   * The query parameters of a POST, PUT, PATCH or DELETE; any other is a 400. A GET takes its input
+   * fields, and an unknown one fails the input's validation (400, with the field it most likely meant).
+   */
+  queryNames: readonly string[];
+}
+
+/** The query parameters of a route that a GET does not take as input fields (see `Route.queryNames`). */
+function queryNamesOf(op: Operation, properties: JsonSchemaProperties, params: readonly string[]): readonly string[] {
+  if (op.method === 'DELETE') return Object.keys(properties).filter((name) => !params.includes(name));
+  return op.requestBody?.kind === 'json' ? op.requestBody.query : [];
+}
+
+/** A 400 naming each query parameter `op` does not take, and those it does. */
+function unknownQueryParameters(op: Operation, names: readonly string[], allowed: readonly string[]): AppError {
+  const takes = allowed.length ? `allowed: ${allowed.join(', ')}` : `it takes none${op.method === 'DELETE' ? '' : ' (its input goes in the body)'}`;
+  const violations = names.map((name) => ({
+    propertyPath: name,
+    message: `'${name}' is not a query parameter of ${op.method} ${op.path}; ${takes}`,
+    code: 'unrecognized_keys',
+  }));
+  return new AppError('bad_request', violations.map((v) => v.message).join('; '), violations);
 }
 
 /** Every JSON answer goes out here (gzipped from 1 KiB on when the client accepts it). */
@@ -94,11 +126,12 @@ function bearer(req: IncomingMessage): string | undefined {
 
 /** The REST facade, `/mcp`, `/openapi.json` and the health checks, as one request listener. */
 export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: ServerResponse) => void {
-  const router = FindMyWay<HTTPVersion.V1>({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true });
+  const router = FindMyWay<HTTPVersion.V1>({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: MAX_PATH_PARAM_LENGTH });
   const noop = () => undefined;
   for (const op of deps.catalog.operations) {
     const schema = (deps.catalog.restInputSchema(op.name).properties ?? {}) as JsonSchemaProperties;
-    const route: Route = { op, queryProperties: schema, params: pathParams(op) };
+    const params = pathParams(op);
+    const route: Route = { op, queryProperties: schema, params, queryNames: queryNamesOf(op, schema, params) };
     router.on(op.method, op.path.replace(/\{(\w+)\}/g, ':$1'), noop, route);
   }
   const openApi = new StaticBody(JSON.stringify(buildOpenApi(deps.catalog)));
@@ -125,6 +158,10 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
       release = concurrency.acquire(KeyConcurrency.keyOf(principal));
       const refusal = deps.catalog.readOnlyRefusal(op);
       if (refusal) throw refusal;
+      if (op.method !== 'GET') {
+        const unknown = [...new Set(search.keys())].filter((name) => !route.queryNames.includes(name));
+        if (unknown.length) throw unknownQueryParameters(op, unknown, route.queryNames);
+      }
       const input =
         op.method === 'GET' || op.method === 'DELETE'
           ? queryToInput(search, route.queryProperties)
@@ -132,8 +169,8 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
             ? await requestBodyInput(req, op.requestBody, search)
             : await readJsonObject(req, op.contentType ?? 'application/json', bodyRate);
       for (const name of route.params) input[name] = params[name];
-      const key = req.headers['idempotency-key'];
-      const outcome = await deps.executor.execute(op, principal, input, typeof key === 'string' ? key : undefined);
+      const key = acceptsIdempotencyKey(op) ? checkIdempotencyKey(req.headers['idempotency-key']) : undefined;
+      const outcome = await deps.executor.execute(op, principal, input, key);
       if (outcome.replayed) headers['Idempotent-Replayed'] = 'true';
       if (outcome.status === 201) {
         const body = outcome.body as { id?: string };
@@ -287,8 +324,14 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
     const url = new URL(req.url ?? '/', 'http://localhost');
     const path = url.pathname;
     if (path === '/mcp') return handleMcp(req, res);
-    if (path === '/healthz' && method === 'GET') return send(req, res, 200, { status: 'ok' });
-    if (path === '/readyz' && method === 'GET') {
+    if (deps.pages && (await deps.pages(req, res, method, url))) return;
+    // HEAD is GET without the body (RFC 9110, section 9.3.2): Node leaves the body of a HEAD answer out.
+    const read = method === 'HEAD' ? 'GET' : method;
+    if (FIXED_PATHS.has(path) && read !== 'GET') {
+      return sendProblem(req, res, new AppError('method_not_allowed', `${method} is not allowed on ${path}; allowed: GET, HEAD`), { Allow: 'GET, HEAD' });
+    }
+    if (path === '/healthz') return send(req, res, 200, { status: 'ok' });
+    if (path === '/readyz') {
       try {
         await deps.store.ping();
         return send(req, res, 200, { status: 'ready' });
@@ -300,13 +343,12 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
         return sendProblem(req, res, down);
       }
     }
-    if (path === '/openapi.json' && method === 'GET') return sendText(req, res, 200, openApi);
-    if (deps.pages && (await deps.pages(req, res, method, url))) return;
-    const found = router.find(method as HttpMethod, path);
+    if (path === '/openapi.json') return sendText(req, res, 200, openApi);
+    const found = router.find(read as HttpMethod, path);
     if (found) {
       return handleOperation(req, res, found.store as Route, found.params, url.searchParams);
     }
-    const allowed = METHODS.filter((m) => router.find(m, path));
+    const allowed = METHODS.filter((m) => router.find(m, path)).flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]));
     if (allowed.length) {
       return sendProblem(req, res, new AppError('method_not_allowed', `${method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`), {
         Allow: allowed.join(', '),

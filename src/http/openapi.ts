@@ -32,19 +32,21 @@ export function buildOpenApi(catalog: Catalog): Json {
       schema: props[name] ?? { type: 'string' },
     }));
     const bodyProps: Record<string, Json> = {};
+    const inQuery = op.method === 'GET' || op.method === 'DELETE';
+    // The query parameters a body operation declares (`?atomic=true`), which a JSON object body may carry too.
+    const alsoInQuery = op.requestBody?.kind === 'json' ? op.requestBody.query : [];
     for (const [name, schema] of Object.entries(props)) {
       if (inPath.includes(name)) continue;
-      if (op.method === 'GET' || op.method === 'DELETE') {
-        const query: Json = { name, in: 'query', required: required.has(name), schema };
+      if (inQuery || alsoInQuery.includes(name)) {
+        const query: Json = { name, in: 'query', required: inQuery && required.has(name), schema };
         if (name === 'order') {
           query.name = 'order[createdAt]';
           query.schema = { type: 'string', enum: ['asc', 'desc'] };
         }
         if (typeof schema.description === 'string') query.description = schema.description;
         parameters.push(query);
-      } else {
-        bodyProps[name] = schema;
       }
+      if (!inQuery) bodyProps[name] = schema;
     }
     if (acceptsIdempotencyKey(op)) {
       parameters.push({
@@ -75,6 +77,8 @@ export function buildOpenApi(catalog: Catalog): Json {
       parameters,
       responses,
     };
+    // No bearer token: the input authorizes the call (token refresh).
+    if (op.authentication === 'none') operation.security = [];
     if (op.deprecated) operation.deprecated = true;
     if (op.permission) operation['x-permission'] = op.permission;
     if (op.requestBody?.kind === 'text') {

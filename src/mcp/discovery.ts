@@ -8,13 +8,13 @@ export const DEFAULT_TOOLSETS: readonly Toolset[] = ['customers', 'subscriptions
 
 export const TOOLSET_PURPOSES: Record<Toolset, string> = {
   catalogue: 'Products, price plans, plans, units, measurements, billing groups, coupons, custom fields, tax groups.',
-  customers: 'Customers, their e-mail addresses, invoice addresses, payment methods and customer tokens.',
-  subscriptions: 'Subscriptions through their lifecycle, their items, ordered products and the estimated invoice.',
-  usage: 'Usage values recorded on subscription items and the usage of the current interval.',
-  invoices: 'Invoices: create, finalize, pay, void.',
-  payments: 'Payment plans that split an open invoice into installments.',
-  offers: 'Offers that recipients accept and that activate subscriptions.',
-  dunning: 'Overdue rules for unpaid invoices.',
+  customers: 'Customers, their e-mail addresses, invoice addresses and payment methods; customer tokens and portal sessions.',
+  subscriptions: 'Subscriptions through their lifecycle, their items, ordered products, plan changes and the estimated invoice.',
+  usage: 'Usage events (the way to report usage), the deprecated measurement values and the usage of the current interval.',
+  invoices: 'Invoices (create, finalize, pay, void, PDF), credit notes, billing runs, the organisation as seller and sent e-mails.',
+  payments: 'Payment plans (installments of an open invoice) and SEPA direct debit: creditor, mandates, collections, returns.',
+  offers: 'Offers that recipients accept or sign, activating subscriptions, and their signed documents.',
+  dunning: 'Overdue rules for unpaid invoices, the dunning steps of an invoice and dunning letters.',
   entitlements: 'Entitlement features and what subscriptions are entitled to.',
   webhooks: 'Webhooks and their deliveries.',
 };
@@ -40,15 +40,18 @@ const enableOutput = z.object({
   added: z.array(z.string()).describe('Tool names added to tools/list.'),
 });
 
-/** A discovery tool in the same form as the catalog's tools. */
-function discoveryTool(name: string, title: string, readOnlyHint: boolean, description: string, input: z.ZodType, output: z.ZodType): ToolDescriptor {
+/**
+ * A discovery tool in the same form as the catalog's tools. Both are read-only: they change which
+ * tools the session lists, never any data, so read-only mode keeps them like any read.
+ */
+function discoveryTool(name: string, title: string, description: string, input: z.ZodType, output: z.ZodType): ToolDescriptor {
   return {
     name,
     title,
     description,
     inputSchema: toToolInputSchema(input) as ToolDescriptor['inputSchema'],
     outputSchema: toToolOutputSchema(output) as ToolDescriptor['outputSchema'],
-    annotations: { title, readOnlyHint, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    annotations: { title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   };
 }
 
@@ -57,7 +60,6 @@ export const DISCOVERY_TOOLS: Record<'list_toolsets' | 'enable_toolsets', ToolDe
   list_toolsets: discoveryTool(
     'list_toolsets',
     'List toolsets',
-    true,
     'List every toolset with its purpose, whether it is enabled and its tools. Use it when a job needs a tool that tools/list does not show, then enable_toolsets.',
     listInput,
     listOutput,
@@ -65,7 +67,6 @@ export const DISCOVERY_TOOLS: Record<'list_toolsets' | 'enable_toolsets', ToolDe
   enable_toolsets: discoveryTool(
     'enable_toolsets',
     'Enable toolsets',
-    false,
     'Add the tools of the named toolsets to tools/list for this session (the server announces the change). Enabling one that is enabled already changes nothing.',
     enableInput,
     enableOutput,

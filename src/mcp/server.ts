@@ -17,7 +17,7 @@ import type { Catalog, ToolsetSelection } from '../registry/catalog.js';
 import type { Executor } from '../registry/executor.js';
 import { faultViolation, findInputFault } from '../registry/inputGuard.js';
 import { INPUT_CONVENTIONS, OUTPUT_CONVENTIONS } from '../registry/jsonSchema.js';
-import { inputError } from '../registry/validation.js';
+import { checkIdempotencyKey, inputError } from '../registry/validation.js';
 import { DISCOVERY_TOOLS, ToolsetSession } from './discovery.js';
 import { toolResult } from './results.js';
 
@@ -94,6 +94,12 @@ export function createMcpServer(deps: McpDeps): Server {
     if (session) return session.enabled;
     return typeof deps.toolsets === 'function' ? deps.toolsets(extra) : (deps.toolsets as ToolsetSelection);
   };
+  /** How a toolset that is not shown gets enabled: in this session, per HTTP request, or at start-up. */
+  const enableHint = (toolset: string): string => {
+    if (session) return `call enable_toolsets { "toolsets": ["${toolset}"] } first`;
+    if (typeof deps.toolsets === 'function') return `this request chose its toolsets; add '${toolset}' to ?toolsets= or the MCP-Toolsets header, or leave both out for every toolset`;
+    return 'this server was started without it';
+  };
   const callable = (principal: Principal) => (name: string) => {
     const op = deps.catalog.find(name);
     return op !== undefined && deps.catalog.hidden(op, 'all') === undefined && deps.catalog.allows(op, principal);
@@ -121,17 +127,9 @@ export function createMcpServer(deps: McpDeps): Server {
       if (!op) return await discoveryCall(name, args, principal);
       const hidden = deps.catalog.hidden(op, shown(extra));
       if (hidden === 'read_only') throw deps.catalog.readOnlyRefusal(op)!;
-      if (hidden === 'toolset') {
-        const how = session ? `call enable_toolsets { "toolsets": ["${op.toolset}"] } first` : `this server was started without it`;
-        throw new AppError('forbidden', `${name} belongs to the toolset '${op.toolset}', which is not enabled: ${how}`);
-      }
+      if (hidden === 'toolset') throw new AppError('forbidden', `${name} belongs to the toolset '${op.toolset}', which is not enabled: ${enableHint(op.toolset)}`);
       const { idempotencyKey, ...input } = args as Record<string, unknown>;
-      if (idempotencyKey !== undefined && typeof idempotencyKey !== 'string') {
-        throw new AppError('validation', 'idempotencyKey must be a string of 1 to 255 characters', [
-          { propertyPath: 'idempotencyKey', message: 'idempotencyKey must be a string of 1 to 255 characters', code: 'invalid_type' },
-        ]);
-      }
-      const outcome = await deps.executor.execute(op, principal, input, idempotencyKey);
+      const outcome = await deps.executor.execute(op, principal, input, checkIdempotencyKey(idempotencyKey));
       return toolResult(op, outcome.body);
     } catch (err) {
       return errorResult(err, deps.logger, name);

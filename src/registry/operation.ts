@@ -72,14 +72,15 @@ export interface DeliveryKicker {
 
 /**
  * `json`: further JSON media types (each with its OpenAPI schema) and other shapes (a CloudEvents
- * batch is an array), mapped onto the input with the query string. `text`: the body is a document of
- * one media type (a SEPA status report) whose text becomes the input field `field`, which MCP callers
- * pass as a string.
+ * batch is an array), mapped onto the input with the query string, whose parameters `query` names
+ * (input fields; any other parameter is a 400). `text`: the body is a document of one media type (a
+ * SEPA status report) whose text becomes the input field `field`, which MCP callers pass as a string.
  */
 export type RequestBody =
   | {
       kind: 'json';
       mediaTypes: Record<string, Record<string, unknown>>;
+      query: readonly string[];
       toInput(body: unknown, mediaType: string, query: URLSearchParams): Record<string, unknown>;
     }
   | { kind: 'text'; mediaType: 'application/xml'; field: string };

@@ -101,23 +101,34 @@ function closest(key: string, allowed: string[]): string | undefined {
 
 const MAX_LISTED = 12;
 
-/** Why `key` is not accepted in the object at `at`, and what to send instead. */
-function unknownKeyMessage(key: string, at: string, shape: Shape | undefined): string {
+/**
+ * Why `key` is not accepted in the object at `at`, and what to send instead; `names` are the fields
+ * of that object the message names (the one it most likely meant, or the allowed ones).
+ */
+function unknownKey(key: string, at: string, shape: Shape | undefined): { message: string; names: string[] } {
   const where = at || 'the input';
   const head = `'${key}' is not a field of ${where}`;
-  if (!shape) return `${head}; remove it (see the input schema for the allowed fields)`;
+  if (!shape) return { message: `${head}; remove it (see the input schema for the allowed fields)`, names: [] };
   const allowed = Object.keys(shape);
   const same = allowed.find((k) => normalise(k) === normalise(key));
-  if (same) return `${head}; did you mean '${same}'?`;
+  if (same) return { message: `${head}; did you mean '${same}'?`, names: [same] };
   const homes = nestedHomes(shape, key);
   if (homes.length) {
     const inside = homes.map((h) => `'${at ? `${at}.` : ''}${h.at}'`).join(' or ');
-    return `'${key}' belongs inside ${inside}: send ${homes[0]!.example}`;
+    return { message: `'${key}' belongs inside ${inside}: send ${homes[0]!.example}`, names: [] };
   }
   const suggestion = closest(key, allowed);
-  if (suggestion) return `${head}; did you mean '${suggestion}'?`;
-  if (allowed.length <= MAX_LISTED) return `${head}; allowed: ${allowed.join(', ')}`;
-  return `${head}; see the input schema for the allowed fields`;
+  if (suggestion) return { message: `${head}; did you mean '${suggestion}'?`, names: [suggestion] };
+  if (allowed.length <= MAX_LISTED) return { message: `${head}; allowed: ${allowed.join(', ')}`, names: allowed };
+  return { message: `${head}; see the input schema for the allowed fields`, names: [] };
+}
+
+/**
+ * Whether an issue may only say that its property is absent: a required value missing, or an enum's
+ * (zod reports an absent enum value as an invalid one, not telling the two apart).
+ */
+function mayBeAbsent(issue: z.core.$ZodIssue): boolean {
+  return issue.code === 'invalid_value' || (issue.code === 'invalid_type' && issue.message.endsWith('received undefined'));
 }
 
 function message(issue: z.core.$ZodIssue, at: string): string {
@@ -134,28 +145,69 @@ function message(issue: z.core.$ZodIssue, at: string): string {
 }
 
 /**
- * One violation per problem. An unknown field is named with the field it most likely meant, the
- * nested object it belongs in, or the allowed fields, read from `schema` (the operation's input).
+ * One violation per problem. An unknown field is named at its own path with the field it most likely
+ * meant, the nested object it belongs in, or the allowed fields, read from `schema` (the operation's
+ * input). A property of the same object that may only be absent is left out when that message names
+ * it already: `order: { name }` is one violation at `order.name` ("allowed: createdAt"), not a second
+ * one saying `order.createdAt` must be asc or desc.
  */
 export function violationsOf(error: { issues: readonly z.core.$ZodIssue[] }, schema?: Schema): Violation[] {
-  return error.issues.flatMap((issue): Violation[] => {
+  /** The violations of each unknown-keys issue, and the fields their messages name, by object path. */
+  const unknown = new Map<z.core.$ZodIssue, Violation[]>();
+  const named = new Map<string, Set<string>>();
+  for (const issue of error.issues) {
+    if (issue.code !== 'unrecognized_keys') continue;
     const at = propertyPath(issue.path);
-    if (issue.code === 'unrecognized_keys') {
-      const shape = schema && shapeAt(schema, issue.path);
-      return issue.keys.map((key) => ({ propertyPath: at, message: unknownKeyMessage(key, at, shape), code: issue.code }));
-    }
+    const shape = schema && shapeAt(schema, issue.path);
+    const names = named.get(at) ?? new Set<string>();
+    named.set(at, names);
+    const violations = issue.keys.map((key) => {
+      const found = unknownKey(key, at, shape);
+      for (const name of found.names) names.add(name);
+      return { propertyPath: propertyPath([...issue.path, key]), message: found.message, code: issue.code };
+    });
+    unknown.set(issue, violations);
+  }
+  return error.issues.flatMap((issue): Violation[] => {
+    const violations = unknown.get(issue);
+    if (violations) return violations;
+    const at = propertyPath(issue.path);
+    const last = issue.path.at(-1);
+    if (typeof last === 'string' && mayBeAbsent(issue) && named.get(propertyPath(issue.path.slice(0, -1)))?.has(last)) return [];
     return [{ propertyPath: at, message: message(issue, at), code: issue.code }];
   });
 }
 
-/** Query parameters are a 400, body fields a 422 (CONTRACT section 2). */
 /** At most this many violations in one answer: enough to fix a call, never a flood. */
 export const MAX_VIOLATIONS = 20;
 
+/** Query parameters are a 400, body fields a 422 (CONTRACT section 2). */
 export function inputError(error: z.ZodError, kind: 'bad_request' | 'validation', schema?: Schema): AppError {
   const shown = error.issues.slice(0, MAX_VIOLATIONS);
   const violations = violationsOf({ issues: shown }, schema);
   const more = error.issues.length - shown.length;
   const detail = violations.map((v) => v.message).join('; ') + (more > 0 ? `; and ${more} more of the same kind (fix these first)` : '');
   return new AppError(kind, detail, violations);
+}
+
+/** The longest idempotency key (CONTRACT section 2). */
+const MAX_IDEMPOTENCY_KEY = 255;
+
+/**
+ * An idempotency key as sent (the `Idempotency-Key` header, the `idempotencyKey` argument): a string
+ * of 1 to 255 characters, or absent (undefined); anything else is a 422 at `idempotencyKey` saying
+ * what is wrong with it.
+ */
+export function checkIdempotencyKey(key: unknown): string | undefined {
+  if (key === undefined) return undefined;
+  const fault =
+    typeof key !== 'string'
+      ? { code: 'invalid_type', message: `The idempotency key must be a string of 1 to ${MAX_IDEMPOTENCY_KEY} characters` }
+      : key.length === 0
+        ? { code: 'too_short', message: `The idempotency key is empty; send 1 to ${MAX_IDEMPOTENCY_KEY} characters, or no key` }
+        : key.length > MAX_IDEMPOTENCY_KEY
+          ? { code: 'too_long', message: `The idempotency key must be at most ${MAX_IDEMPOTENCY_KEY} characters (got ${key.length})` }
+          : undefined;
+  if (!fault) return key as string;
+  throw new AppError('validation', fault.message, [{ propertyPath: 'idempotencyKey', ...fault }]);
 }

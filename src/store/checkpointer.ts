@@ -88,11 +88,13 @@ export class Checkpointer {
     this.walFile = `${file}-wal`;
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
     this.worker = new Worker(WORKER, { eval: true, workerData: { file, driver } });
-    // An open store must not keep the process alive on its own.
-    this.worker.unref();
     this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
     this.worker.on('message', (outcome: Outcome) => this.checkpointed(outcome));
     this.worker.on('error', (err) => this.fail(err.message));
+    // An open store must not keep the process alive on its own. After the listeners: a first
+    // 'message' listener refs the worker's message port again, which kept every process that had
+    // opened a store (stdio after its client left) running.
+    this.worker.unref();
   }
 
   /** Checkpoints started so far (how often the disk was synced for them). */

@@ -47,15 +47,16 @@ const LOOP_CHECKPOINT_PAGES = 256;
  */
 const WORKER_FALLBACK_CHECKPOINT_PAGES = 65_536;
 
-export function openDatabase(file: string, synchronous: Synchronous = 'full'): Database.Database {
-  const db = connect(file, synchronous);
+/** `create` false: a database file that does not exist is an error naming it, instead of a new empty database. */
+export function openDatabase(file: string, synchronous: Synchronous = 'full', create = true): Database.Database {
+  const db = connect(file, synchronous, create);
   migrate(db);
   return db;
 }
 
 /** Applies the migrations the file lacks (`billing-mcp migrate`); the schema versions before and after. */
-export function migrateFile(file: string, synchronous: Synchronous = 'full'): { from: number; to: number } {
-  const db = connect(file, synchronous);
+export function migrateFile(file: string, synchronous: Synchronous = 'full', create = true): { from: number; to: number } {
+  const db = connect(file, synchronous, create);
   try {
     return migrate(db);
   } finally {
@@ -63,9 +64,16 @@ export function migrateFile(file: string, synchronous: Synchronous = 'full'): { 
   }
 }
 
-function connect(file: string, synchronous: Synchronous): Database.Database {
-  if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-  const db = new Database(file);
+/** Opens the file, creating it and its directory when `create`; otherwise it must exist already. */
+function connect(file: string, synchronous: Synchronous, create: boolean): Database.Database {
+  if (file !== ':memory:') {
+    const resolved = path.resolve(file);
+    if (create) fs.mkdirSync(path.dirname(resolved), { recursive: true });
+    else if (!fs.existsSync(resolved)) {
+      throw new AppError('not_found', `The database ${resolved} does not exist; billing-mcp init creates it (check --db or BILLING_DB)`);
+    }
+  }
+  const db = new Database(file, { fileMustExist: !create });
   db.pragma('journal_mode = WAL');
   db.pragma('foreign_keys = ON');
   // Savepoint journals (every unit of a group commit has one) and temporary tables in memory: by
@@ -176,10 +184,14 @@ export class SqliteStore implements Store {
    * The store of a database file: the write connection and, for a file, a read-only connection that
    * reads run on (`:memory:` has none: reads then share the write connection). With `synchronous`
    * full (the default) a file's WAL is synced after each COMMIT off the event loop (`WalSync`).
+   * `create` false: a file that does not exist is an error naming it (default: created).
    */
-  static open(file: string, options: { synchronous?: Synchronous; lockTimeoutMs?: number; claimSizes?: ClaimSizes } = {}): SqliteStore {
+  static open(
+    file: string,
+    options: { synchronous?: Synchronous; lockTimeoutMs?: number; claimSizes?: ClaimSizes; create?: boolean } = {},
+  ): SqliteStore {
     const synchronous = options.synchronous ?? 'full';
-    const db = openDatabase(file, synchronous);
+    const db = openDatabase(file, synchronous, options.create);
     if (file === ':memory:') return new SqliteStore(db, { lockTimeoutMs: options.lockTimeoutMs, claimSizes: options.claimSizes });
     const reader = new Database(file, { readonly: true });
     // A WAL reader waits only in rare moments (recovery after a crash); never for a writer.

@@ -61,6 +61,7 @@ export const usageEventOperations = [
         'application/cloudevents+json': cloudEvent,
         'application/cloudevents-batch+json': { type: 'array', items: cloudEvent, maxItems: MAX_EVENTS },
       },
+      query: ['atomic'],
       toInput: (body, mediaType, query) => {
         const atomic = atomicOf(query.get('atomic'));
         const base = atomic === undefined ? {} : { atomic };
