@@ -130,6 +130,7 @@ export class Executor {
     op: Operation,
     principal: Principal,
     raw: Record<string, unknown>,
+    /** As the surface checked it (`checkIdempotencyKey`). */
     idempotencyKey?: string | undefined,
   ): Promise<Outcome> {
     authorize(op, principal);
@@ -265,9 +266,6 @@ export class Executor {
     input: Record<string, unknown>,
     key: string,
   ): Promise<Outcome> {
-    if (key.length < 1 || key.length > 255) {
-      throw invalid('idempotencyKey', 'The idempotency key must be 1 to 255 characters', 'too_long');
-    }
     const org = principal.organisationId;
     const slot = `${org}\u0000${key}`;
     if (this.inFlight.has(slot)) {
