@@ -578,6 +578,34 @@ describe('ends, pauses and resumes', () => {
     expect(lines(invoice)).toEqual([[`Product ${n} (pro rata 31/365 days, 2026-01-15 to 2026-02-14)`, '1', 1019, '2026-01-15T10:00:00.000Z', '2026-02-15T10:00:00.000Z']]);
   });
 
+  it('a cancellation revoked after it cut an in-advance period short: without proRata the rest costs nothing (one full price per period), with proRata the parts add up', async () => {
+    env.setNow('2026-11-30T23:00:00Z');
+    const s = await subscribe(
+      [{ price: { price: { amount: 31 }, proRata: false } }, { price: { price: { amount: 31 }, proRata: true } }],
+      { periods: [{ contractPeriod: '14D', cancellationPeriod: '0D' }] },
+    );
+    const [fixed, prorated] = [n - 1, n];
+    expect((await ok(env.mcp, 'cancel_subscription', { id: s.id })).cancellationDate).toBe('2026-12-14T23:00:00.000Z');
+    const [cut] = await bill(s.id);
+    expect(lines(cut)).toEqual([
+      [`Product ${fixed} (2026-12-01 to 2026-12-14)`, '1', 3100, '2026-11-30T23:00:00.000Z', '2026-12-14T23:00:00.000Z'],
+      [`Product ${prorated} (pro rata 14/31 days, 2026-12-01 to 2026-12-14)`, '1', 1400, '2026-11-30T23:00:00.000Z', '2026-12-14T23:00:00.000Z'],
+    ]);
+    env.setNow('2026-12-05T10:00:00Z');
+    expect((await ok(env.mcp, 'revoke_subscription_cancellation', { id: s.id })).nextBillingDate).toBe('2026-12-14T23:00:00.000Z');
+    env.setNow('2026-12-14T23:00:00Z');
+    const estimate = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
+    const [rest] = await bill(s.id);
+    expect(lines(rest)).toEqual([
+      [`Product ${fixed} (paid in full from 2026-12-01, 2026-12-15 to 2026-12-31)`, '1', 0, '2026-12-14T23:00:00.000Z', '2026-12-31T23:00:00.000Z'],
+      [`Product ${prorated} (pro rata 17/31 days, 2026-12-15 to 2026-12-31)`, '1', 1700, '2026-12-14T23:00:00.000Z', '2026-12-31T23:00:00.000Z'],
+    ]);
+    expect(estimate.lines.map((l: any) => [l.description, l.netAmount])).toEqual(rest.lines.map((l: any) => [l.description, l.netAmount]));
+    env.setNow('2026-12-31T23:00:00Z');
+    const [january] = await bill(s.id);
+    expect(january.lines.map((l: any) => l.netAmount)).toEqual([3100, 3100]);
+  });
+
   it('a paused subscription is skipped with the reason; resumed without a date, every missed period is billed', async () => {
     env.setNow('2026-01-15T10:00:00Z');
     const s = await subscribe([{}]);

@@ -116,6 +116,7 @@ describe('what a customer token reaches', () => {
       'get_customer',
       'get_customer_email_address',
       'get_estimated_invoice',
+      'get_payment_method',
       'get_subscription',
       'list_customer_email_addresses',
       'list_payment_methods',

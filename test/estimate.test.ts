@@ -192,6 +192,19 @@ describe('get_estimated_invoice', () => {
     env.setNow('2026-01-15T10:00:00Z');
   });
 
+  it('is a 409 naming the line, not a 500, when usage takes an invoice past what it may total; the run fails that subscription for the same reason', async () => {
+    const dear = await ok(env.mcp, 'create_price_plan', { id: api.id, type: 'per_unit', currencyCode: 'EUR', price: { amount: 9999999999999.99 }, billingInterval: '1M', payInAdvance: false });
+    const plan = await ok(env.mcp, 'create_plan', { code: 'overflow', name: 'Overflow', charges: [{ product: api.id, pricePlan: dear.id }] });
+    const s = await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods, activate: true });
+    await ok(env.mcp, 'create_subscription_measurement', { subscriptionItem: s.items[0].id, quantity: '1000.5', measuredAt: '2026-01-15T10:00:00Z' });
+    const problem = await fails(env.mcp, 'get_estimated_invoice', { id: s.id }, 409);
+    expect(problem.detail).toMatch(/^Subscription SUB-\d+ cannot be billed on 2026-02-15T10:00:00.000Z: its line "API \(calls: 1000.5, .*\)" comes to more than the €9,999,999,999.99 an invoice may total/);
+    env.setNow('2026-02-15T10:00:00Z');
+    const run = await ok(env.mcp, 'run_billing', { subscription: s.id });
+    expect(run).toMatchObject({ status: 'failed', invoicesCreated: 0, failed: [{ subscription: s.id, error: problem.detail }] });
+    env.setNow('2026-01-15T10:00:00Z');
+  });
+
   it('is a 409 for a paused or ended subscription, and reaches a customer token only for its own subscriptions', async () => {
     const plan = await ok(env.mcp, 'create_plan', { code: 'draft', name: 'Draft', charges: [{ product: base.id, pricePlan: basePrice.id }] });
     const paused = await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods, activate: true });

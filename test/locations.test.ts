@@ -30,7 +30,9 @@ describe('every Location of a catalogue create answers a GET', () => {
       body: { type: 'flat_fee', currencyCode: 'EUR', price: { amount: 5 }, billingInterval: '1M' },
     });
     expect(created.headers.get('location')).toBe(`/catalogue/price-plans/${created.body.id}`);
-    expect((await env.http('GET', created.headers.get('location')!)).body).toEqual(created.body);
+    // get_price_plan adds the price history to the resource the create answered.
+    const got = (await env.http('GET', created.headers.get('location')!)).body;
+    expect(got).toEqual({ ...created.body, priceHistory: [{ amount: 5, validFrom: created.body.createdAt }] });
     expect((await env.http('GET', '/catalogue/price-plans/nope')).status).toBe(404);
     expect((await env.http('GET', '/coupons/LOC10')).body.code).toBe('LOC10');
   });

@@ -122,6 +122,54 @@ describe('plan changes', () => {
     expect((await ok(env.mcp, 'get_customer', { id: payer.id })).creditBalance).toBe(0);
   });
 
+  it('keeps the quantity of each item on the new plan\'s charge of its product (5 seats stay 5, not the plan\'s 3): credit and new invoice add up at 5; keepQuantities false takes the plan\'s', async () => {
+    env.setNow('2026-01-01T12:00:00Z');
+    n += 1;
+    const seat = await ok(env.mcp, 'create_product', { name: `Seat ${n}`, taxGroup: tax.id });
+    const price = (amount: number) => ok(env.mcp, 'create_price_plan', { id: seat.id, type: 'flat_fee', currencyCode: 'EUR', price: { amount }, billingInterval: '1M', proRata: true });
+    const [dear, cheap] = [await price(62), await price(31)];
+    const pro = await ok(env.mcp, 'create_plan', { code: `seats-pro-${n}`, name: 'Seats pro', charges: [{ product: seat.id, pricePlan: dear.id, quantity: 3 }] });
+    const basic = await ok(env.mcp, 'create_plan', { code: `seats-basic-${n}`, name: 'Seats basic', family: pro.family.id, charges: [{ product: seat.id, pricePlan: cheap.id, quantity: 3 }] });
+    const changed = async (input: Record<string, unknown>) => {
+      env.setNow('2026-01-01T12:00:00Z');
+      const s = await subscribe(pro.id);
+      await ok(env.mcp, 'update_subscription_item', { id: s.items[0].id, quantity: 5 });
+      const [january] = await bill(s.id);
+      expect(january.netAmount).toBe(31000);
+      env.setNow('2026-01-11T12:00:00Z');
+      const preview = await ok(env.mcp, 'preview_subscription_plan_change', { id: s.id, plan: basic.id, applyAt: 'immediately', ...input });
+      const change = await ok(env.mcp, 'change_subscription_plan', { id: s.id, plan: basic.id, applyAt: 'immediately', ...input });
+      const issued = await invoice(change.invoice);
+      expect(issued.netAmount).toBe(preview.invoice.netAmount);
+      return { preview, issued, items: (await ok(env.mcp, 'get_subscription', { id: s.id })).items };
+    };
+    // 21 of January's 31 days: 5 x 62.00 x 21/31 = 210.00 credited; 5 x 31.00 x 21/31 = 105.00 for the new plan.
+    const kept = await changed({});
+    expect(kept.items.map((i: any) => [i.pricePlan.id, i.quantity])).toEqual([[dear.id, 5], [cheap.id, 5]]);
+    expect(kept.preview.creditNotes[0].lines.map((l: any) => l.netAmount)).toEqual([21000]);
+    expect(lines(kept.issued)).toEqual([[`Seat ${n} (pro rata 21/31 days, 2026-01-11 to 2026-01-31)`, 10500, 19, '2026-01-11T12:00:00.000Z', '2026-02-01T12:00:00.000Z']]);
+    const planned = await changed({ keepQuantities: false });
+    expect(planned.items.map((i: any) => i.quantity)).toEqual([5, 3]);
+    expect(planned.issued.netAmount).toBe(6300);
+
+    const s = await subscribe(pro.id);
+    const later = await fails(env.mcp, 'change_subscription_plan', { id: s.id, plan: basic.id, applyAt: 'end_of_period', keepQuantities: false }, 422);
+    expect(paths(later)).toEqual(['keepQuantities']);
+  });
+
+  it('a refused target names the other active plans of the family to pick from (list_plans has no family filter)', async () => {
+    env.setNow('2026-01-01T12:00:00Z');
+    const basic = await plan(31);
+    const pro = await plan(62, { family: basic.family.id });
+    await plan(93, { family: basic.family.id, status: 'draft' });
+    const s = await subscribe(basic.id);
+    const missing = await fails(env.mcp, 'change_subscription_plan', { id: s.id, plan: 'nope' }, 422);
+    expect(missing.detail).toBe(`plan 'nope' does not exist; the other active plans of its family ${basic.family.id} are ${pro.code} (${pro.id})`);
+    expect((await fails(env.mcp, 'change_subscription_plan', { id: s.id, plan: basic.id }, 422)).detail).toContain(`are ${pro.code} (${pro.id})`);
+    const alone = await subscribe((await plan(10)).id);
+    expect((await fails(env.mcp, 'change_subscription_plan', { id: alone.id, plan: 'nope' }, 422)).detail).toMatch(/its family \S+ has no other active plan$/);
+  });
+
   it('downgrades at the period end: pending until then, applied by the jobs, billed as previewed', async () => {
     env.setNow('2026-01-01T12:00:00Z');
     const pro = await plan(62);
@@ -165,6 +213,21 @@ describe('plan changes', () => {
     env.setNow('2026-02-01T12:00:00Z');
     const [february] = await bill(s.id);
     expect(lines(february)).toEqual([[`Fee ${n - 1} (2026-02-01 to 2026-02-28)`, 6200, 19, '2026-02-01T12:00:00.000Z', '2026-03-01T12:00:00.000Z']]);
+  });
+
+  it('cancelling while a change is pending is a 409 naming revoke_subscription_plan_change; a final subscription keeps no pending change and revokes none', async () => {
+    env.setNow('2026-01-01T12:00:00Z');
+    const pro = await plan(62);
+    const basic = await plan(31, { family: pro.family.id });
+    const s = await subscribe(pro.id);
+    await ok(env.mcp, 'change_subscription_plan', { id: s.id, plan: basic.id, applyAt: 'end_of_period' });
+    expect((await fails(env.mcp, 'cancel_subscription', { id: s.id }, 409)).detail).toMatch(/revoke_subscription_plan_change first/);
+    expect((await ok(env.mcp, 'get_subscription', { id: s.id })).cancellationDate).toBeNull();
+    const terminated = await ok(env.mcp, 'terminate_subscription', { id: s.id });
+    expect(terminated.pendingPlanChange).toBeNull();
+    const revoke = await env.http('DELETE', `/subscriptions/${s.id}/pending-plan-change`);
+    expect(revoke.status).toBe(409);
+    expect(revoke.body.detail).toMatch(/is terminated, which is final/);
   });
 
   it('allows only what the plans say, naming the rule', async () => {
@@ -245,7 +308,7 @@ describe('trials', () => {
     expect(lines(afterTrial)).toEqual([[`Fee ${n} (2026-03-15 to 2026-04-14)`, 3000, 19, '2026-03-15T10:00:00.000Z', '2026-04-15T09:00:00.000Z']]);
   });
 
-  it('a cancellation during the trial takes effect by its end, without cancellation period, and bills nothing', async () => {
+  it('a cancellation during the trial takes effect by its end, without cancellation period, and bills nothing; nextPossibleCancellationDate offers the trial end', async () => {
     env.setNow('2026-03-01T10:00:00Z');
     const trialPlan = await plan(30, { trialPeriod: '2W' }, { applyTrial: true });
     const s = await ok(env.mcp, 'create_subscription', {
@@ -255,9 +318,14 @@ describe('trials', () => {
       activate: true,
     });
     expect(s.trialEndsOn).toBe('2026-03-15T10:00:00.000Z');
-    const late = await fails(env.mcp, 'cancel_subscription', { id: s.id, cancellationDate: '2026-06-01T10:00:00Z' }, 422);
+    const offered = (await env.http('GET', `/subscriptions/${s.id}`)).body.nextPossibleCancellationDate;
+    expect(offered).toEqual(['2026-03-15T10:00:00.000Z']);
+    const late = await fails(env.mcp, 'cancel_subscription', { id: s.id, cancellationDate: '2027-03-01T10:00:00Z' }, 422);
     expect(paths(late)).toEqual(['cancellationDate']);
-    const cancelled = await ok(env.mcp, 'cancel_subscription', { id: s.id });
+    env.setNow('2026-03-15T10:00:00Z');
+    expect((await env.http('GET', `/subscriptions/${s.id}`)).body.nextPossibleCancellationDate).toEqual(['2027-03-01T10:00:00.000Z', '2028-03-01T10:00:00.000Z', '2029-03-01T10:00:00.000Z']);
+    env.setNow('2026-03-01T10:00:00Z');
+    const cancelled = await ok(env.mcp, 'cancel_subscription', { id: s.id, cancellationDate: offered[0] });
     expect(cancelled.cancellationDate).toBe('2026-03-15T10:00:00.000Z');
     env.setNow('2026-03-20T10:00:00Z');
     await runDueJobs(env.app, new Date('2026-03-20T10:00:00Z'));

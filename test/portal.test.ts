@@ -269,6 +269,28 @@ describe('the portal over HTTP', () => {
     expect(overview).toContain('<dt>Ends</dt><dd><time datetime="2028-01-01">1 Jan 2028</time></dd>');
   });
 
+  it('offers no cancellation while a plan change is pending (cancel_subscription refuses it), and says when the plan changes', async () => {
+    const c = await ok(env.mcp, 'create_customer', { lastName: 'Changer', timeZone: 'Europe/Berlin' });
+    const s = await subscribe(c.id, 'Changing');
+    const smaller = await ok(env.mcp, 'create_plan', {
+      code: `small-${s.id.slice(-6)}`,
+      name: 'Small',
+      family: f.plan.family.id,
+      charges: [{ product: f.product.id, pricePlan: f.pricePlan.id }],
+    });
+    const changed = await ok(env.mcp, 'change_subscription_plan', { id: s.id, plan: smaller.id, applyAt: 'end_of_period' });
+    const applyAt = changed.subscription.pendingPlanChange.applyAt;
+    const url = await openPortal(c.id);
+    const overview = (await get(url)).text;
+    expect(overview).not.toContain(`subscriptions/${s.id}/cancel`);
+    expect(overview).toContain('<dt>Plan changes</dt>');
+    const page = await get(`${url}/subscriptions/${s.id}/cancel`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('You can cancel once the change has taken effect.');
+    expect(page.text).not.toContain('<form');
+    expect(applyAt).toBeTruthy();
+  });
+
   it('refuses a date that is no longer possible, showing the new one; other customers\' subscriptions are a 404', async () => {
     const c = await ok(env.mcp, 'create_customer', { lastName: 'Late' });
     const s = await subscribe(c.id);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decimalOfPrice, priceCharge, unitPriceProblem, type PricedLine } from '../src/domain/pricing.js';
+import { chargeCapProblem, decimalOfPrice, priceCharge, unitPriceProblem, type PricedLine } from '../src/domain/pricing.js';
 import type { PricePlan } from '../src/schemas/catalogue.js';
 
 /**
@@ -223,5 +223,23 @@ describe('unit prices', () => {
     expect(unitPriceProblem('price.amount', 0.01234567891, 'EUR')).toMatch(/^price\.amount .*at most 10 fractional digits \(got 11/);
     expect(unitPriceProblem('tiers[0].unitAmount', 1e-11, 'USD')).toMatch(/at most 10 fractional digits/);
     expect(unitPriceProblem('price.amount', 12345678901234.5, 'EUR')).toMatch(/at most 9999999999999.99 EUR/);
+    // Too many digits to be exact: the message says the range, not only the digits.
+    expect(unitPriceProblem('price.amount', 1e20, 'EUR')).toBe('price.amount must be a unit price from 0 to 9999999999999.99 EUR, of at most 15 significant digits (got 100000000000000000000)');
+    expect(unitPriceProblem('tiers[0].unitAmount', 1e20, 'JPY')).toMatch(/from 0 to 999999999999999 JPY/);
+  });
+});
+
+describe('what an invoice may total', () => {
+  it.each([
+    [plan('flat_fee', 'EUR', { amount: 9999999999.99 }), 1, undefined],
+    [plan('flat_fee', 'EUR', { amount: 9999999999.99 }), 2, 'at quantity 2 it costs 19999999999.98 EUR a period, more than the 9999999999.99 EUR an invoice may total; lower the quantity or the price'],
+    [plan('flat_fee', 'EUR', { amount: 9999999999999.99 }), 1000.5, /^at quantity 1000.5 it costs 10004999999999990 EUR a period/],
+    [plan('per_unit', 'EUR', { amount: 5000000000, freeUnits: 1 }), 2, undefined],
+    [plan('graduated', 'JPY', { tiers: [{ upTo: 10, unitAmount: 1, flatAmount: 999999999999 }, { upTo: null, unitAmount: 1 }] }), 1, /costs 1000000000000 JPY a period, more than the 999999999999 JPY/],
+    [plan('flat_fee', 'EUR', { amount: 1 }), '1000000000000', /^the quantity must be below 10\^12/],
+  ])('a period of %#: %s x quantity %s', (p, quantity, expected) => {
+    const problem = chargeCapProblem(p, quantity);
+    if (expected instanceof RegExp) expect(problem).toMatch(expected);
+    else expect(problem).toBe(expected);
   });
 });

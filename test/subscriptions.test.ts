@@ -71,6 +71,12 @@ describe('create_subscription', () => {
     const base = { customer: f.customer.id, plan: f.plan.id, periods: yearly };
     expect(paths(await fails(env.mcp, 'create_subscription', { ...base, customer: 'nope' }, 422))).toEqual(['customer']);
     expect(paths(await fails(env.mcp, 'create_subscription', { ...base, plan: 'nope' }, 422))).toEqual(['plan']);
+    const retired = await ok(env.mcp, 'create_plan', { code: 'retired', name: 'Retired', charges: [{ product: f.product.id, pricePlan: f.pricePlan.id }] });
+    await ok(env.mcp, 'update_plan', { id: retired.id, status: 'archived' });
+    const archived = await fails(env.mcp, 'create_subscription', { ...base, plan: retired.id }, 422);
+    expect(archived.violations).toEqual([
+      { propertyPath: 'plan', code: 'archived', message: 'plan retired is archived; subscribe to an active plan (list_plans with status active), or set this one active with update_plan' },
+    ]);
     expect(paths(await fails(env.mcp, 'create_subscription', { ...base, billingGroup: '01J00000000000000000000000' }, 422))).toEqual(['billingGroup']);
     expect(paths(await fails(env.mcp, 'create_subscription', { ...base, paymentMethod: 'nope', invoiceAddress: 'nope' }, 422)).sort()).toEqual([
       'invoiceAddress',
@@ -198,15 +204,15 @@ describe('state machine', () => {
     env.setNow('2026-01-15T10:00:00Z');
   });
 
-  it('resume with nextBillingDate restarts billing from it (the next billing date; arrears items bill their first period at its end); a date before the pause is rejected', async () => {
+  it('resume with nextBillingDate makes it the next billing date of every item (what each owes from before the pause is billed on it); a date before the pause is rejected', async () => {
     const s = await subscribe({ activate: true });
     env.setNow('2026-02-01T00:00:00Z');
     await ok(env.mcp, 'pause_subscription', { id: s.id });
     env.setNow('2026-04-01T00:00:00Z');
     expect(paths(await fails(env.mcp, 'resume_subscription', { id: s.id, nextBillingDate: '2026-01-20T00:00:00Z' }, 422))).toEqual(['nextBillingDate']);
     const resumed = await ok(env.mcp, 'resume_subscription', { id: s.id, nextBillingDate: '2026-04-10T00:00:00+02:00' });
-    expect(resumed.items.map((i: any) => i.billing.nextBillingAt)).toEqual(['2026-04-09T22:00:00.000Z', '2026-05-09T22:00:00.000Z']);
-    expect(resumed.nextBillingDate).toBe('2026-04-09T22:00:00.000Z');
+    expect(resumed.items.map((i: any) => i.billing.nextBillingAt)).toEqual(['2026-04-09T22:00:00.000Z', '2026-04-09T22:00:00.000Z']);
+    expect(resumed).toMatchObject({ nextBillingDate: '2026-04-09T22:00:00.000Z', pausedAt: null });
     env.setNow('2026-01-15T10:00:00Z');
   });
 
@@ -397,6 +403,43 @@ describe('order_subscription_products and items', () => {
       'products[7].customPricePlan.currencyCode',
     ]);
     expect((await ok(env.mcp, 'get_subscription', { id: s.id })).items.length).toBe(before);
+  });
+
+  it("refuses a startDate before the subscription's start, at startDate naming it, and writes nothing", async () => {
+    const s = await subscribe({ activate: true });
+    const early = await fails(env.mcp, 'order_subscription_products', { id: s.id, startDate: '2026-01-01T00:00:00Z', products: [{ product: f.addonProduct.id, pricePlan: f.addonPricePlan.id }] }, 422);
+    expect(paths(early)).toEqual(['startDate']);
+    expect(early.detail).toContain("before the subscription's start 2026-01-15T10:00:00.000Z");
+    const draft = await subscribe({ startDate: '2026-03-01T00:00:00Z' });
+    expect(paths(await fails(env.mcp, 'order_subscription_products', { id: draft.id, startDate: '2026-02-28T23:59:59Z', products: [{ product: f.addonProduct.id, pricePlan: f.addonPricePlan.id }] }, 422))).toEqual(['startDate']);
+    expect((await ok(env.mcp, 'get_subscription', { id: s.id })).items).toHaveLength(s.items.length);
+    const onTime = await ok(env.mcp, 'order_subscription_products', { id: draft.id, startDate: '2026-03-01T00:00:00Z', products: [{ product: f.addonProduct.id, pricePlan: f.addonPricePlan.id }] });
+    expect(onTime.items).toHaveLength(draft.items.length + 1);
+  });
+
+  it('refuses a quantity and price whose charge a period exceeds what an invoice may total, at the field, wherever an item gets them', async () => {
+    const s = await subscribe({ activate: true });
+    const dear = await ok(env.mcp, 'create_price_plan', { id: f.addonProduct.id, type: 'flat_fee', currencyCode: 'EUR', price: { amount: 9999999999999.99 }, billingInterval: '1M' });
+    const ordered = await fails(env.mcp, 'order_subscription_products', { id: s.id, products: [{ product: f.addonProduct.id, pricePlan: dear.id, quantity: 1000.5 }] }, 422);
+    expect(paths(ordered)).toEqual(['products[0].quantity']);
+    expect(ordered.violations[0]).toMatchObject({ code: 'too_large' });
+    expect(ordered.detail).toContain('more than the 9999999999.99 EUR an invoice may total');
+    expect(paths(await fails(env.mcp, 'order_subscription_products', { id: s.id, products: [{ product: f.addonProduct.id, pricePlan: dear.id }] }, 422))).toEqual(['products[0].pricePlan']);
+    const custom = { type: 'per_unit', currencyCode: 'EUR', price: { amount: 5000000000 }, billingInterval: '1M' };
+    expect(paths(await fails(env.mcp, 'order_subscription_products', { id: s.id, products: [{ product: f.addonProduct.id, customPricePlan: custom, quantity: 3 }] }, 422))).toEqual(['products[0].quantity']);
+
+    const top = await ok(env.mcp, 'create_price_plan', { id: f.addonProduct.id, type: 'flat_fee', currencyCode: 'EUR', price: { amount: 9999999999.99 }, billingInterval: '1M' });
+    const item = (await ok(env.mcp, 'order_subscription_products', { id: s.id, products: [{ product: f.addonProduct.id, pricePlan: top.id }] })).items.find((i: any) => i.pricePlan.id === top.id);
+    const patched = await fails(env.mcp, 'update_subscription_item', { id: item.id, quantity: 2 }, 422);
+    expect(paths(patched)).toEqual(['quantity']);
+    expect((await ok(env.mcp, 'get_subscription_item', { id: item.id })).quantity).toBe(1);
+    // Each charge fits; together with the others on one invoice they do not: the estimate says so (409), as the run will.
+    expect((await fails(env.mcp, 'get_estimated_invoice', { id: s.id }, 409)).detail).toMatch(/cannot be billed on .*: its total comes to more than the €9,999,999,999\.99 an invoice may total/);
+
+    const plan = await ok(env.mcp, 'create_plan', { code: 'too-dear', name: 'Too dear', charges: [{ product: f.addonProduct.id, pricePlan: top.id, quantity: 2 }] });
+    const created = await fails(env.mcp, 'create_subscription', { customer: f.customer.id, plan: plan.id, periods: yearly }, 422);
+    expect(paths(created)).toEqual(['plan']);
+    expect(created.detail).toContain(`plan too-dear, charge ${f.addonProduct.name}: at quantity 2 it costs 19999999999.98 EUR a period`);
   });
 
   it('is refused for final subscriptions', async () => {

@@ -37,6 +37,8 @@ export type Cancellation =
   | { kind: 'possible'; date: string; duringTrial: boolean }
   /** A cancellation is scheduled for `date`. */
   | { kind: 'scheduled'; date: string }
+  /** A plan change applies at `date`; the subscription can be cancelled once it has (cancel_subscription refuses before). */
+  | { kind: 'changing'; date: string }
   /** It has ended (cancelled or terminated) at `date`. */
   | { kind: 'ended'; date: string | null };
 
@@ -64,6 +66,7 @@ export interface PortalOverview {
 async function cancellationOf(tx: Tx, org: string, s: Subscription, now: Date): Promise<Cancellation> {
   if (s.status === 'cancelled' || s.status === 'terminated') return { kind: 'ended', date: s.cancelledAt ?? s.terminatedAt };
   if (s.cancellationDate) return { kind: 'scheduled', date: s.cancellationDate };
+  if (s.pendingPlanChange) return { kind: 'changing', date: s.pendingPlanChange.applyAt };
   const duringTrial = s.trialEndsOn !== null && Date.parse(s.trialEndsOn) > now.getTime();
   return { kind: 'possible', date: await nextCancellationDate(tx, org, s.id, now), duringTrial };
 }

@@ -9,9 +9,21 @@
  * once, half-up, to the minor unit.
  */
 import type { PricePlan } from '../schemas/catalogue.js';
-import { decimalOfNumber, divideRounded, formatDecimal, fractionDigits, type Decimal } from '../values/decimal.js';
+import { decimalOfNumber, divideRounded, formatDecimal, fractionDigits, multiply, parseDecimal, roundedUnits, type Decimal } from '../values/decimal.js';
 import { MAX_MINOR, minorDigits } from '../values/money.js';
-import { formatQuantity, MICROS } from './quantity.js';
+import { MAX_AMOUNT_CENTS } from './invoices.js';
+import { formatQuantity, MICROS, parseQuantity } from './quantity.js';
+
+/** What `priceCharge` reads of a price plan (a custom price plan is priced before it is stored). */
+export interface PricingTerms {
+  id: string;
+  type: PricePlan['type'];
+  currencyCode: string;
+  price: { amount: number } | null;
+  tiers: ReadonlyArray<{ upTo: number | null; unitAmount: number; flatAmount?: number | null | undefined }> | null;
+  packageSize: number | null;
+  freeUnits: number;
+}
 
 /** One invoice line of a charge: quantity a canonical decimal string (<= 6 fractional digits), unitAmountDecimal a canonical decimal string of MINOR units (<= 12 fractional digits), netAmount an integer of minor units rounded once half-up. */
 export interface PricedLine {
@@ -53,17 +65,16 @@ export function decimalOfPrice(value: number): PriceParse {
  * `MAX_MINOR` minor units.
  */
 export function unitPriceProblem(path: string, amount: number, currency: string): string | undefined {
+  const max = `${formatDecimal({ units: BigInt(MAX_MINOR), scale: minorDigits(currency) })} ${currency}`;
   const parsed = decimalOfPrice(amount);
-  if (!parsed.ok) return `${path} must be a decimal of at most 15 significant digits (got ${parsed.text})`;
+  if (!parsed.ok) return `${path} must be a unit price from 0 to ${max}, of at most 15 significant digits (got ${parsed.text})`;
   if (parsed.value.units < 0n) return `${path} must be 0 or more (got ${String(amount)})`;
   const digits = fractionDigits(parsed.value);
   if (digits > UNIT_PRICE_DIGITS) {
     return `${path} is a unit price and may have at most ${UNIT_PRICE_DIGITS} fractional digits (got ${digits}: ${formatDecimal(parsed.value)} ${currency})`;
   }
   const minor = toMinorUnits(parsed.value, minorDigits(currency));
-  if (minor.units > BigInt(MAX_MINOR) * pow10(minor.scale)) {
-    return `${path} must be at most ${formatDecimal({ units: BigInt(MAX_MINOR), scale: minorDigits(currency) })} ${currency} (got ${formatDecimal(parsed.value)})`;
-  }
+  if (minor.units > BigInt(MAX_MINOR) * pow10(minor.scale)) return `${path} must be at most ${max} (got ${formatDecimal(parsed.value)})`;
   return undefined;
 }
 
@@ -95,7 +106,7 @@ function line(quantityMicros: bigint, unit: Decimal, f: Fraction, label: string 
   return { quantity: formatQuantity(quantityMicros), unitAmountDecimal: formatDecimal(unit), netAmount: net(quantityMicros, unit, f), label };
 }
 
-function priceOf(plan: PricePlan): Decimal {
+function priceOf(plan: PricingTerms): Decimal {
   if (!plan.price) throw new RangeError(`price plan ${plan.id} (${plan.type}) has no price`);
   return minorOf(plan.price.amount, plan.currencyCode);
 }
@@ -108,7 +119,7 @@ interface Tier {
   flat: Decimal | null;
 }
 
-function tiersOf(plan: PricePlan): Tier[] {
+function tiersOf(plan: PricingTerms): Tier[] {
   if (!plan.tiers || plan.tiers.length === 0) throw new RangeError(`price plan ${plan.id} (${plan.type}) has no tiers`);
   let from = 1n;
   return plan.tiers.map((t) => {
@@ -126,7 +137,7 @@ function tiersOf(plan: PricePlan): Tier[] {
 const range = (t: Tier) => (t.upTo === null ? `${t.from}+` : `${t.from}–${t.upTo}`);
 
 /** Micro-units of q beyond `freeUnits` (never negative). */
-function billable(plan: PricePlan, quantityMicros: bigint): bigint {
+function billable(plan: PricingTerms, quantityMicros: bigint): bigint {
   const free = BigInt(plan.freeUnits) * MICROS;
   return quantityMicros > free ? quantityMicros - free : 0n;
 }
@@ -147,7 +158,7 @@ function billable(plan: PricePlan, quantityMicros: bigint): bigint {
  * tier's unit price). With a fraction, quantity and unitAmountDecimal stay the plan's terms and only
  * netAmount is scaled: netAmount = round(quantity x unit x num / den).
  */
-export function priceCharge(plan: PricePlan, quantityMicros: bigint, fraction?: { num: bigint; den: bigint }): PricedLine[] {
+export function priceCharge(plan: PricingTerms, quantityMicros: bigint, fraction?: { num: bigint; den: bigint }): PricedLine[] {
   if (quantityMicros < 0n) throw new RangeError('quantities are never negative');
   const f = fraction ?? WHOLE;
   if (f.den <= 0n || f.num < 0n) throw new RangeError(`a pro-rata fraction is num >= 0 over den > 0 (got ${f.num}/${f.den})`);
@@ -186,6 +197,24 @@ export function priceCharge(plan: PricePlan, quantityMicros: bigint, fraction?: 
       return lines;
     }
   }
+}
+
+/**
+ * Why a flat charge (one billed by the item's quantity) of `plan` at `quantity` is refused, as a
+ * clause for the caller to prefix with what it prices, or undefined when it fits: the quantity must
+ * be one (`parseQuantity`), and one whole period of the charge, before discounts and tax, must stay
+ * within what an invoice may total (`MAX_AMOUNT_CENTS`), or no billing run could ever invoice it.
+ * Every operation that gives an item its quantity or its price plan asks this.
+ */
+export function chargeCapProblem(plan: PricingTerms, quantity: string | number): string | undefined {
+  const parsed = parseQuantity(quantity);
+  if (!parsed.ok) return `the quantity ${parsed.message}`;
+  // Exactly, from each line's terms: a line's `netAmount` is a double, inexact beyond 2^53.
+  const net = priceCharge(plan, parsed.micros).reduce((sum, l) => sum + roundedUnits(multiply(parseDecimal(l.quantity)!, parseDecimal(l.unitAmountDecimal)!), 0), 0n);
+  if (net <= BigInt(MAX_AMOUNT_CENTS)) return undefined;
+  const digits = minorDigits(plan.currencyCode);
+  const major = (units: bigint) => `${formatDecimal({ units, scale: digits })} ${plan.currencyCode}`;
+  return `at quantity ${formatQuantity(parsed.micros)} it costs ${major(net)} a period, more than the ${major(BigInt(MAX_AMOUNT_CENTS))} an invoice may total; lower the quantity or the price`;
 }
 
 /** A validated JSON number of major units as the exact canonical decimal text stored ("0.002", "49.9"). */

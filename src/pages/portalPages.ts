@@ -75,7 +75,9 @@ function subscriptionCard(s: PortalSubscription, links: ReturnType<typeof portal
       ? html`<dt>Ended</dt><dd>${cancellation.date ? day(cancellation.date, zone) : ''}</dd>`
       : cancellation.kind === 'scheduled'
         ? html`<dt>Ends</dt><dd>${day(cancellation.date, zone)}</dd>`
-        : html`<dt>Ends</dt><dd>Renews automatically</dd>`;
+        : cancellation.kind === 'changing'
+          ? html`<dt>Plan changes</dt><dd>${day(cancellation.date, zone)}</dd>`
+          : html`<dt>Ends</dt><dd>Renews automatically</dd>`;
   return html`<section class="card" aria-labelledby="sub-${subscription.id}">
 <h3 id="sub-${subscription.id}">${name}</h3>
 <dl><dt>Status</dt><dd>${subscriptionStatus(s)}</dd><dt>Plan</dt><dd>${subscription.plan.name}</dd><dt>Number</dt><dd>${subscription.number}</dd>
@@ -201,6 +203,8 @@ function cancelPage(ctx: PageContext, seller: string, zone: string, s: PortalSub
 <button type="submit">Cancel on ${day(cancellation.date, zone)}</button>
 </form>
 <p><a href="${links.home}">Keep my subscription</a></p>`;
+  } else if (cancellation.kind === 'changing') {
+    content = html`<p>Your plan changes on ${day(cancellation.date, zone)}. You can cancel once the change has taken effect.</p><p><a href="${links.home}">Back to your account</a></p>`;
   } else if (cancellation.kind === 'scheduled') {
     content = html`<p>This subscription is already cancelled: it ends on ${day(cancellation.date, zone)}.</p><p><a href="${links.home}">Back to your account</a></p>`;
   } else {

@@ -10,6 +10,7 @@ const changeInput = z.strictObject({
   id: idOrNumber('subscription'),
   plan: z.string().min(1).max(255).describe("Id of an active plan of the current plan's family (list_plans)."),
   applyAt: z.enum(APPLY_AT).optional().describe("Default: the current plan's changeApplyBehaviour."),
+  keepQuantities: z.boolean().optional().describe("false: the new plan's quantities."),
 });
 
 const RULES =
@@ -19,7 +20,7 @@ export const planChangeOperations = [
   defineOperation({
     name: 'change_subscription_plan',
     title: 'Change subscription plan',
-    description: `Move an active subscription to another plan of its family. ${RULES}`,
+    description: `Move an active subscription to another plan of its family, keeping item quantities. ${RULES}`,
     toolset: 'subscriptions',
     method: 'POST',
     path: '/subscriptions/{id}/change-plan',
@@ -33,7 +34,7 @@ export const planChangeOperations = [
   defineOperation({
     name: 'preview_subscription_plan_change',
     title: 'Preview subscription plan change',
-    description: 'What change_subscription_plan with the same input would credit and invoice, computed by the same code; nothing is kept.',
+    description: 'What change_subscription_plan with the same input would credit and invoice, by the same code; nothing is kept.',
     toolset: 'subscriptions',
     method: 'POST',
     path: '/subscriptions/{id}/change-plan/preview',

@@ -75,7 +75,7 @@ const quantity = z
 const discount = z
   .strictObject({
     name: text255.nullable().optional().describe('Invoice label of an inline discount.'),
-    coupon: ref('Id or code of an enabled coupon (list_coupons), instead of an inline discount.').optional(),
+    coupon: ref('Id or code of an enabled coupon (list_coupons).').optional(),
     type: z.enum(['percentage', 'fixed_amount']).optional().describe('Kind of inline discount.'),
     frequency: z.enum(COUPON_FREQUENCIES).optional().describe('once (the next invoice; default), limited (frequencyInterval invoices) or forever.'),
     percentage: z
@@ -86,29 +86,29 @@ const discount = z
       .describe('Percent off; with type percentage.'),
     fixedAmount: z
       .strictObject({
-        amount: amountInput('positive').describe(`Amount off; ${MAJOR}, at most the currency's minor-unit digits.`),
+        amount: amountInput('positive').describe(`${MAJOR}, at most the currency's minor-unit digits.`),
         currency: currencyCodeInput.describe("The subscription's currency code."),
       })
       .optional()
       .describe(`Amount off per invoice, ${MAJOR}; with type fixed_amount.`),
     frequencyInterval: z.number().int().min(1).optional().describe('Invoices discounted; with frequency limited.'),
   })
-  .describe('Discount on the item: a coupon, or an inline discount (type with percentage or fixedAmount).');
+  .describe('A coupon, or an inline discount (type with percentage or fixedAmount).');
 
 const orderEntry = {
   product: ref('Product id (list_products).'),
-  quantity: quantity.optional().describe('Quantity (default 1); not for a product with a measurement.'),
+  quantity: quantity.optional().describe('Default 1; not for a metered product.'),
   pricePlan: ref('Price plan of the product (list_price_plans), in the subscription currency.').optional(),
   customPricePlan: z
     .strictObject(customPricePlanShape)
     .optional()
     .describe('A price just for this item, in the subscription currency.'),
-  periods: periods.optional().describe("Own contract terms of the item; omitted: the subscription's."),
-  customName: text255.optional().describe("Item name on invoices instead of the product's."),
-  customDescription: z.string().max(1000).optional().describe('Item description on invoices, at most 1000 characters.'),
-  furtherInformation: text255.optional().describe("Printed after each of the item's invoice lines, e.g. a licence key."),
+  periods: periods.optional().describe("Own contract terms; default the subscription's."),
+  customName: text255.optional().describe("Invoice name instead of the product's."),
+  customDescription: z.string().max(1000).optional().describe('Item description on invoices.'),
+  furtherInformation: text255.optional().describe("Printed after the item's invoice lines."),
   discount: discount.optional(),
-  autoAssignProductGroup: z.boolean().optional().describe('Ignored; accepted for compatibility.'),
+  autoAssignProductGroup: z.boolean().optional().describe('Ignored.'),
 };
 
 /** The fields of the subscription a create_subscription or an offer proposes (without its customer). */
@@ -276,7 +276,7 @@ export const subscriptionOperations = [
       nextBillingDate: dateTimeInput
         .nullable()
         .optional()
-        .describe("Every item's next billing date, not before the pause began; periods before it are never billed."),
+        .describe("Every item's next billing date, not before the pause began; the pause is never billed."),
     }),
     output: subscriptionSchema,
     mcp: { output: subscriptionStateView },
@@ -295,7 +295,7 @@ export const subscriptionOperations = [
     annotations: annotate(true),
     input: z.strictObject({
       id: idOrNumber('subscription'),
-      cancellationDate: dateTimeInput.optional().describe('A term end from nextPossibleCancellationDate or later; default the first.'),
+      cancellationDate: dateTimeInput.optional().describe('A term end from nextPossibleCancellationDate or later (in a trial: up to trialEndsOn); default the first.'),
       reason: z
         .strictObject({
           code: z.string().min(1).max(64).describe('Machine code, e.g. too_expensive.'),
@@ -406,10 +406,10 @@ export const subscriptionOperations = [
       id: pathId('subscription item'),
       quantity: quantity
         .optional()
-        .describe('New quantity; not for a metered product. proRata in advance: the rest of the billed period is settled on the next invoice (at its end if none follows).'),
+        .describe('New quantity; not for a metered product. proRata in advance: the rest of the billed period is settled on the next invoice (or at its end).'),
       name: text255.min(1).nullable().optional().describe("Item name on invoices; null: the product's name."),
-      description: z.string().max(1000).nullable().optional().describe('Item description, at most 1000 characters; null clears it.'),
-      furtherInformation: text255.nullable().optional().describe("Printed after each of the item's invoice lines; null clears it."),
+      description: z.string().max(1000).nullable().optional().describe('Item description; null clears it.'),
+      furtherInformation: text255.nullable().optional().describe("Printed after the item's invoice lines; null clears it."),
     }),
     output: subscriptionItemSchema,
     mcp: { output: subscriptionItemView },

@@ -6,6 +6,7 @@
  * line and cent for cent.
  */
 import type { DateTime, Zone } from 'luxon';
+import { conflict } from '../../errors.js';
 import type { BillingGroup, PricePlan, Product } from '../../schemas/catalogue.js';
 import type { Customer } from '../../schemas/customers.js';
 import type { Organisation } from '../../schemas/organisation.js';
@@ -22,11 +23,11 @@ import { EU_MEMBER_STATES } from '../countries.js';
 import { discountsByItem, findCoupon, percentageE2 } from '../coupons.js';
 import { periodText, toIso, zoned, zoneOf } from '../dates.js';
 import type { BilledLineInput } from '../invoices.js';
-import { percentOf, rateToE4, toMinor } from '../../values/money.js';
+import { formatMoney, percentOf, rateToE4, toMinor } from '../../values/money.js';
 import { priceCharge, type PricedLine } from '../pricing.js';
 import { memo } from '../memo.js';
 import { getOrganisation } from '../organisation.js';
-import { invoiceTotals } from '../invoices.js';
+import { invoiceTotals, MAX_AMOUNT_CENTS } from '../invoices.js';
 import { getPricePlan, getProduct, priceChangesOf, pricePlanAt } from '../products.js';
 import { formatQuantity, toMicros } from '../quantity.js';
 import { isWellFormedVatId } from '../vatIds.js';
@@ -252,7 +253,26 @@ class Calendar {
 }
 
 function termsKey(terms: ItemTerms): string {
-  return `${terms.anchor.toMillis()} ${terms.begin.toMillis()} ${terms.interval.count}${terms.interval.unit} ${terms.end?.toMillis() ?? '-'} ${terms.inAdvance}`;
+  const b = terms.beforePause;
+  const before = b ? `${b.anchor.toMillis()} ${b.begin.toMillis()} ${b.until.toMillis()} ${b.restart.toMillis()}` : '-';
+  return `${terms.anchor.toMillis()} ${terms.begin.toMillis()} ${terms.interval.count}${terms.interval.unit} ${terms.end?.toMillis() ?? '-'} ${terms.inAdvance} ${before}`;
+}
+
+/** The pro-rata fraction of a period that costs nothing (`paidInFullFrom`). */
+const NOTHING = { num: 0n, den: 1n };
+
+/**
+ * Where the full price of `period`'s aligned period was already billed, for a flat charge without
+ * `proRata`: the start of its last billed part, when that part lies in the same aligned period and
+ * ends where `period` starts (a period a cancellation cut short, billed at the full price as a
+ * partial period is, and the cancellation then revoked). The rest of the period then costs nothing:
+ * without `proRata` an aligned period costs its full price once, however often it is cut.
+ */
+function paidInFullFrom(state: ItemState, period: BillingPeriod, calendar: Calendar): DateTime | undefined {
+  const { lastBilledFrom, lastBilledTo } = state.item;
+  if (state.plan.proRata || lastBilledFrom === null || lastBilledTo === null) return undefined;
+  const from = calendar.at(lastBilledFrom);
+  return calendar.at(lastBilledTo).toMillis() === period.start.toMillis() && from >= period.fullStart ? from : undefined;
 }
 
 /** At most this many periods of one item are billed in one go (a daily item after years of downtime bills in several runs). */
@@ -272,12 +292,16 @@ function duePeriods(calendar: Calendar, state: ItemState, asOf: DateTime | null)
 }
 
 async function usageMicros(tx: Tx, org: string, state: ItemState, p: BillingPeriod): Promise<bigint> {
+  // A restarted item's period before its pause measures the item as it ran then, up to the pause.
+  const { beforePause: before, end } = state.terms;
+  const earlier = before !== null && p.start < before.until;
+  const stop = earlier && (!end || before.until < end) ? before.until : end;
   const interval: ItemInterval = {
     itemId: state.item.id,
-    itemStart: toIso(state.terms.begin),
+    itemStart: toIso(earlier ? before.begin : state.terms.begin),
     from: toIso(p.start),
     to: toIso(p.end),
-    end: state.terms.end ? toIso(state.terms.end) : null,
+    end: stop ? toIso(stop) : null,
   };
   const metric = state.product.usageMetric;
   if (metric) return metricValue(tx, org, interval, state.item.subscriptionId, metric);
@@ -505,12 +529,14 @@ export async function computeDue(
             draft.keys.push({ itemId: state.item.id, periodKey: `change:${a.change.id}`, kind: 'flat' });
             itemNet += a.line.netAmount;
           }
+          const paidFrom = paidInFullFrom(state, period, calendar);
           const parts = flatParts(state, period, calendar.at);
           for (const part of parts) {
             const q = toMicros(part.quantity);
             const share = state.plan.proRata ? proRataShare(period, part.from, part.to) : undefined;
-            const label = parts.length > 1 ? `quantity ${part.quantity} from ${part.from.toISODate()}` : null;
-            for (const line of priceCharge(plan, q, share)) priced.push({ line, q, share, part: label });
+            const labels = [parts.length > 1 ? `quantity ${part.quantity} from ${part.from.toISODate()}` : null, paidFrom ? `paid in full from ${paidFrom.toISODate()}` : null];
+            const label = labels.filter(Boolean).join(', ') || null;
+            for (const line of priceCharge(plan, q, paidFrom ? NOTHING : share)) priced.push({ line, q, share, part: label });
           }
         } else {
           const q = usage.get(entry)!;
@@ -546,6 +572,7 @@ export async function computeDue(
         itemDiscounts[itemDiscounts.findIndex((d) => d.id === c.id)] = c;
       }
     }
+    assertWithinCap(record, draft, customer.currencyCode);
     if (invoiceTotals(draft.lines).grossAmount < 0) {
       // Only a quantity decrease goes below 0 (discounts stop at an item's net): it is credited instead.
       draft.credits = draft.lines.filter((l) => l.adjusts && l.netAmount < 0);
@@ -564,6 +591,21 @@ export async function computeDue(
     next = upcoming[0] ?? null;
   }
   return { record, customer, seller, address, drafts, nextBillingAt: next };
+}
+
+/**
+ * A due invoice must stay within what an invoice may total (`MAX_AMOUNT_CENTS`), each line and its
+ * gross: otherwise a 409 naming the subscription, the billing date and the line, which fails the
+ * run's unit of that subscription and answers the estimate alike. Quantities and prices are checked
+ * where items get them (`chargeCapProblem`); usage, or many periods billed at once, can still get here.
+ */
+function assertWithinCap(record: SubscriptionRecord, draft: DraftInvoice, currency: string): void {
+  const line = draft.lines.find((l) => !Number.isSafeInteger(l.netAmount) || Math.abs(l.netAmount) > MAX_AMOUNT_CENTS);
+  if (!line && invoiceTotals(draft.lines).grossAmount <= MAX_AMOUNT_CENTS) return;
+  const what = line ? `its line "${line.description}"` : 'its total';
+  throw conflict(
+    `Subscription ${record.number} cannot be billed on ${draft.billingDate}: ${what} comes to more than the ${formatMoney(MAX_AMOUNT_CENTS, currency)} an invoice may total; lower the item's quantity (update_subscription_item) or price`,
+  );
 }
 
 /**

@@ -3,13 +3,15 @@
  * billing interval from the item's billing start, aligned by the subscription's billing group, on the
  * wall clock of the customer's time zone. A period is billed on its billing date: its start for a flat
  * fee paid in advance, its end otherwise (usage is always billed in arrears). The item's stop (billing
- * end, cancellation, termination) cuts its last period short. Everything here is pure.
+ * end, cancellation, termination, the pause a subscription ended in) cuts its last period short.
+ * Everything here is pure.
  */
 import { DateTime, type Zone } from 'luxon';
 import type { Measurement } from '../../schemas/measurements.js';
 import type { UsageMetric } from '../../schemas/catalogue.js';
 import type { ItemRecord, QuantityChange, SubscriptionRecord } from '../../store/ports/subscriptions.js';
 import { parseInterval, periodContaining, subtractInterval, toIso, zoned, type Alignment, type Interval } from '../dates.js';
+import { FINAL } from '../subscriptionStates.js';
 
 export function alignmentOf(group: { type: string; customDay: number | null; customMonth?: number | null } | undefined): Alignment {
   if (group?.type === 'end_of_month') return { type: 'end_of_month' };
@@ -28,14 +30,66 @@ export function itemBillingStart(record: SubscriptionRecord, item: ItemRecord, n
   return new Date(Math.max(...starts.map((d) => Date.parse(d)))).toISOString();
 }
 
-/** Where an item's periods count from: the running cycle it joined (`billingAnchor`), else its billing start. */
+/**
+ * Whether `resume_subscription` with a `nextBillingDate` restarted the item's billing: its
+ * `billingStart` is that date and its `billingAnchor` where its periods before the pause counted
+ * from (nothing else sets both). Its periods count anew from the restart; while the subscription
+ * still records the pause (`pausedAt` before the restart), the part of its billing before the pause
+ * that no invoice billed yet is billed on the restart date (`ItemTerms.beforePause`).
+ */
+export function isRestarted(item: Pick<ItemRecord, 'billingStart' | 'billingAnchor'>): boolean {
+  return item.billingStart !== null && item.billingAnchor !== null;
+}
+
+/** Where an item's periods count from: its restart (`isRestarted`), else the running cycle it joined (`billingAnchor`), else its billing start. */
 export function itemAnchor(record: SubscriptionRecord, item: ItemRecord, now: Date, plan: { applyTrial: boolean }): string {
+  if (isRestarted(item)) return item.billingStart as string;
   return item.billingAnchor ?? itemBillingStart(record, item, now, plan);
 }
 
-/** When an item stops being billed: the earliest of its billing end, the subscription's cancellation (pending or done) and termination. */
+/**
+ * When a restarted item (`isRestarted`) began billing before its pause: `itemBillingStart` with
+ * where its periods counted from (`billingAnchor`) in place of the restart (`billingStart`).
+ */
+function beginBeforeRestart(record: SubscriptionRecord, item: ItemRecord, now: Date, plan: { applyTrial: boolean }): string {
+  return itemBillingStart(record, { ...item, billingStart: item.billingAnchor }, now, plan);
+}
+
+/**
+ * The item as `resume_subscription` with a `nextBillingDate` (`restart`) leaves it, the subscription
+ * recording its pause in `pausedAt`: one that billed before the pause is restarted (`isRestarted`;
+ * `billingAnchor` keeps where its periods before the pause count from, also when an earlier restart
+ * had not come yet); one that had not begun bills from the restart, or from its own later start.
+ */
+export function restartItem(record: SubscriptionRecord, item: ItemRecord, now: Date, plan: { applyTrial: boolean }, restart: string): ItemRecord {
+  const pending = isRestarted(item) && record.pausedAt !== null && record.pausedAt <= (item.billingStart as string);
+  const begin = pending ? beginBeforeRestart(record, item, now, plan) : itemBillingStart(record, item, now, plan);
+  if (record.pausedAt === null || begin >= record.pausedAt) {
+    return begin > restart ? item : { ...item, billingStart: restart, billingAnchor: null };
+  }
+  return { ...item, billingStart: restart, billingAnchor: pending ? item.billingAnchor : itemAnchor(record, item, now, plan) };
+}
+
+/**
+ * The item as `resume_subscription` without a date leaves it, which bills every period missed: one
+ * whose restart had not come yet (`isRestarted`, `pausedAt` before it) bills as before that restart.
+ */
+export function unrestartItem(record: SubscriptionRecord, item: ItemRecord, now: Date, plan: { applyTrial: boolean }): ItemRecord {
+  if (!isRestarted(item) || record.pausedAt === null || record.pausedAt > (item.billingStart as string)) return item;
+  const anchor = item.billingAnchor as string;
+  // Periods counted from its own start (billingStart), or from a running cycle it had joined (billingAnchor).
+  return beginBeforeRestart(record, item, now, plan) === anchor ? { ...item, billingStart: anchor, billingAnchor: null } : { ...item, billingStart: null };
+}
+
+/**
+ * When an item stops being billed: the earliest of its billing end, the subscription's cancellation
+ * (pending or done) and termination, and, for a subscription that ended while paused (cancelled or
+ * terminated with `pausedAt` still set: see `endedPause`), the start of that pause: nothing of the
+ * pause is billed, the time before it is.
+ */
 export function itemEnd(record: SubscriptionRecord, item: Pick<ItemRecord, 'billingEnd'>): string | null {
-  const ends = [item.billingEnd, record.cancellationDate, record.cancelledAt, record.terminatedAt].filter((d): d is string => d !== null);
+  const pause = FINAL.includes(record.status) ? record.pausedAt : null;
+  const ends = [item.billingEnd, record.cancellationDate, record.cancelledAt, record.terminatedAt, pause].filter((d): d is string => d !== null);
   return ends.length ? new Date(Math.min(...ends.map((d) => Date.parse(d)))).toISOString() : null;
 }
 
@@ -64,6 +118,12 @@ export interface ItemTerms {
   end: DateTime | null;
   /** A flat fee paid in advance is billed at its period's start; everything else at the end. */
   inAdvance: boolean;
+  /**
+   * A restarted item's billing before its pause (`isRestarted`, while the subscription records the
+   * pause): from `begin`, in periods counted from `anchor`, up to `until` (the pause's start), each
+   * billed on `restart` (the restart date); null for any other item.
+   */
+  beforePause: { anchor: DateTime; begin: DateTime; until: DateTime; restart: DateTime } | null;
 }
 
 export function itemTerms(
@@ -77,15 +137,19 @@ export function itemTerms(
   at: (instant: string) => DateTime = (instant) => zoned(instant, timeZone),
 ): ItemTerms {
   const end = itemEnd(record, item);
+  const terms = { interval: parseInterval(plan.billingInterval), alignment, end: end ? at(end) : null, inAdvance: kind === 'flat' && plan.payInAdvance };
+  const restart = isRestarted(item) ? (item.billingStart as string) : null;
+  const pause = restart !== null && record.pausedAt !== null && record.pausedAt <= restart ? record.pausedAt : null;
+  if (pause !== null) {
+    const before = { anchor: at(item.billingAnchor as string), begin: at(beginBeforeRestart(record, item, now, plan)) };
+    // Ended while paused again before billing restarted: billed as before the restart, up to the pause (`itemEnd`).
+    if (FINAL.includes(record.status)) return { ...terms, ...before, beforePause: null };
+    const begin = at(itemBillingStart(record, item, now, plan));
+    return { ...terms, anchor: at(restart as string), begin, beforePause: { ...before, until: at(pause), restart: at(restart as string) } };
+  }
   const begin = at(itemBillingStart(record, item, now, plan));
-  return {
-    anchor: item.billingAnchor ? at(item.billingAnchor) : begin,
-    begin,
-    interval: parseInterval(plan.billingInterval),
-    alignment,
-    end: end ? at(end) : null,
-    inAdvance: kind === 'flat' && plan.payInAdvance,
-  };
+  const anchor = restart ?? item.billingAnchor;
+  return { ...terms, anchor: anchor ? at(anchor) : begin, begin, beforePause: null };
 }
 
 /**
@@ -100,26 +164,49 @@ export interface BillingPeriod {
   fullEnd: DateTime;
 }
 
-/** Where unbilled time begins: the end of the last billed period, never before the billing start. */
+/**
+ * Where unbilled time begins: the end of the last billed period, never before the billing start; for
+ * a restarted item, in its billing before the pause while some of that is unbilled (`beforePause`).
+ */
 export function cursorOf(
   terms: ItemTerms,
   item: Pick<ItemRecord, 'lastBilledTo'>,
   at: (instant: string) => DateTime = (instant) => zoned(instant, terms.anchor.zone),
 ): DateTime {
-  if (item.lastBilledTo === null) return terms.begin;
-  const last = at(item.lastBilledTo);
-  return last > terms.begin ? last : terms.begin;
+  const last = item.lastBilledTo === null ? null : at(item.lastBilledTo);
+  const before = terms.beforePause;
+  if (before) {
+    const from = last && last > before.begin ? last : before.begin;
+    if (from < before.until) return from;
+  }
+  return last && last > terms.begin ? last : terms.begin;
 }
 
-/** The period that unbilled time starting at `cursor` falls in; undefined when the item has stopped by then. */
-export function periodFrom(terms: ItemTerms, cursor: DateTime): BillingPeriod | undefined {
-  if (terms.end && cursor >= terms.end) return undefined;
-  const p = periodContaining(terms.anchor, terms.interval, terms.alignment, cursor);
+/** The period of the cycle counted from `anchor` that `cursor` falls in, from `cursor`, cut at `stop`. */
+function periodAt(terms: ItemTerms, anchor: DateTime, cursor: DateTime, stop: DateTime | null): Omit<BillingPeriod, 'billDate'> {
+  const p = periodContaining(anchor, terms.interval, terms.alignment, cursor);
   const aligned = p.index === 0 && terms.alignment.type !== 'anniversary' && (terms.interval.unit === 'M' || terms.interval.unit === 'Y');
   const fullStart = aligned ? subtractInterval(p.end, terms.interval) : p.start;
   const start = cursor > p.start ? cursor : p.start;
-  const end = terms.end && terms.end < p.end ? terms.end : p.end;
-  return { start, end, billDate: terms.inAdvance ? start : end, fullStart, fullEnd: p.end };
+  const end = stop && stop < p.end ? stop : p.end;
+  return { start, end, fullStart, fullEnd: p.end };
+}
+
+/**
+ * The period that unbilled time starting at `cursor` falls in; undefined when the item has stopped by
+ * then. A restarted item's time before its pause is billed in its earlier periods, cut at the pause,
+ * on the restart date; time from the pause to the restart is never billed.
+ */
+export function periodFrom(terms: ItemTerms, cursor: DateTime): BillingPeriod | undefined {
+  if (terms.end && cursor >= terms.end) return undefined;
+  const before = terms.beforePause;
+  if (before && cursor < before.until) {
+    const stop = terms.end && terms.end < before.until ? terms.end : before.until;
+    return { ...periodAt(terms, before.anchor, cursor, stop), billDate: before.restart };
+  }
+  const p = periodAt(terms, terms.anchor, cursor < terms.begin ? terms.begin : cursor, terms.end);
+  if (terms.end && p.start >= terms.end) return undefined;
+  return { ...p, billDate: terms.inAdvance ? p.start : p.end };
 }
 
 /**

@@ -8,7 +8,9 @@ import type { AppliedDiscountRecord, InlineDiscount, ItemRecord, SubscriptionSta
 import type { Tx } from '../../store/store.js';
 import { findCoupon } from '../coupons.js';
 import { amountViolation } from '../../values/money.js';
-import { createCustomPricePlan, getProduct, pricePlanViolations, type CustomPricePlanInput } from '../products.js';
+import { chargeKindOf } from '../billing/schedule.js';
+import { chargeCapProblem, type PricingTerms } from '../pricing.js';
+import { createCustomPricePlan, getPricePlan, getProduct, pricePlanViolations, type CustomPricePlanInput } from '../products.js';
 import { pricePlanViolation } from '../statusRules.js';
 import { FINAL } from '../subscriptionStates.js';
 import { parseQuantity, toMicros } from '../quantity.js';
@@ -127,6 +129,19 @@ async function discountOf(
   return { couponId: null, discount };
 }
 
+/** The terms a custom price plan will be priced by once stored (`createCustomPricePlan`), for the checks before anything is written. */
+function customTerms(input: CustomPricePlanInput): PricingTerms {
+  return {
+    id: 'customPricePlan',
+    type: input.type,
+    currencyCode: input.currencyCode,
+    price: input.price ?? null,
+    tiers: input.tiers ?? null,
+    packageSize: input.packageSize ?? null,
+    freeUnits: input.freeUnits,
+  };
+}
+
 /**
  * Order products (interface: POST /subscriptions/{id}/products): each entry becomes an addon item
  * (its children items with `parent` set), priced by a price plan of its product or by a custom price
@@ -143,6 +158,14 @@ export async function orderProducts(tx: Tx, org: string, id: string, input: Orde
   const violations: Violation[] = [];
   if (input.startDate && input.endDate && input.endDate <= input.startDate) {
     violations.push({ propertyPath: 'endDate', message: 'endDate must be after startDate', code: 'before_start' });
+  }
+  // An item never starts before its subscription (whose start is unknown until a draft is activated).
+  if (input.startDate && record.startDate && Date.parse(input.startDate) < Date.parse(record.startDate)) {
+    violations.push({
+      propertyPath: 'startDate',
+      message: `startDate must not be before the subscription's start ${record.startDate}; omit it to start the items when ordered (or at the subscription's start)`,
+      code: 'before_subscription_start',
+    });
   }
   if (input.startDate && input.billingStart && Date.parse(input.billingStart) < Date.parse(input.startDate)) {
     violations.push({ propertyPath: 'billingStart', message: 'billingStart must not be before startDate', code: 'before_start' });
@@ -167,6 +190,7 @@ export async function orderProducts(tx: Tx, org: string, id: string, input: Orde
       return undefined;
     }
     const resolved = await getProduct(tx, org, product.id);
+    const before = violations.length;
     if ((entry.pricePlan === undefined) === (entry.customPricePlan === undefined)) {
       violations.push({
         propertyPath: path,
@@ -218,6 +242,12 @@ export async function orderProducts(tx: Tx, org: string, id: string, input: Orde
         message: `${path}.quantity cannot be set: product ${resolved.name} is metered by ${resolved.measurement.code}, so its quantity comes from usage; omit quantity`,
         code: 'metered_quantity',
       });
+    }
+    if (violations.length === before) {
+      const terms = pricePlan ?? customTerms(entry.customPricePlan!);
+      const problem = chargeKindOf(resolved, terms.type) === 'flat' ? chargeCapProblem(terms, entry.quantity ?? 1) : undefined;
+      const field = `${path}.${entry.quantity !== undefined ? 'quantity' : pricePlan ? 'pricePlan' : 'customPricePlan'}`;
+      if (problem) violations.push({ propertyPath: field, message: `${field}: ${problem}`, code: 'too_large' });
     }
     const discount = entry.discount ? await discountOf(tx, org, path, entry.discount, customer.currencyCode, violations) : undefined;
     return { path, entry, product: resolved, ...(pricePlan ? { pricePlan } : {}), ...(discount ? { discount } : {}), children: [] };
@@ -318,6 +348,9 @@ export async function updateSubscriptionItem(
         'metered_quantity',
       );
     }
+    const pricePlan = await getPricePlan(tx, org, item.pricePlanId);
+    const problem = chargeKindOf(product, pricePlan.type) === 'flat' ? chargeCapProblem(pricePlan, patch.quantity) : undefined;
+    if (problem) throw invalid('quantity', `quantity: ${problem}`, 'too_large');
   }
   const quantity = patch.quantity === undefined ? item.quantity : String(patch.quantity);
   let billing = item;

@@ -1,11 +1,23 @@
 /** Creating and updating subscriptions, and their state machine (CONTRACT section 5, "Subscriptions"). */
 import { conflict, invalid, invalidMany, type Violation } from '../../errors.js';
 import { newId } from '../../ids.js';
+import type { PricePlan } from '../../schemas/catalogue.js';
 import type { Customer } from '../../schemas/customers.js';
 import type { Subscription } from '../../schemas/subscriptions.js';
 import type { CancellationReason, ItemRecord, SubscriptionRecord } from '../../store/ports/subscriptions.js';
 import type { Tx } from '../../store/store.js';
-import { alignmentOf, awaitsSettlement, chargeKindOf, cursorOf, itemTerms, nextBillingDate, periodFrom } from '../billing/schedule.js';
+import {
+  alignmentOf,
+  awaitsSettlement,
+  chargeKindOf,
+  cursorOf,
+  isRestarted,
+  itemTerms,
+  nextBillingDate,
+  periodFrom,
+  restartItem,
+  unrestartItem,
+} from '../billing/schedule.js';
 import { findBillingGroup } from '../billingGroups.js';
 import { getInvoiceAddress, paymentMethodViolation } from '../billingDetails.js';
 import { findCustomer } from '../customers.js';
@@ -14,12 +26,13 @@ import { addInterval, parseInterval, toIso, zoned } from '../dates.js';
 import { emitEvent } from '../events.js';
 import { grantActiveFeatures } from '../features.js';
 import { findPlan } from '../plans.js';
+import { chargeCapProblem } from '../pricing.js';
 import { getPricePlan, getProduct } from '../products.js';
 import { assertActivatable, chargeViolations, customerViolation, draftPlanViolation, pricePlanViolation } from '../statusRules.js';
 import { assertTransition, FINAL } from '../subscriptionStates.js';
 import { toResource } from './readModel.js';
 import { blankItem, loadSubscription } from './records.js';
-import { newPeriods, reachableTermEnds, type PeriodInput } from './terms.js';
+import { cancelsInTrial, newPeriods, reachableTermEnds, type PeriodInput } from './terms.js';
 
 
 
@@ -98,18 +111,19 @@ export async function scheduleItem(tx: Tx, org: string, record: SubscriptionReco
   return { ...item, activatedAt, nextBillingAt: nextBillingDate(terms, cursor, settles), updatedAt: at };
 }
 
-/** Every started item of the subscription scheduled anew (see `scheduleItem`), after `change` when given. */
+/** Every started item of the subscription scheduled anew (see `scheduleItem`), after `change` (given the item's price plan) when given. */
 async function rescheduleItems(
   tx: Tx,
   org: string,
   record: SubscriptionRecord,
   now: Date,
-  change: (item: ItemRecord) => ItemRecord = (i) => i,
+  change?: (item: ItemRecord, plan: PricePlan) => ItemRecord,
 ): Promise<void> {
   const timeZone = await timeZoneOf(tx, org, record);
   for (const item of await tx.subscriptions.items(org, [record.id])) {
     if (item.activatedAt === null) continue;
-    await tx.subscriptions.updateItem(org, await scheduleItem(tx, org, record, change(item), timeZone, now));
+    const changed = change ? change(item, await getPricePlan(tx, org, item.pricePlanId)) : item;
+    await tx.subscriptions.updateItem(org, await scheduleItem(tx, org, record, changed, timeZone, now));
   }
 }
 
@@ -147,7 +161,11 @@ export async function createSubscription(
   if (!plan) throw invalid('plan', `plan '${input.plan}' does not exist; pick one from list_plans`, 'not_found');
   const violations: Array<Violation | undefined> = [customerViolation(customer), draftPlanViolation(plan), ...chargeViolations(plan)];
   if (plan.status === 'archived') {
-    violations.push({ propertyPath: 'plan', message: `plan ${plan.code} is archived; subscribe to a draft or active plan`, code: 'archived' });
+    violations.push({
+      propertyPath: 'plan',
+      message: `plan ${plan.code} is archived; subscribe to an active plan (list_plans with status active), or set this one active with update_plan`,
+      code: 'archived',
+    });
   }
   const currencies = new Set(plan.charges.map((c) => c.pricePlan.currencyCode));
   if ([...currencies].some((c) => c !== customer.currencyCode)) {
@@ -156,6 +174,10 @@ export async function createSubscription(
       message: `plan ${plan.code} is priced in ${[...currencies].join(', ')} but the customer is billed in ${customer.currencyCode}; pick a plan in ${customer.currencyCode}`,
       code: 'currency_mismatch',
     });
+  }
+  for (const c of plan.charges) {
+    const problem = chargeKindOf(c.product, c.pricePlan.type) === 'flat' ? chargeCapProblem(c.pricePlan, c.quantity) : undefined;
+    if (problem) violations.push({ propertyPath: 'plan', message: `plan ${plan.code}, charge ${c.product.name}: ${problem}`, code: 'too_large' });
   }
   const [billingGroupId, groupViolation] = await billingGroupViolation(tx, org, input.billingGroup);
   violations.push(groupViolation);
@@ -172,7 +194,9 @@ export async function createSubscription(
         code: 'not_an_addon',
       });
     } else {
+      const problem = chargeKindOf(match.product, match.pricePlan.type) === 'flat' ? chargeCapProblem(match.pricePlan, 1) : undefined;
       violations.push(pricePlanViolation(match.pricePlan, `addons[${i}]`));
+      if (problem) violations.push({ propertyPath: `addons[${i}]`, message: `addons[${i}]: ${problem}`, code: 'too_large' });
     }
     return match;
   });
@@ -372,19 +396,28 @@ export async function activateSubscription(tx: Tx, org: string, id: string, now:
   return toResource(tx, org, await activateRecord(tx, org, current, now), now);
 }
 
+/**
+ * active → paused. Paused again before the date a resume restarted its billing at (`isRestarted`),
+ * the earlier pause goes on: its start stays `pausedAt`, as nothing was billed since.
+ */
 export async function pauseSubscription(tx: Tx, org: string, id: string, now: Date): Promise<Subscription> {
   const current = await loadSubscription(tx, org, id);
   assertTransition('pause', current);
   const at = now.toISOString();
-  const record: SubscriptionRecord = { ...current, status: 'paused', pausedAt: at, updatedAt: at };
+  const items = current.pausedAt === null ? [] : await tx.subscriptions.items(org, [current.id]);
+  const restartPending = items.some((i) => isRestarted(i) && (i.billingStart as string) > at);
+  const record: SubscriptionRecord = { ...current, status: 'paused', pausedAt: restartPending ? current.pausedAt : at, updatedAt: at };
   await tx.subscriptions.update(org, record);
   return toResource(tx, org, record, now);
 }
 
 /**
- * paused → active. With `nextBillingDate` it becomes every item's next billing date (billing starts
- * from it, periods before it are never billed); without it the items keep their next billing dates,
- * so every period missed while paused is billed.
+ * paused → active. With `nextBillingDate` it becomes every item's next billing date (CONTRACT section
+ * 5): billing restarts from it (`restartItem`), the pause is never billed, and on it each item is
+ * billed what it owes from before the pause (the part of its period up to the pause's start that no
+ * invoice billed) and, paid in advance, its first period from it. The subscription keeps `pausedAt`
+ * for that (shown only while paused). Without it the pause is billed as if there had been none: every
+ * period missed while paused is billed (`unrestartItem`), and `pausedAt` is cleared.
  */
 export async function resumeSubscription(
   tx: Tx,
@@ -405,12 +438,12 @@ export async function resumeSubscription(
       );
     }
   }
-  const record: SubscriptionRecord = { ...current, status: 'active', pausedAt: null, updatedAt: at };
+  const record: SubscriptionRecord = { ...current, status: 'active', pausedAt: input.nextBillingDate ? current.pausedAt : null, updatedAt: at };
   await tx.subscriptions.update(org, record);
-  if (input.nextBillingDate) {
-    const restart = new Date(input.nextBillingDate).toISOString();
-    await rescheduleItems(tx, org, record, now, (item) => ({ ...item, billingStart: restart }));
-  }
+  const restart = input.nextBillingDate ? new Date(input.nextBillingDate).toISOString() : null;
+  await rescheduleItems(tx, org, record, now, (item, plan) =>
+    restart ? restartItem(current, item, now, plan, restart) : unrestartItem(current, item, now, plan),
+  );
   return toResource(tx, org, record, now);
 }
 
@@ -449,7 +482,7 @@ function assertCancellable(current: SubscriptionRecord): void {
  * that is not possible is a 422 naming the possible ones.
  */
 async function cancellationDateOf(tx: Tx, org: string, current: SubscriptionRecord, wanted: string | undefined, now: Date): Promise<string> {
-  if (current.trialEndsOn && current.trialEndsOn > now.toISOString()) return trialCancellationDate(current, wanted, now);
+  if (cancelsInTrial(current, now)) return trialCancellationDate(current, wanted, now);
   const timeZone = await timeZoneOf(tx, org, current);
   const start = zoned(current.startDate ?? now.toISOString(), timeZone);
   const nowZoned = zoned(now, timeZone);
@@ -491,6 +524,13 @@ export async function cancelSubscription(
 ): Promise<Subscription> {
   const current = await loadSubscription(tx, org, id);
   assertCancellable(current);
+  // The reverse of change_subscription_plan refusing while a cancellation is pending: a subscription
+  // that ends never applies a change.
+  if (current.pendingPlanId) {
+    throw conflict(
+      `Subscription ${current.number} changes plan at ${current.pendingPlanApplyAt}; revoke_subscription_plan_change first to cancel it (or terminate_subscription to end it now)`,
+    );
+  }
   const date = await cancellationDateOf(tx, org, current, input.cancellationDate, now);
   const at = now.toISOString();
   const reason: CancellationReason | null = input.reason
@@ -516,27 +556,50 @@ export async function revokeCancellation(tx: Tx, org: string, id: string, now: D
   return toResource(tx, org, record, now);
 }
 
+/**
+ * The `pausedAt` a subscription ending at `end` ends with: its pause's start when it ends paused, or
+ * before the date a resume restarted its billing at (`isRestarted`): nothing from the pause on is
+ * billed (`itemEnd`), what came before it is; none when it ends active after billing restarted.
+ */
+async function endedPause(tx: Tx, org: string, current: SubscriptionRecord, end: string): Promise<string | null> {
+  if (current.pausedAt === null || current.status === 'paused') return current.pausedAt;
+  const items = await tx.subscriptions.items(org, [current.id]);
+  return items.some((i) => isRestarted(i) && (i.billingStart as string) > end) ? current.pausedAt : null;
+}
+
+/** Ends the subscription now (final); a pending plan change is dropped with it, as it can never apply. */
 export async function terminateSubscription(tx: Tx, org: string, id: string, now: Date): Promise<Subscription> {
   const current = await loadSubscription(tx, org, id);
   assertTransition('terminate', current);
   const at = now.toISOString();
-  const record: SubscriptionRecord = { ...current, status: 'terminated', terminatedAt: at, updatedAt: at };
+  const record: SubscriptionRecord = {
+    ...current,
+    status: 'terminated',
+    terminatedAt: at,
+    pausedAt: await endedPause(tx, org, current, at),
+    pendingPlanId: null,
+    pendingPlanApplyAt: null,
+    updatedAt: at,
+  };
   await tx.subscriptions.update(org, record);
   await rescheduleItems(tx, org, record, now);
   return toResource(tx, org, record, now);
 }
 
-/** Jobs: pending cancellations whose date has come become `cancelled`. */
+/**
+ * Jobs: pending cancellations whose date has come become `cancelled`. One that ends paused (or before
+ * its billing restarted) stops its items at the pause's start (`itemEnd`), one that ends active drops
+ * the pause a resume kept (`endedPause`): either way its items are scheduled anew.
+ */
 export async function cancelDueSubscriptions(tx: Tx, now: Date): Promise<number> {
   const due = await tx.subscriptions.dueCancellations(now.toISOString());
   for (const { org, id } of due) {
     const current = (await tx.subscriptions.get(org, id)) as SubscriptionRecord;
-    await tx.subscriptions.update(org, {
-      ...current,
-      status: 'cancelled',
-      cancelledAt: current.cancellationDate,
-      updatedAt: now.toISOString(),
-    });
+    const cancelledAt = current.cancellationDate as string;
+    const pausedAt = await endedPause(tx, org, current, cancelledAt);
+    const record: SubscriptionRecord = { ...current, status: 'cancelled', cancelledAt, pausedAt, updatedAt: now.toISOString() };
+    await tx.subscriptions.update(org, record);
+    if (current.pausedAt) await rescheduleItems(tx, org, record, now);
   }
   return due.length;
 }

@@ -25,9 +25,10 @@ import { getInvoice, invoiceTotals, issueCreditNote, refuseIfPlanned } from '../
 import { grantActiveFeatures } from '../features.js';
 import { rateOfE4 } from '../../values/money.js';
 import { findPlan } from '../plans.js';
-import { priceCharge } from '../pricing.js';
+import { chargeCapProblem, priceCharge } from '../pricing.js';
 import { toMicros } from '../quantity.js';
 import { chargeViolations } from '../statusRules.js';
+import { FINAL } from '../subscriptionStates.js';
 import { scheduleItem } from './lifecycle.js';
 import { toResource } from './readModel.js';
 import { blankItem, loadSubscription } from './records.js';
@@ -37,6 +38,8 @@ export type ApplyAt = 'immediately' | 'end_of_period';
 export interface PlanChangeInput {
   plan: string;
   applyAt?: ApplyAt | undefined;
+  /** Default true: the new plan's charges keep the quantities of the current items of their products (`chargeQuantities`). */
+  keepQuantities?: boolean | undefined;
 }
 
 export interface PlanChangeResult {
@@ -68,21 +71,60 @@ function periodsPerYear(billingInterval: string): number {
 }
 
 /**
- * A plan's recurring total per year, in minor units: its flat charges (usage is not recurring) at
- * their quantities. Upgrade = the target's is higher, downgrade = lower.
+ * The quantity of each of the plan's charges on the subscription: with `keep`, the quantity of the
+ * subscription's charge item of the same product (the first of `items`, if several), as Stripe and
+ * Chargebee keep quantities across a plan change; otherwise, or without such an item, the plan's own.
  */
-function recurringPerYear(plan: Plan): number {
+function chargeQuantities(plan: Plan, items: readonly ItemRecord[], keep: boolean): string[] {
+  return plan.charges.map((c) => (keep ? items.find((i) => i.productId === c.product.id)?.quantity : undefined) ?? String(c.quantity));
+}
+
+/**
+ * A plan's recurring total per year, in minor units: its flat charges (usage is not recurring) at
+ * `quantities` (`chargeQuantities`). Upgrade = the target's is higher, downgrade = lower.
+ */
+function recurringPerYear(plan: Plan, quantities: readonly string[]): number {
   let total = 0;
-  for (const c of plan.charges) {
+  for (const [i, c] of plan.charges.entries()) {
     if (chargeKindOf(c.product, c.pricePlan.type) !== 'flat') continue;
-    const net = priceCharge(c.pricePlan, toMicros(String(c.quantity))).reduce((sum, l) => sum + l.netAmount, 0);
+    const net = priceCharge(c.pricePlan, toMicros(quantities[i]!)).reduce((sum, l) => sum + l.netAmount, 0);
     total += net * periodsPerYear(c.pricePlan.billingInterval);
   }
   return total;
 }
 
-/** The checks of a change: 409 for the subscription's state or a plan that allows none, 422 naming `plan` otherwise. */
-async function checkChange(tx: Tx, org: string, record: SubscriptionRecord, planRef: string, customer: Customer): Promise<{ current: Plan; target: Plan }> {
+/** At most this many plans are named in a refused change's message. */
+const CHOICES_NAMED = 10;
+
+/**
+ * What a refused change can pick instead, for its message: the active plans of the current plan's
+ * family but the current one, by code and id (list_plans has no family filter; get_plan shows a
+ * plan's family).
+ */
+async function familyChoices(tx: Tx, org: string, current: Plan): Promise<string> {
+  const named: string[] = [];
+  for (let page = 1; named.length < CHOICES_NAMED; page += 1) {
+    const { rows } = await tx.plans.list(org, { status: 'active' }, { page, limit: 100, descending: false });
+    for (const p of rows) if (p.family.id === current.family.id && p.id !== current.id && named.length < CHOICES_NAMED) named.push(`${p.code} (${p.id})`);
+    if (rows.length < 100) break;
+  }
+  return named.length ? `the other active plans of its family ${current.family.id} are ${named.join(', ')}` : `its family ${current.family.id} has no other active plan`;
+}
+
+/**
+ * The checks of a change: 409 for the subscription's state or a plan that allows none, 422 naming
+ * `plan` otherwise (a charge of the target that at its quantity would cost more than an invoice may
+ * total, too). `items` are the current plan's charge items.
+ */
+async function checkChange(
+  tx: Tx,
+  org: string,
+  record: SubscriptionRecord,
+  input: PlanChangeInput,
+  items: readonly ItemRecord[],
+  customer: Customer,
+): Promise<{ current: Plan; target: Plan }> {
+  const planRef = input.plan;
   if (record.status !== 'active') {
     const hint = record.status === 'paused' ? ' (resume_subscription first)' : record.status === 'draft' ? ' (a draft is made anew: create_subscription)' : '';
     throw conflict(`Subscription ${record.number} is ${record.status}; only an active subscription changes plan${hint}`);
@@ -96,10 +138,14 @@ async function checkChange(tx: Tx, org: string, record: SubscriptionRecord, plan
   const current = (await findPlan(tx, org, record.planId)) as Plan;
   const target = await findPlan(tx, org, planRef);
   const family = `family ${current.family.id}`;
-  if (!target) throw invalid('plan', `plan '${planRef}' does not exist; pick an active plan of ${family} from list_plans`, 'not_found');
-  if (target.id === current.id) throw invalid('plan', `the subscription is on plan ${current.code} already; pass another plan of ${family}`, 'same_plan');
+  if (!target) throw invalid('plan', `plan '${planRef}' does not exist; ${await familyChoices(tx, org, current)}`, 'not_found');
+  if (target.id === current.id) throw invalid('plan', `the subscription is on plan ${current.code} already; ${await familyChoices(tx, org, current)}`, 'same_plan');
   if (target.family.id !== current.family.id) {
-    throw invalid('plan', `plan ${target.code} is not of ${family} (the current plan's); a subscription changes only between plans of one family`, 'other_family');
+    throw invalid(
+      'plan',
+      `plan ${target.code} is not of ${family} (the current plan's); a subscription changes only between plans of one family: ${await familyChoices(tx, org, current)}`,
+      'other_family',
+    );
   }
   if (target.status !== 'active') throw invalid('plan', `plan ${target.code} is ${target.status}; a subscription changes only to an active plan`, 'not_active');
   const inactive = chargeViolations(target)[0];
@@ -110,8 +156,14 @@ async function checkChange(tx: Tx, org: string, record: SubscriptionRecord, plan
   }
   const behaviour = current.changeBehaviour;
   if (behaviour === 'not_changeable') throw conflict(`Plan ${current.code} is not_changeable (changeBehaviour): its subscriptions keep it`);
-  const from = recurringPerYear(current);
-  const to = recurringPerYear(target);
+  const keep = input.keepQuantities ?? true;
+  const quantities = chargeQuantities(target, items, keep);
+  for (const [i, c] of target.charges.entries()) {
+    const problem = chargeKindOf(c.product, c.pricePlan.type) === 'flat' ? chargeCapProblem(c.pricePlan, quantities[i]!) : undefined;
+    if (problem) throw invalid('plan', `plan ${target.code}, charge ${c.product.name}: ${problem}`, 'too_large');
+  }
+  const from = recurringPerYear(current, chargeQuantities(current, items, true));
+  const to = recurringPerYear(target, quantities);
   if (to > from && behaviour === 'downgradeable_only') {
     throw invalid('plan', `plan ${current.code} allows downgrades only and ${target.code} has a higher recurring total (an upgrade); pick a cheaper plan of ${family}`, 'upgrade_not_allowed');
   }
@@ -197,9 +249,18 @@ interface Applied {
  * Applies the change at `at`: credits the unused time paid in advance (capped at what each invoice
  * can still be credited, under the credit-note rules), ends the old plan's charges at `at`, starts
  * the new plan's there (in the running cycle when the billing interval is the same, in a new one
- * from `at` otherwise) and bills what is due at `at`.
+ * from `at` otherwise; at the old items' quantities with `keepQuantities`, `chargeQuantities`) and
+ * bills what is due at `at`.
  */
-async function applyChange(tx: Tx, org: string, record: SubscriptionRecord, current: Plan, target: Plan, at: string, now: Date, settings: BillingSettings): Promise<Applied> {
+async function applyChange(
+  tx: Tx,
+  org: string,
+  record: SubscriptionRecord,
+  change: { current: Plan; target: Plan; at: string; keepQuantities: boolean },
+  now: Date,
+  settings: BillingSettings,
+): Promise<Applied> {
+  const { current, target, at } = change;
   const customer = (await tx.customers.get(org, record.customerId)) as Customer;
   const pricing: Pricing = { cache: new CatalogueCache(), timeZone: customer.timeZone };
   const old = await planItems(tx, org, record, at);
@@ -224,9 +285,10 @@ async function applyChange(tx: Tx, org: string, record: SubscriptionRecord, curr
     if (!anchors.has(plan.billingInterval)) anchors.set(plan.billingInterval, itemAnchor(record, item, now, plan));
     await tx.subscriptions.updateItem(org, await scheduleItem(tx, org, next, { ...item, billingEnd: at }, customer.timeZone, now));
   }
-  for (const c of target.charges) {
+  const quantities = chargeQuantities(target, old, change.keepQuantities);
+  for (const [i, c] of target.charges.entries()) {
     const item: ItemRecord = {
-      ...blankItem(record.id, c.product.id, c.pricePlan.id, 'charge', String(c.quantity), now.toISOString()),
+      ...blankItem(record.id, c.product.id, c.pricePlan.id, 'charge', quantities[i]!, now.toISOString()),
       startDate: at,
       billingAnchor: anchors.get(c.pricePlan.billingInterval) ?? null,
     };
@@ -249,14 +311,27 @@ async function applyChange(tx: Tx, org: string, record: SubscriptionRecord, curr
   return { record: next, credits, creditNotes, invoice };
 }
 
-/** When a change asked for now would apply, and the plans it is between. */
+/**
+ * When a change asked for now would apply, and the plans it is between. A change that waits for the
+ * period end takes the quantities it finds when it applies, so it cannot leave them (422 at
+ * `keepQuantities`).
+ */
 async function plannedChange(tx: Tx, org: string, record: SubscriptionRecord, input: PlanChangeInput, now: Date) {
   const customer = (await tx.customers.get(org, record.customerId)) as Customer;
-  const { current, target } = await checkChange(tx, org, record, input.plan, customer);
+  const items = await planItems(tx, org, record, now.toISOString());
+  const { current, target } = await checkChange(tx, org, record, input, items, customer);
   const applyAt = input.applyAt ?? current.changeApplyBehaviour;
   const pricing: Pricing = { cache: new CatalogueCache(), timeZone: customer.timeZone };
-  const at = applyAt === 'immediately' ? now.toISOString() : await currentPeriodEnd(tx, org, record, await planItems(tx, org, record, now.toISOString()), pricing, now);
-  return { current, target, at, customer };
+  const at = applyAt === 'immediately' ? now.toISOString() : await currentPeriodEnd(tx, org, record, items, pricing, now);
+  const keepQuantities = input.keepQuantities ?? true;
+  if (!keepQuantities && at > now.toISOString()) {
+    throw invalid(
+      'keepQuantities',
+      `keepQuantities false takes the new plan's quantities only for a change applied now; this one waits for the period end (${at}) and keeps the quantities it finds then: use applyAt immediately, or change the quantities after it applies (update_subscription_item)`,
+      'not_possible',
+    );
+  }
+  return { change: { current, target, at, keepQuantities }, customer };
 }
 
 /**
@@ -266,9 +341,10 @@ async function plannedChange(tx: Tx, org: string, record: SubscriptionRecord, in
  */
 export async function changeSubscriptionPlan(tx: Tx, org: string, id: string, input: PlanChangeInput, now: Date, settings: BillingSettings): Promise<PlanChangeResult> {
   const record = await loadSubscription(tx, org, id);
-  const { current, target, at, customer } = await plannedChange(tx, org, record, input, now);
+  const { change, customer } = await plannedChange(tx, org, record, input, now);
+  const { target, at } = change;
   if (at <= now.toISOString()) {
-    const applied = await applyChange(tx, org, record, current, target, at, now, settings);
+    const applied = await applyChange(tx, org, record, change, now, settings);
     return {
       subscription: await toResource(tx, org, applied.record, now),
       applyAt: at,
@@ -291,11 +367,11 @@ export async function changeSubscriptionPlan(tx: Tx, org: string, id: string, in
  */
 export async function previewSubscriptionPlanChange(tx: Tx, org: string, id: string, input: PlanChangeInput, now: Date, settings: BillingSettings): Promise<PlanChangePreview> {
   const record = await loadSubscription(tx, org, id);
-  const { current, target, at } = await plannedChange(tx, org, record, input, now);
-  const applied = await applyChange(tx, org, record, current, target, at, now, settings);
+  const { change } = await plannedChange(tx, org, record, input, now);
+  const applied = await applyChange(tx, org, record, change, now, settings);
   const invoice = applied.invoice;
   return {
-    applyAt: at,
+    applyAt: change.at,
     creditNotes: applied.credits,
     invoice: invoice && {
       lines: invoice.lines.map(({ id: _id, position: _position, unitAmount: _unitAmount, ...line }) => line),
@@ -303,9 +379,10 @@ export async function previewSubscriptionPlanChange(tx: Tx, org: string, id: str
   };
 }
 
-/** revoke_subscription_plan_change: the pending change is dropped and the old plan's charges run on. */
+/** revoke_subscription_plan_change: the pending change is dropped and the old plan's charges run on. A final subscription no longer changes (409). */
 export async function revokeSubscriptionPlanChange(tx: Tx, org: string, id: string, now: Date): Promise<Subscription> {
   const record = await loadSubscription(tx, org, id);
+  if (FINAL.includes(record.status)) throw conflict(`Subscription ${record.number} is ${record.status}, which is final; it can no longer change`);
   const applyAt = record.pendingPlanApplyAt;
   if (!record.pendingPlanId || !applyAt) throw conflict(`Subscription ${record.number} has no pending plan change to revoke`);
   const next: SubscriptionRecord = { ...record, pendingPlanId: null, pendingPlanApplyAt: null, updatedAt: now.toISOString() };
@@ -325,6 +402,6 @@ export async function applyDuePlanChange(tx: Tx, org: string, id: string, now: D
   if (!record || !targetId || !at || at > now.toISOString() || record.status !== 'active') return false;
   const current = (await findPlan(tx, org, record.planId)) as Plan;
   const target = (await findPlan(tx, org, targetId)) as Plan;
-  await applyChange(tx, org, record, current, target, at, now, settings);
+  await applyChange(tx, org, record, { current, target, at, keepQuantities: true }, now, settings);
   return true;
 }

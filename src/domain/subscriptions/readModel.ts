@@ -19,7 +19,7 @@ import { currentMetricUsage, recentMeasurementValues } from '../usage.js';
 import { formatQuantity } from '../quantity.js';
 import { FINAL } from '../subscriptionStates.js';
 import { loadSubscription } from './records.js';
-import { intervalsOf, reachableTermEnds, toPeriods } from './terms.js';
+import { cancelsInTrial, intervalsOf, reachableTermEnds, toPeriods } from './terms.js';
 
 /** What a read of subscriptions looks up again and again, each once (products and price plans also for their plans). */
 interface Lookups extends CatalogueLookups {
@@ -170,7 +170,10 @@ async function resourceOf(tx: Tx, org: string, record: SubscriptionRecord, now: 
     const start = zoned(record.startDate, customer.timeZone);
     const current = termsAfter(start, intervalsOf(record.periods), nowZoned, 1)[0]!;
     contractEnd = record.cancellationDate ?? toIso(current.end);
-    if (!record.cancellationDate) nextPossible = reachableTermEnds(start, record.periods, nowZoned).map(toIso);
+    if (!record.cancellationDate) {
+      // During a trial a cancellation takes effect by its end: that is the date cancel_subscription takes without one.
+      nextPossible = cancelsInTrial(record, now) ? [record.trialEndsOn as string] : reachableTermEnds(start, record.periods, nowZoned).map(toIso);
+    }
   } else if (record.status === 'cancelled') {
     contractEnd = record.cancelledAt;
   } else if (record.status === 'terminated') {
@@ -202,8 +205,9 @@ async function resourceOf(tx: Tx, org: string, record: SubscriptionRecord, now: 
     poNumber: record.poNumber,
     contractDetails: { contractStart: record.startDate, contractEnd },
     trialEndsOn: record.trialEndsOn,
+    // A final subscription applies no change (one cancelled before cancel_subscription refused pending changes may still hold one).
     pendingPlanChange:
-      pendingPlan && record.pendingPlanApplyAt
+      pendingPlan && record.pendingPlanApplyAt && !FINAL.includes(record.status)
         ? { plan: { id: pendingPlan.id, code: pendingPlan.code, name: pendingPlan.name }, applyAt: record.pendingPlanApplyAt }
         : null,
     customFields: record.customFields,
@@ -218,7 +222,8 @@ async function resourceOf(tx: Tx, org: string, record: SubscriptionRecord, now: 
     nextPossibleCancellationDate: nextPossible,
     partner: null,
     startDate: record.startDate,
-    pausedAt: record.pausedAt,
+    // Kept after a resume with a nextBillingDate, for the billing before the pause (`isRestarted`): shown only while paused or ended paused.
+    pausedAt: record.status === 'active' ? null : record.pausedAt,
     terminatedAt: record.terminatedAt,
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,

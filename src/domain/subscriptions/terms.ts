@@ -2,7 +2,7 @@
 import type { DateTime } from 'luxon';
 import { newId } from '../../ids.js';
 import type { Period } from '../../schemas/subscriptions.js';
-import type { PeriodRecord } from '../../store/ports/subscriptions.js';
+import type { PeriodRecord, SubscriptionRecord } from '../../store/ports/subscriptions.js';
 import { parseInterval, termsEndingAfter, type Interval } from '../dates.js';
 
 export interface PeriodInput {
@@ -16,6 +16,15 @@ export function toPeriods(records: PeriodRecord[]): Period[] {
 
 export function intervalsOf(records: readonly PeriodInput[]): Array<{ contractPeriod: Interval; cancellationPeriod: Interval }> {
   return records.map((p) => ({ contractPeriod: parseInterval(p.contractPeriod), cancellationPeriod: parseInterval(p.cancellationPeriod) }));
+}
+
+/**
+ * Whether a cancellation made at `now` falls in the subscription's trial: it then takes effect by
+ * `trialEndsOn`, without cancellation period (`cancel_subscription`), and `trialEndsOn` is the date
+ * `nextPossibleCancellationDate` offers.
+ */
+export function cancelsInTrial(record: Pick<SubscriptionRecord, 'trialEndsOn'>, now: Date): boolean {
+  return record.trialEndsOn !== null && record.trialEndsOn > now.toISOString();
 }
 
 /** At most this many terms are looked at for reachable ends (a cancellation date decades ahead). */
