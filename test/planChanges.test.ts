@@ -58,6 +58,25 @@ const bill = async (subscription: string) => Promise.all((await ok(env.mcp, 'run
 const lines = (i: any) => i.lines.map((l: any) => [l.description, l.netAmount, l.taxRate, l.periodStart, l.periodEnd]);
 
 describe('plan changes', () => {
+  it('takes a plan by its code wherever it takes its id; a subscription named after its plan (the default) is renamed with it, an own name stays', async () => {
+    env.setNow('2026-01-01T12:00:00Z');
+    const basic = await plan(31);
+    const pro = await plan(62, { family: basic.family.id });
+    expect((await ok(env.mcp, 'get_plan', { id: basic.code })).id).toBe(basic.id);
+    expect((await ok(env.mcp, 'update_plan', { id: pro.code, description: 'More' })).description).toBe('More');
+    await fails(env.mcp, 'get_plan', { id: 'no-such-plan' }, 404);
+
+    const named = await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: basic.code, periods: [{ contractPeriod: '1M', cancellationPeriod: '0D' }], activate: true });
+    const own = await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: basic.code, name: 'Team Alpha', periods: [{ contractPeriod: '1M', cancellationPeriod: '0D' }], activate: true });
+    expect([named.plan.id, named.name, own.name]).toEqual([basic.id, basic.name, 'Team Alpha']);
+
+    env.setNow('2026-01-11T12:00:00Z');
+    const changed = await ok(env.mcp, 'change_subscription_plan', { id: named.id, plan: pro.code, applyAt: 'immediately' });
+    expect([changed.subscription.plan.id, changed.subscription.name]).toEqual([pro.id, pro.name]);
+    const kept = await ok(env.mcp, 'change_subscription_plan', { id: own.id, plan: pro.code, applyAt: 'immediately' });
+    expect(kept.subscription.name).toBe('Team Alpha');
+  });
+
   it('upgrades mid-period at once: the unused days are credited, the new plan bills its part-period on an invoice issued now, as previewed', async () => {
     env.setNow('2026-01-01T12:00:00Z');
     const basic = await plan(31);

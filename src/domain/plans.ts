@@ -263,8 +263,13 @@ export async function createPlan(tx: Tx, org: string, input: PlanInput, now: Dat
 }
 
 /** The plan with its products and price plans, or undefined when the organisation has none with this id. */
-export async function findPlan(tx: Tx, org: string, id: string, lookups?: CatalogueLookups): Promise<Plan | undefined> {
-  const record = await tx.plans.get(org, id);
+/** The plan a reference names: its id, else its code (as a coupon by id or code). */
+async function planRecordOf(tx: Tx, org: string, ref: string): Promise<PlanRecord | undefined> {
+  return (await tx.plans.get(org, ref)) ?? (await tx.plans.findByCode(org, ref));
+}
+
+export async function findPlan(tx: Tx, org: string, ref: string, lookups?: CatalogueLookups): Promise<Plan | undefined> {
+  const record = await planRecordOf(tx, org, ref);
   return record && resolve(tx, org, record, lookups);
 }
 
@@ -289,9 +294,10 @@ const given = <T>(value: T | undefined, current: T): T => (value === undefined ?
  * given, replace the whole list. Status moves draft → active | archived, active → archived,
  * archived → active; anything else is a 409.
  */
-export async function updatePlan(tx: Tx, org: string, id: string, patch: Partial<PlanInput>, now: Date): Promise<Plan> {
-  const current = await tx.plans.get(org, id);
-  if (!current) throw notFound('Plan', id);
+export async function updatePlan(tx: Tx, org: string, ref: string, patch: Partial<PlanInput>, now: Date): Promise<Plan> {
+  const current = await planRecordOf(tx, org, ref);
+  if (!current) throw notFound('Plan', ref);
+  const id = current.id;
   if (patch.status !== undefined && patch.status !== current.status && !TRANSITIONS[current.status].includes(patch.status)) {
     const allowed = TRANSITIONS[current.status];
     throw conflict(

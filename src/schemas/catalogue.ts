@@ -227,7 +227,7 @@ export const customPricePlanShape = {
   type: z
     .enum(PRICE_PLAN_TYPES)
     .describe(
-      "flat_fee: price per interval; per_unit: price x units over freeUnits (needs a measurement); package: price x started packs of packageSize over freeUnits; graduated: each unit at its tier's unitAmount; volume: all units at the total's tier.",
+      "flat_fee: price per interval; per_unit: price x units over freeUnits (needs a metered product); package: price x started packs of packageSize over freeUnits; graduated: each unit at its tier's unitAmount; volume: all units at the total's tier.",
     ),
   currencyCode: currencyCodeInput.describe('ISO 4217 code, upper case, e.g. EUR.'),
   price: z

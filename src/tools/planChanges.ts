@@ -8,13 +8,13 @@ import { subscriptionPlanView } from '../schemas/views.js';
 
 const changeInput = z.strictObject({
   id: idOrNumber('subscription'),
-  plan: z.string().min(1).max(255).describe("Id of an active plan of the current plan's family (list_plans)."),
-  applyAt: z.enum(APPLY_AT).optional().describe("Default: the current plan's changeApplyBehaviour."),
+  plan: z.string().min(1).max(255).describe("Id or code of an active plan of the same family (list_plans)."),
+  applyAt: z.enum(APPLY_AT).optional().describe("Default: the plan's changeApplyBehaviour."),
   keepQuantities: z.boolean().optional().describe("false: the new plan's quantities."),
 });
 
 const RULES =
-  "As the current plan's changeBehaviour allows (upgrade: higher yearly total of flat fees). immediately: unused prepaid time is credited pro rata by days (credit notes), the new plan is invoiced now for the rest of the cycle, usage so far at old prices. end_of_period: pending until the period ends.";
+  "As the current plan's changeBehaviour allows (upgrade: higher yearly total of flat fees). immediately: unused prepaid days of proRata prices are credited (credit notes), the new plan is invoiced now for the rest of the cycle, usage so far at old prices. end_of_period: pending until the period ends.";
 
 export const planChangeOperations = [
   defineOperation({

@@ -111,7 +111,7 @@ export const planOperations = [
     path: '/catalogue/plans/{id}',
     permission: 'plan:read',
     kind: 'read',
-    input: z.strictObject({ id: pathId('plan') }),
+    input: z.strictObject({ id: pathId('plan (or its code)') }),
     output: planSchema,
     mcp: { output: planView },
     handler: (ctx, input) => getPlan(ctx.tx, ctx.org, input.id),
@@ -126,7 +126,7 @@ export const planOperations = [
     permission: 'plan:write',
     kind: 'update',
     input: z.strictObject({
-      id: pathId('plan'),
+      id: pathId('plan (or its code)'),
       code: code.optional(),
       name: name.optional(),
       description: description.optional(),

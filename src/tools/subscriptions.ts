@@ -113,7 +113,7 @@ const orderEntry = {
 
 /** The fields of the subscription a create_subscription or an offer proposes (without its customer). */
 export const subscriptionInputShape = {
-  plan: ref('Plan id (list_plans), not archived.'),
+  plan: ref('Plan id or code (list_plans), not archived.'),
   periods,
   billingGroup,
   startDate: dateTimeInput.optional().describe('Contract start; default: on activation.'),

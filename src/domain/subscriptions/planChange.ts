@@ -277,7 +277,9 @@ async function applyChange(
     creditNotes.push((await issueCreditNote(tx, org, invoice, { amount, reason }, now)).creditNote);
   }
 
-  const next: SubscriptionRecord = { ...record, planId: target.id, pendingPlanId: null, pendingPlanApplyAt: null, updatedAt: now.toISOString() };
+  // A name that is still the plan's (the default) follows the plan; a name of the subscription's own stays.
+  const name = record.name === current.name ? target.name : record.name;
+  const next: SubscriptionRecord = { ...record, name, planId: target.id, pendingPlanId: null, pendingPlanApplyAt: null, updatedAt: now.toISOString() };
   await tx.subscriptions.update(org, next);
   const anchors = new Map<string, string>();
   for (const item of old) {
