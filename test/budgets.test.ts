@@ -18,6 +18,8 @@ const BUDGET = {
   listSubscriptionsTokens: 10_000,
   getSubscriptionTokens: 2_500,
   batchTokens: 1_000,
+  listToolsetsTokens: 1_500,
+  oneViolationErrorTokens: 120,
 };
 
 const tokens = (value: unknown) => encode(typeof value === 'string' ? value : JSON.stringify(value)).length;
@@ -108,6 +110,23 @@ describe('typical results fit a model context', () => {
     expect(s.items).toHaveLength(2);
     figures.getSubscriptionTokens = await resultTokens(env.mcp, 'get_subscription', { id: s.id });
     expect(figures.getSubscriptionTokens).toBeLessThanOrEqual(BUDGET.getSubscriptionTokens);
+  });
+
+  it(`list_toolsets (discovery on demand, every tool allowed) is at most ${BUDGET.listToolsetsTokens} tokens`, async () => {
+    const stdio = await setup({ toolsets: undefined });
+    try {
+      figures.listToolsetsTokens = await resultTokens(stdio.mcp, 'list_toolsets', {});
+    } finally {
+      await stdio.close();
+    }
+    expect(figures.listToolsetsTokens).toBeLessThanOrEqual(BUDGET.listToolsetsTokens);
+  });
+
+  it(`an error with one violation is at most ${BUDGET.oneViolationErrorTokens} tokens: its message said once`, async () => {
+    const result = await env.mcp.callTool({ name: 'create_customer', arguments: { lastName: 'L', colour: 'red' } });
+    expect(result.isError).toBe(true);
+    figures.oneViolationErrorTokens = tokens(result.content);
+    expect(figures.oneViolationErrorTokens).toBeLessThanOrEqual(BUDGET.oneViolationErrorTokens);
   });
 
   it(`a batch of 1,000 usage values answers in at most ${BUDGET.batchTokens} tokens`, async () => {

@@ -30,6 +30,19 @@ describe('discovery on demand (stdio without --toolsets)', () => {
     expect(toolsets.find((t: { name: string }) => t.name === 'customers').enabled).toBe(true);
   });
 
+  it('list_toolsets says each toolset once: a summary line and a table in the text, the data in structuredContent', async () => {
+    const result = await env.mcp.callTool({ name: 'list_toolsets', arguments: {} });
+    const text = (result.content as Array<{ type: string; text: string }>)[0]!.text;
+    const { toolsets } = result.structuredContent as { toolsets: Array<{ name: string; enabled: boolean; purpose: string; tools: string[] }> };
+    const lines = text.split('\n');
+    expect(lines[0]).toBe(`${TOOLSETS.length} toolsets, ${DEFAULT_TOOLSETS.length} enabled; enable_toolsets adds one and names the tools it adds.`);
+    expect(lines[1]).toBe('name | enabled | tools | purpose');
+    expect(lines.slice(2)).toEqual(toolsets.map((t) => `${t.name} | ${t.enabled} | ${t.tools.length} | ${t.purpose}`));
+    for (const t of toolsets) expect(text.split(t.purpose).length - 1, t.name).toBe(1);
+    expect(text).not.toContain('{');
+    expect(text.length).toBeLessThan(1_500);
+  });
+
   it('each purpose names what its toolset holds, briefly', async () => {
     const { toolsets } = await ok(env.mcp, 'list_toolsets');
     const purpose = (name: string): string => toolsets.find((t: { name: string }) => t.name === name).purpose;
@@ -90,7 +103,25 @@ describe('protocol errors and modes', () => {
     );
     expect(error).toBeInstanceOf(McpError);
     expect((error as McpError).code).toBe(-32602);
-    expect((error as McpError).message).toMatch(/Unknown tool 'create_unicorn'/);
+    // The client's McpError puts the prefix before the message once; the server sends it without.
+    expect((error as McpError).message).toBe("MCP error -32602: Unknown tool 'create_unicorn'; tools/list names the tools this token can use");
+    const res = await env.http('POST', '/mcp', {
+      headers: { accept: 'application/json, text/event-stream' },
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'create_unicorn', arguments: {} } },
+    });
+    expect(res.body.error).toEqual({ code: -32602, message: "Unknown tool 'create_unicorn'; tools/list names the tools this token can use" });
+  });
+
+  it('tools/list with a key that does not authenticate is a JSON-RPC error stated once', async () => {
+    const client = await env.mcpFor('bm_not_a_key');
+    const error = await client.listTools().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(McpError);
+    expect((error as McpError).code).toBe(-32600);
+    expect((error as McpError).message).toMatch(/^MCP error -32600: Unauthorized: /);
+    expect((error as McpError).message.split('MCP error').length - 1).toBe(1);
   });
 
   it('malformed tools/call params are the JSON-RPC error -32602 naming the field; logging/setLevel is answered', async () => {

@@ -137,18 +137,30 @@ export async function setup(overrides: Partial<Config> = {}, options: { resolve?
 
 export interface ToolResult {
   isError: boolean;
-  /** structuredContent on success; the problem JSON on error. */
+  /** structuredContent on success; on error the whole problem, as REST answers it (`problemOf`). */
   body: any;
   text: string;
+}
+
+/**
+ * The whole problem of an MCP error's text: its summary line (`Title: detail`) and the problem JSON
+ * without what that line says (no title or detail, a lone violation without its message when that
+ * is the detail; docs/decisions.md).
+ */
+export function problemOf(text: string): any {
+  const newline = text.indexOf('\n');
+  const summary = text.slice(0, newline);
+  const { type, status, violations } = JSON.parse(text.slice(newline + 1)) as { type: string; status: number; violations?: Array<Record<string, unknown>> };
+  const detail = summary.slice(summary.indexOf(': ') + 2);
+  const problem: Record<string, unknown> = { type, title: summary.slice(0, summary.indexOf(': ')), status, detail };
+  if (violations) problem.violations = violations.map(({ propertyPath, message = detail, code }) => ({ propertyPath, message, code }));
+  return problem;
 }
 
 export async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<ToolResult> {
   const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
   const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
-  if (result.isError) {
-    const json = text.slice(text.indexOf('\n') + 1);
-    return { isError: true, body: JSON.parse(json), text };
-  }
+  if (result.isError) return { isError: true, body: problemOf(text), text };
   return { isError: false, body: result.structuredContent, text };
 }
 

@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { fails, ok, paths, setup, type TestEnv } from './helpers.js';
+import { call, fails, ok, paths, setup, type TestEnv } from './helpers.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -266,12 +266,85 @@ describe('list_invoices', () => {
     const page = await ok(mcp, 'list_invoices', { limit: 1, page: 2, order: { createdAt: 'desc' } });
     expect(ids(page)).toEqual([draft.id]);
     expect(page.meta.pagination).toEqual({ totalItems: 3, itemsPerPage: 1, currentPage: 2, lastPage: 3, pageTotalItems: 1 });
-    expect(page.data[0]).toMatchObject({ id: draft.id, customer: a, subscription: sub, status: 'draft' });
+    expect(page.data[0]).toMatchObject({ id: draft.id, customer: { id: a }, subscription: sub, status: 'draft' });
     expect((await ok(mcp, 'get_invoice', { id: page.data[0].id })).lines).toHaveLength(1);
     const rest = await env.http('GET', '/invoices?limit=1&page=2&order[createdAt]=desc', { token: org.apiKey });
     expect(rest.status).toBe(200);
     expect(rest.body.data.map((i: { id: string }) => i.id)).toEqual([draft.id]);
     expect(rest.body.data[0].lines).toHaveLength(1);
+  });
+
+  it('rows name the customer by number and name and show whether a payment plan covers the invoice; REST keeps the invoice', async () => {
+    const org = await env.newOrg();
+    const mcp = await env.mcpFor(org.apiKey);
+    const c = await ok(mcp, 'create_customer', { companyName: 'Schmidt AG', currencyCode: 'EUR' });
+    const planned = await ok(mcp, 'create_invoice', { customer: c.id, lines: [consulting] });
+    const plain = await ok(mcp, 'create_invoice', { customer: c.id, lines: [consulting] });
+    await ok(mcp, 'create_payment_plan', { invoice: planned.id, installmentCount: 2, firstDueAt: '2026-12-01', interval: '1M' });
+    const listed = await call(mcp, 'list_invoices', {});
+    const customerRef = { id: c.id, customerNumber: c.customerNumber, companyName: 'Schmidt AG', firstName: null, lastName: null };
+    const row = (invoice: any, dunningPaused: boolean) => ({
+      id: invoice.id,
+      number: invoice.number,
+      customer: customerRef,
+      subscription: null,
+      status: 'open',
+      currencyCode: 'EUR',
+      grossAmount: invoice.grossAmount,
+      amountDue: invoice.amountDue,
+      issuedAt: NOW,
+      dueAt: invoice.dueAt,
+      dunningPaused,
+    });
+    expect(listed.body.data).toEqual([row(planned, true), row(plain, false)]);
+    expect(listed.text).toContain(`| ${c.id} ${c.customerNumber} Schmidt AG |`);
+    const rest = await env.http('GET', '/invoices', { token: org.apiKey });
+    const full = await Promise.all([planned, plain].map(async (i) => (await env.http('GET', `/invoices/${i.id}`, { token: org.apiKey })).body));
+    expect(rest.body.data).toEqual(full);
+    expect(rest.body.data[0]).toMatchObject({ customer: c.id, dunningPaused: true });
+  });
+
+  it('overdue: open, past dueAt, something due, under no active payment plan; dueBefore: open and due before', async () => {
+    const org = await env.newOrg();
+    const mcp = await env.mcpFor(org.apiKey);
+    const a = await customer(mcp);
+    const b = await customer(mcp);
+    env.setNow('2026-10-01T10:00:00Z');
+    const due = '2026-10-15T10:00:00Z';
+    const late = await ok(mcp, 'create_invoice', { customer: a, dueAt: due, lines: [consulting] });
+    const planned = await ok(mcp, 'create_invoice', { customer: a, dueAt: due, lines: [consulting] });
+    const paid = await ok(mcp, 'create_invoice', { customer: a, dueAt: due, lines: [consulting] });
+    const voided = await ok(mcp, 'create_invoice', { customer: a, dueAt: due, lines: [consulting] });
+    await ok(mcp, 'create_invoice', { customer: a, dueAt: due, status: 'draft', lines: [consulting] });
+    const later = await ok(mcp, 'create_invoice', { customer: a, dueAt: '2026-12-31T12:00:00Z', lines: [consulting] });
+    const elsewhere = await ok(mcp, 'create_invoice', { customer: b, dueAt: due, lines: [consulting] });
+    env.setNow(NOW);
+    await ok(mcp, 'record_invoice_payment', { id: late.id, amount: 100 });
+    await ok(mcp, 'record_invoice_payment', { id: paid.id, amount: paid.amountDue });
+    await ok(mcp, 'void_invoice', { id: voided.id });
+    await ok(mcp, 'create_payment_plan', { invoice: planned.id, installmentCount: 2, firstDueAt: '2026-12-01', interval: '1M' });
+
+    const ids = async (args: Record<string, unknown>) => (await ok(mcp, 'list_invoices', args)).data.map((i: { id: string }) => i.id);
+    expect(await ids({ overdue: true })).toEqual([late.id, elsewhere.id]);
+    expect((await ok(mcp, 'list_invoices', { overdue: true, limit: 1 })).meta.pagination.totalItems).toBe(2);
+    expect(await ids({ overdue: true, customer: a })).toEqual([late.id]);
+    expect(await ids({ overdue: true, status: 'paid' })).toEqual([]);
+    expect(await ids({ dueBefore: NOW })).toEqual([late.id, planned.id, elsewhere.id]);
+    expect(await ids({ dueBefore: '2027-01-01T00:00:00+01:00' })).toEqual([late.id, planned.id, later.id, elsewhere.id]);
+    expect(await ids({ dueBefore: '2026-12-31T13:00:00+02:00' })).toEqual([late.id, planned.id, elsewhere.id]);
+    expect(await ids({ overdue: true, dueBefore: '2026-10-15T10:00:00Z' })).toEqual([]);
+    expect(await ids({ overdue: true, dueBefore: '2026-10-15T10:00:00.001Z' })).toEqual([late.id, elsewhere.id]);
+    await fails(mcp, 'list_invoices', { overdue: false }, 400);
+    await fails(mcp, 'list_invoices', { dueBefore: 'yesterday' }, 400);
+
+    const rest = async (query: string) => env.http('GET', `/invoices?${query}`, { token: org.apiKey });
+    expect((await rest('overdue=true')).body.data.map((i: { id: string }) => i.id)).toEqual([late.id, elsewhere.id]);
+    expect((await rest(`overdue=true&customer=${a}`)).body.data[0]).toMatchObject({ id: late.id, customer: a, amountDue: late.amountDue - 100 });
+    expect((await rest('dueBefore=2026-11-20T10:00:00Z')).body.data).toHaveLength(3);
+    expect((await rest('overdue=false')).status).toBe(400);
+
+    env.setNow('2026-12-31T12:00:01Z');
+    expect(await ids({ overdue: true })).toEqual([late.id, later.id, elsewhere.id]);
   });
 });
 

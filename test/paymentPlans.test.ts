@@ -2,7 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runDueJobs } from '../src/jobs/runner.js';
 import { EVENT_TYPES } from '../src/schemas/webhooks.js';
-import { fails, ok, paths, setup, storedInvoice, type TestEnv } from './helpers.js';
+import { call, fails, ok, paths, setup, storedInvoice, type TestEnv } from './helpers.js';
 import { expectSigned, Receiver, type Received } from './webhookReceiver.js';
 
 let env: TestEnv;
@@ -250,6 +250,30 @@ describe('payment plan lifecycle, with the events a receiver gets', () => {
       [again.id, 'active'],
     ]);
     expect((await ok(env.mcp, 'list_payment_plans', { invoice: invoice.id, status: 'active' })).data).toHaveLength(1);
+  });
+});
+
+describe('list_payment_plans', () => {
+  it('rows name the invoice by number and show the amounts and the next open installment; REST keeps the plans whole', async () => {
+    const invoice = await openInvoice(10_000);
+    const plan = await ok(env.mcp, 'create_payment_plan', { invoice: invoice.id, installmentCount: 3, firstDueAt: '2026-12-15', interval: '1M' });
+    await ok(env.mcp, 'record_payment_plan_payment', { id: plan.id, amount: 5000 });
+    const row = {
+      id: plan.id,
+      invoice: { id: invoice.id, number: invoice.number },
+      status: 'active',
+      totalAmount: 10_000,
+      amountPaid: 5000,
+      currencyCode: 'EUR',
+      nextInstallment: { dueAt: '2027-01-15', amount: 1666 },
+      createdAt: T0,
+    };
+    const listed = await call(env.mcp, 'list_payment_plans', { invoice: invoice.id });
+    expect(listed.body.data).toEqual([row]);
+    expect(listed.text).toContain(`| ${invoice.id} ${invoice.number} |`);
+    const canceled = await ok(env.mcp, 'cancel_payment_plan', { id: plan.id });
+    expect((await ok(env.mcp, 'list_payment_plans', { invoice: invoice.number })).data).toEqual([{ ...row, status: 'canceled', nextInstallment: null }]);
+    expect((await env.http('GET', `/payment-plans?invoice=${invoice.id}`)).body.data).toEqual([canceled]);
   });
 });
 

@@ -87,8 +87,8 @@ describe('plans', () => {
       id: plan.id,
       code: 'basic',
       name: 'Basic',
+      family: { id: plan.family.id },
       status: 'active',
-      allowCheckout: false,
       createdAt: '2030-03-01T00:00:00.000Z',
     });
     // REST, the store and the list over REST keep the full plan: products and price plans resolved.

@@ -503,10 +503,15 @@ export async function invoiceIdOf(tx: Tx, org: string, ref: string): Promise<str
   return (await findInvoice(tx, org, ref))?.id ?? ref;
 }
 
+/**
+ * A page of invoices, each with its customer's number and name. Customer and subscription may be
+ * given by number; `dueBefore` and `overdueAt` may carry any offset and are compared in UTC.
+ */
 export async function listInvoices(tx: Tx, org: string, filter: InvoiceFilter, page: PageRequest) {
   const customer = filter.customer === undefined ? undefined : await customerIdOf(tx, org, filter.customer);
   const subscription = filter.subscription === undefined ? undefined : await subscriptionIdOf(tx, org, filter.subscription);
-  return tx.invoices.list(org, { ...filter, customer, subscription }, page);
+  const utc = (instant: string | undefined) => (instant === undefined ? undefined : new Date(instant).toISOString());
+  return tx.invoices.list(org, { ...filter, customer, subscription, dueBefore: utc(filter.dueBefore), overdueAt: utc(filter.overdueAt) }, page);
 }
 
 export function statusConflict(invoice: Invoice, action: string, allowed: InvoiceStatus[], hint = ''): never {

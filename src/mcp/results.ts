@@ -1,5 +1,10 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { z } from 'zod';
+import { invoiceAddressSchema } from '../schemas/billingDetails.js';
+import { pricePlanDetailSchema, pricePlanSchema } from '../schemas/catalogue.js';
 import type { Page } from '../schemas/common.js';
+import { paymentPlanSchema } from '../schemas/paymentPlans.js';
+import { taxGroupSchema } from '../schemas/taxGroups.js';
 import type { Operation } from '../registry/operation.js';
 import { viewOf } from '../registry/view.js';
 
@@ -9,23 +14,62 @@ type Row = Record<string, unknown>;
  * The MCP result of a successful call: the structured result once (the operation's compact view when
  * it has one) and a text form for clients that show only text — a summary line and the JSON, or for a
  * list a summary line and a table of its rows, so the payload is not sent twice in the same form.
+ * `replayed`: an idempotency key replayed a stored result; the result says so in `_meta`
+ * (`idempotentReplayed`, as HTTP's `Idempotent-Replayed` header) and in its summary line.
  */
-export function toolResult(op: Operation, body: unknown): CallToolResult {
+export function toolResult(op: Operation, body: unknown, replayed = false): CallToolResult {
   const structured = (op.mcp ? viewOf(op.mcp, body) : body) as Row;
   let text: string;
   if (op.text) text = op.text(body as never);
   else if (op.kind === 'list') text = listText(structured as unknown as Page<Row> | KeysetPage, op.mcp !== undefined);
-  else text = `${summaryLine(op, structured)}\n${JSON.stringify(structured)}`;
+  else text = `${summaryLine(op, structured, replayed)}\n${JSON.stringify(structured)}`;
   const links = op.resourceLinks ? op.resourceLinks(body as never) : [];
-  return { content: [{ type: 'text', text }, ...links], structuredContent: structured };
+  const result: CallToolResult = { content: [{ type: 'text', text }, ...links], structuredContent: structured };
+  if (replayed) result._meta = { idempotentReplayed: true };
+  return result;
 }
 
 const LABELS = ['number', 'customerNumber', 'code', 'key', 'name', 'email', 'url', 'status'] as const;
 
-function summaryLine(op: Operation, result: Row): string {
-  const label = LABELS.map((k) => result[k]).find((v) => typeof v === 'string' && v !== '');
+/** What a summary line names a resource by; undefined when its result lacks the fields. */
+type Label = (result: Row) => string | undefined;
+
+const nonEmpty = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+
+/** Its internal name, else its type, price and interval: `per_unit 0.01 EUR every 1M` (graduated and volume have no price). */
+const pricePlanLabel: Label = (p) => {
+  const internalName = nonEmpty(p.internalName);
+  if (internalName || !nonEmpty(p.type)) return internalName;
+  const amount = (p.price as { amount: number } | null | undefined)?.amount;
+  const interval = nonEmpty(p.billingInterval);
+  return [p.type, amount, p.currencyCode, interval && `every ${interval}`].filter((v) => v !== undefined && v !== null).join(' ');
+};
+
+/**
+ * Labels of the resources that no field of LABELS names well (a price plan's `status`, an invoice
+ * address's `STATUS_ACTIVE`, a tax group's nothing), keyed by the schema an operation answers
+ * (`Operation.output`): every operation answering the resource shares its label. A label reads the
+ * MCP result, which a view may have narrowed.
+ */
+const RESOURCE_LABELS = new Map<z.ZodType, Label>([
+  [pricePlanSchema, pricePlanLabel],
+  [pricePlanDetailSchema, pricePlanLabel],
+  [invoiceAddressSchema, (a) => (nonEmpty(a.city) && nonEmpty(a.countryCode) ? `${a.city}, ${a.countryCode}` : undefined)],
+  [taxGroupSchema, (g) => nonEmpty(g.internalDescription)],
+  [
+    paymentPlanSchema,
+    (p) => {
+      if (!nonEmpty(p.status) || !Array.isArray(p.installments)) return undefined;
+      const count = p.installments.length;
+      return `${p.status}, ${count} installment${count === 1 ? '' : 's'} of invoice ${String(p.invoiceId)}`;
+    },
+  ],
+]);
+
+function summaryLine(op: Operation, result: Row, replayed: boolean): string {
+  const label = RESOURCE_LABELS.get(op.output)?.(result) ?? LABELS.map((k) => nonEmpty(result[k])).find(Boolean);
   const what = [label, typeof result.id === 'string' ? `(id ${result.id})` : undefined].filter(Boolean).join(' ');
-  const outcome = op.kind === 'read' ? op.title : `${op.title}: done`;
+  const outcome = op.kind === 'read' ? op.title : `${op.title}: ${replayed ? 'done earlier (replayed for this idempotencyKey)' : 'done'}`;
   return what ? `${outcome}: ${what}` : outcome;
 }
 

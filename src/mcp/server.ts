@@ -3,7 +3,6 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ErrorCode,
   ListToolsRequestSchema,
-  McpError,
   type CallToolRequest,
   type CallToolResult,
   type JSONRPCMessage,
@@ -11,7 +10,7 @@ import {
 import { z } from 'zod';
 import type { Principal } from '../auth/keys.js';
 import type { Config } from '../config.js';
-import { AppError, toAppError } from '../errors.js';
+import { AppError, toAppError, type Problem, type Violation } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Catalog, ToolsetSelection } from '../registry/catalog.js';
 import type { Executor } from '../registry/executor.js';
@@ -68,12 +67,43 @@ export interface McpDeps {
   toolsets: 'discovery' | ToolsetSelection | ((extra: RequestExtra) => ToolsetSelection);
 }
 
+/**
+ * A JSON-RPC error answered with its message as given: the SDK's McpError prefixes its message with
+ * `MCP error <code>: `, and the client's McpError adds that prefix once more.
+ */
+class JsonRpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A problem as an MCP error carries it (`mcpProblem`). */
+type McpProblem = Omit<Problem, 'title' | 'detail' | 'violations'> & { violations?: Array<Omit<Violation, 'message'> & { message?: string }> };
+
+/**
+ * The problem JSON of an MCP error, without what its summary line (`Title: detail`) says: no `title`
+ * or `detail`, and a lone violation without its message when that is the detail. Each violation
+ * keeps its path and code. The REST body is the whole problem (RFC 9457).
+ */
+function mcpProblem(error: AppError): McpProblem {
+  const { title: _title, detail, violations, ...problem } = error.toProblem();
+  if (!violations) return problem;
+  if (violations.length === 1 && violations[0]!.message === detail) {
+    const [{ message: _message, ...lone }] = violations as [Violation];
+    return { ...problem, violations: [lone] };
+  }
+  return { ...problem, violations };
+}
+
 export function errorResult(err: unknown, logger: Logger, tool: string): CallToolResult {
   const appError = toAppError(err);
   if (appError.kind === 'internal' && !(err instanceof AppError)) logger.error({ err, tool }, 'tool failed');
   return {
     isError: true,
-    content: [{ type: 'text', text: `${appError.summary()}\n${JSON.stringify(appError.toProblem())}` }],
+    content: [{ type: 'text', text: `${appError.summary()}\n${JSON.stringify(mcpProblem(appError))}` }],
   };
 }
 
@@ -110,7 +140,7 @@ export function createMcpServer(deps: McpDeps): Server {
     try {
       principal = await deps.principal(extra);
     } catch (err) {
-      throw new McpError(ErrorCode.InvalidRequest, toAppError(err).summary());
+      throw new JsonRpcError(ErrorCode.InvalidRequest, toAppError(err).summary());
     }
     const tools = deps.catalog.tools(principal, shown(extra));
     return { tools: session ? [DISCOVERY_TOOLS.list_toolsets, DISCOVERY_TOOLS.enable_toolsets, ...tools] : tools };
@@ -120,7 +150,7 @@ export function createMcpServer(deps: McpDeps): Server {
     const { name, arguments: args = {} } = (request as unknown as CallToolRequest).params;
     const op = deps.catalog.find(name);
     if (!op && !(session && name in DISCOVERY_TOOLS)) {
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool '${name}'; tools/list names the tools this token can use`);
+      throw new JsonRpcError(ErrorCode.InvalidParams, `Unknown tool '${name}'; tools/list names the tools this token can use`);
     }
     try {
       const principal = await deps.principal(extra);
@@ -130,7 +160,7 @@ export function createMcpServer(deps: McpDeps): Server {
       if (hidden === 'toolset') throw new AppError('forbidden', `${name} belongs to the toolset '${op.toolset}', which is not enabled: ${enableHint(op.toolset)}`);
       const { idempotencyKey, ...input } = args as Record<string, unknown>;
       const outcome = await deps.executor.execute(op, principal, input, checkIdempotencyKey(idempotencyKey));
-      return toolResult(op, outcome.body);
+      return toolResult(op, outcome.body, outcome.replayed);
     } catch (err) {
       return errorResult(err, deps.logger, name);
     }
@@ -184,9 +214,12 @@ export function createMcpServer(deps: McpDeps): Server {
   async function discoveryCall(name: string, args: unknown, principal: Principal): Promise<CallToolResult> {
     const visible = callable(principal);
     if (name === 'list_toolsets') {
+      // Like a list: a summary line and a table, each toolset once; the tool names only in structuredContent.
       const result = session!.list(visible);
-      const lines = result.toolsets.map((t) => `${t.name}${t.enabled ? ' (enabled)' : ''}: ${t.purpose}`);
-      return { content: [{ type: 'text', text: `Toolsets:\n${lines.join('\n')}\n${JSON.stringify(result)}` }], structuredContent: result };
+      const enabled = result.toolsets.filter((t) => t.enabled).length;
+      const head = `${result.toolsets.length} toolsets, ${enabled} enabled; enable_toolsets adds one and names the tools it adds.`;
+      const rows = result.toolsets.map((t) => `${t.name} | ${t.enabled} | ${t.tools.length} | ${t.purpose}`);
+      return { content: [{ type: 'text', text: [head, 'name | enabled | tools | purpose', ...rows].join('\n') }], structuredContent: result };
     }
     const result = session!.enable(args, visible);
     if (result instanceof z.ZodError) throw inputError(result, 'validation');

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { dateTime, MINOR, timestamps } from './common.js';
+import { customerSchema } from './customers.js';
 
 export const INVOICE_STATUSES = ['draft', 'open', 'paid', 'void'] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
@@ -68,3 +69,12 @@ export const invoiceResourceSchema = invoiceSchema.extend({
   hostedUrl: z.string().nullable().describe('Page for the customer (lines, PDF) that opens without a key; null while draft.'),
 });
 export type InvoiceResource = z.infer<typeof invoiceResourceSchema>;
+
+/**
+ * An invoice as list_invoices reads it: the customer by its id, number and name (what the MCP rows
+ * show); the REST body keeps the customer's id, as every other invoice answer has it.
+ */
+export const invoiceListItemSchema = invoiceResourceSchema.extend({
+  customer: customerSchema.pick({ id: true, customerNumber: true, companyName: true, firstName: true, lastName: true }),
+});
+export type InvoiceListItem = z.infer<typeof invoiceListItemSchema>;

@@ -33,3 +33,10 @@ export const paymentPlanSchema = z.object({
   installments: z.array(installmentSchema),
 });
 export type PaymentPlan = z.infer<typeof paymentPlanSchema>;
+
+/**
+ * A payment plan as list_payment_plans reads it: with the number of the invoice it splits (what the
+ * MCP rows show); the REST body is the plan alone, as every other plan answer has it.
+ */
+export const paymentPlanListItemSchema = paymentPlanSchema.extend({ invoiceNumber: z.string().nullable() });
+export type PaymentPlanListItem = z.infer<typeof paymentPlanListItemSchema>;

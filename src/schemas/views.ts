@@ -2,17 +2,17 @@ import { z } from 'zod';
 import { billingRunSchema } from './billingRuns.js';
 import { reference, type McpView } from '../registry/view.js';
 import { paymentMethodSchema, invoiceAddressSchema } from './billingDetails.js';
-import { billingGroupSchema, couponSchema, planAddonSchema, planSchema, pricePlanPriceSchema, pricePlanSchema, productSchema } from './catalogue.js';
-import { listOf, MAJOR } from './common.js';
+import { billingGroupSchema, couponSchema, familySchema, planAddonSchema, planSchema, pricePlanPriceSchema, pricePlanSchema, productSchema } from './catalogue.js';
+import { listOf, MAJOR, MINOR, type Page } from './common.js';
 import { creditNoteSchema } from './creditNotes.js';
 import { customerSchema } from './customers.js';
 import { overdueRuleSchema } from './dunning.js';
 import { emailSchema } from './emails.js';
 import { featureSchema, subscriptionEntitlementSchema } from './features.js';
-import { invoiceSchema } from './invoices.js';
+import { invoiceListItemSchema, invoiceSchema } from './invoices.js';
 import { measurementSchema } from './measurements.js';
 import { offerListItemSchema, offerSchema } from './offers.js';
-import { paymentPlanSchema } from './paymentPlans.js';
+import { installmentSchema, paymentPlanSchema, type PaymentPlanListItem } from './paymentPlans.js';
 import { sepaMandateSchema, sepaXmlPaymentSchema, sepaXmlStatementSchema } from './sepa.js';
 import { periodSchema, subscriptionItemSchema, subscriptionSchema } from './subscriptions.js';
 import { taxGroupSchema } from './taxGroups.js';
@@ -66,7 +66,9 @@ export const planView = planSchema.extend({
   charges: z.array(charge.extend({ quantity: z.number() })).describe('Items every subscription of the plan gets.'),
   addons: z.array(charge).describe('Items a subscription may add.'),
 });
-export const planRow = planSchema.pick({ id: true, code: true, name: true, status: true, allowCheckout: true, createdAt: true });
+export const planRow = planSchema
+  .pick({ id: true, code: true, name: true, family: true, status: true, createdAt: true })
+  .extend({ family: reference(familySchema).describe('Plans a subscription may change between.') });
 
 export const couponRow = couponSchema.omit({ updatedAt: true });
 
@@ -196,7 +198,8 @@ export const billingRunRow = billingRunSchema.pick({
   invoicesCreated: true,
 });
 
-export const invoiceRow = invoiceSchema.pick({
+/** An invoice's row: its customer by number and name, and whether an active payment plan covers it (`dunningPaused`). */
+export const invoiceRow = invoiceListItemSchema.pick({
   id: true,
   number: true,
   customer: true,
@@ -207,11 +210,48 @@ export const invoiceRow = invoiceSchema.pick({
   amountDue: true,
   issuedAt: true,
   dueAt: true,
+  dunningPaused: true,
 });
 
 export const creditNoteRow = creditNoteSchema.omit({ reason: true });
 
-export const paymentPlanRow = paymentPlanSchema.omit({ installments: true });
+/**
+ * A payment plan's row: its invoice by number, the amounts and, while active, the next installment;
+ * get_payment_plan shows the schedule, the payment method and how the plan ended.
+ */
+export const paymentPlanRow = z.object({
+  id: paymentPlanSchema.shape.id,
+  invoice: reference(invoiceSchema, 'number'),
+  status: paymentPlanSchema.shape.status,
+  totalAmount: paymentPlanSchema.shape.totalAmount,
+  amountPaid: z.number().int().describe(`Paid of totalAmount; ${MINOR}.`),
+  currencyCode: paymentPlanSchema.shape.currencyCode,
+  nextInstallment: z
+    .object({ dueAt: installmentSchema.shape.dueAt, amount: z.number().int().describe(`Still open of it; ${MINOR}.`) })
+    .nullable()
+    .describe('An active plan: its first open installment; else null.'),
+  createdAt: paymentPlanSchema.shape.createdAt,
+});
+
+export const paymentPlanListView: McpView<Page<PaymentPlanListItem>> = {
+  output: listOf(paymentPlanRow),
+  from: (page) => ({
+    ...page,
+    data: page.data.map((p): z.infer<typeof paymentPlanRow> => {
+      const next = p.status === 'active' ? p.installments.find((i) => i.status === 'open') : undefined;
+      return {
+        id: p.id,
+        invoice: { id: p.invoiceId, number: p.invoiceNumber },
+        status: p.status,
+        totalAmount: p.totalAmount,
+        amountPaid: p.installments.reduce((sum, i) => sum + i.amountPaid, 0),
+        currencyCode: p.currencyCode,
+        nextInstallment: next ? { dueAt: next.dueAt, amount: next.amount - next.amountPaid } : null,
+        createdAt: p.createdAt,
+      };
+    }),
+  }),
+};
 
 const offerCommon = { customer: customerRef };
 export const offerView = offerSchema.extend(offerCommon);

@@ -15,7 +15,7 @@ import { formatQuantity, parseQuantity } from '../domain/quantity.js';
 import { defaultPaymentTermDays } from '../domain/organisation.js';
 import { defineOperation, type OperationContext } from '../registry/operation.js';
 import { dateTimeInput, filterBy, idOrNumber, listOf, MINOR, pageInput, pageRequest, toPage } from '../schemas/common.js';
-import { INVOICE_STATUSES, invoiceResourceSchema, type Invoice } from '../schemas/invoices.js';
+import { INVOICE_STATUSES, invoiceListItemSchema, invoiceResourceSchema, type Invoice, type InvoiceListItem } from '../schemas/invoices.js';
 import { invoiceRow, listView } from '../schemas/views.js';
 
 const MAX_LINES = 500;
@@ -126,7 +126,8 @@ export const invoiceOperations = [
   defineOperation({
     name: 'list_invoices',
     title: 'List invoices',
-    description: "List invoices, e.g. a customer's open ones before recording a payment or creating a payment plan.",
+    description:
+      "List invoices, e.g. a customer's open ones before recording a payment or creating a payment plan, or the overdue ones to dun.",
     toolset: 'invoices',
     method: 'GET',
     path: '/invoices',
@@ -137,13 +138,24 @@ export const invoiceOperations = [
       customer: filterBy('customer', 'invoices'),
       subscription: filterBy('subscription', 'invoices'),
       status: z.enum(INVOICE_STATUSES).optional().describe('Only invoices in this status.'),
+      overdue: z
+        .literal(true)
+        .optional()
+        .describe('Only open invoices past dueAt with amountDue > 0; not those under an active payment plan (its installments are due).'),
+      dueBefore: dateTimeInput.optional().describe('Only open invoices due before this.'),
     }),
-    output: listOf(invoiceResourceSchema),
+    output: listOf(invoiceListItemSchema),
+    restBody: {
+      schema: listOf(invoiceResourceSchema),
+      of: (page) => ({ ...page, data: page.data.map((invoice) => ({ ...invoice, customer: invoice.customer.id })) }),
+    },
     mcp: listView(invoiceRow),
-    handler: async (ctx, { customer, subscription, status, ...rest }) => {
+    handler: async (ctx, { customer, subscription, status, overdue, dueBefore, ...rest }) => {
       const page = pageRequest(rest);
-      const { rows, total } = await listInvoices(ctx.tx, ctx.org, { customer, subscription, status }, page);
-      return toPage(rows.map(hosted(ctx)), total, page);
+      const overdueAt = overdue ? ctx.now.toISOString() : undefined;
+      const { rows, total } = await listInvoices(ctx.tx, ctx.org, { customer, subscription, status, dueBefore, overdueAt }, page);
+      const items = rows.map(({ customerRef, ...invoice }): InvoiceListItem => ({ ...hosted(ctx)(invoice), customer: customerRef }));
+      return toPage(items, total, page);
     },
   }),
   defineOperation({

@@ -12,9 +12,9 @@ import {
 import { UUID_RE } from '../ids.js';
 import { defineOperation, type OperationContext } from '../registry/operation.js';
 import { date, idOrNumber, filterBy, listOf, pageInput, pageRequest, pathId, toPage } from '../schemas/common.js';
-import { PAYMENT_PLAN_STATUSES, paymentPlanSchema } from '../schemas/paymentPlans.js';
+import { PAYMENT_PLAN_STATUSES, paymentPlanListItemSchema, paymentPlanSchema } from '../schemas/paymentPlans.js';
 import { cents, paidAt } from './invoices.js';
-import { listView, paymentPlanRow } from '../schemas/views.js';
+import { paymentPlanListView } from '../schemas/views.js';
 
 const MAX_INSTALLMENTS = 120;
 
@@ -109,8 +109,12 @@ export const paymentPlanOperations = [
         .optional()
         .describe('Only plans in this status.'),
     }),
-    output: listOf(paymentPlanSchema),
-    mcp: listView(paymentPlanRow),
+    output: listOf(paymentPlanListItemSchema),
+    restBody: {
+      schema: listOf(paymentPlanSchema),
+      of: (page) => ({ ...page, data: page.data.map(({ invoiceNumber: _number, ...plan }) => plan) }),
+    },
+    mcp: paymentPlanListView,
     handler: async (ctx, { invoice, status, ...rest }) => {
       const page = pageRequest(rest);
       const { rows, total } = await listPaymentPlans(ctx.tx, ctx.org, { invoice, status }, page);

@@ -33,6 +33,7 @@ import { usageEventClaims } from './033_usage_event_claims.js';
 import { usageEventClaimHashes } from './034_usage_event_claim_hashes.js';
 import { offerSubscription } from './035_offer_subscription.js';
 import { invoiceParties } from './036_invoice_parties.js';
+import { openInvoices } from './037_open_invoices.js';
 
 import { AppError } from '../../errors.js';
 
@@ -79,6 +80,7 @@ export const MIGRATIONS: Migration[] = [
   usageEventClaimHashes,
   offerSubscription,
   invoiceParties,
+  openInvoices,
 ];
 
 /** The schema version this billing-mcp writes, the same for both engines. */

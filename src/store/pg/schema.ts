@@ -1097,6 +1097,11 @@ CREATE TABLE invoice_parties (
 );
 `;
 
+/** SQLite migration 037: the open invoices in list order (src/store/migrations/037_open_invoices.ts). */
+const openInvoices = `
+CREATE INDEX invoices_open ON invoices (organisation_id, created_at, id) WHERE status = 'open';
+`;
+
 export const PG_MIGRATIONS: Migration[] = [
   { version: 30, name: 'baseline', sql: baseline },
   { version: 31, name: 'job_leases', sql: jobLeases },
@@ -1105,4 +1110,5 @@ export const PG_MIGRATIONS: Migration[] = [
   { version: 34, name: 'usage_event_claim_hashes', sql: usageEventClaimHashes },
   { version: 35, name: 'offer_subscription', sql: offerSubscription },
   { version: 36, name: 'invoice_parties', sql: invoiceParties },
+  { version: 37, name: 'open_invoices', sql: openInvoices },
 ];

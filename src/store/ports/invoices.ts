@@ -27,7 +27,17 @@ export interface InvoiceFilter {
   status?: InvoiceStatus | undefined;
   /** true: issued invoices only (no drafts). */
   issued?: boolean | undefined;
+  /** Open invoices due before this instant (UTC, `toISOString()` form) only. */
+  dueBefore?: string | undefined;
+  /** Open invoices overdue at this instant (UTC) only: due before it, amountDue > 0, under no active payment plan. */
+  overdueAt?: string | undefined;
 }
+
+/** The customer of a listed invoice, named as a model recognises it. */
+export type InvoiceCustomer = Pick<Customer, 'id' | 'customerNumber' | 'companyName' | 'firstName' | 'lastName'>;
+
+/** An invoice of a list page and its customer, read with the page. */
+export type ListedInvoice = Invoice & { customerRef: InvoiceCustomer };
 
 export interface InvoiceRepo {
   /** The invoice with its lines; payments are added with `insertPayment`. */
@@ -40,7 +50,7 @@ export interface InvoiceRepo {
   update(org: string, invoice: Invoice): Promise<void>;
   get(org: string, id: string): Promise<Invoice | undefined>;
   getByNumber(org: string, number: string): Promise<Invoice | undefined>;
-  list(org: string, filter: InvoiceFilter, page: PageRequest): Promise<{ rows: Invoice[]; total: number }>;
+  list(org: string, filter: InvoiceFilter, page: PageRequest): Promise<{ rows: ListedInvoice[]; total: number }>;
   insertPayment(org: string, invoiceId: string, payment: InvoicePayment): Promise<void>;
   /** A direct debit that came back: the payment stays listed with `returnedAt` and no longer counts. */
   markPaymentReturned(org: string, paymentId: string, returnedAt: string): Promise<void>;

@@ -6,12 +6,15 @@ export interface PaymentPlanFilter {
   status?: PaymentPlanStatus | undefined;
 }
 
+/** A plan of a list page and the number of the invoice it splits, read by the same query. */
+export type ListedPaymentPlan = PaymentPlan & { invoiceNumber: string | null };
+
 export interface PaymentPlanRepo {
   insert(org: string, plan: PaymentPlan): Promise<void>;
   /** Writes the plan's status fields and replaces its installments with `plan.installments`. */
   update(org: string, plan: PaymentPlan): Promise<void>;
   get(org: string, id: string): Promise<PaymentPlan | undefined>;
-  list(org: string, filter: PaymentPlanFilter, page: PageRequest): Promise<{ rows: PaymentPlan[]; total: number }>;
+  list(org: string, filter: PaymentPlanFilter, page: PageRequest): Promise<{ rows: ListedPaymentPlan[]; total: number }>;
   /** The plan of the invoice that is active or broken (at most one exists). */
   findOpenForInvoice(org: string, invoiceId: string): Promise<PaymentPlan | undefined>;
   /**

@@ -1,6 +1,6 @@
 import type { PageRequest } from '../../schemas/common.js';
 import type { Invoice, InvoiceLine, InvoicePayment, InvoiceStatus, InvoiceTax } from '../../schemas/invoices.js';
-import type { InvoiceFilter, InvoiceRepo, IssuedParties } from '../ports/invoices.js';
+import type { InvoiceFilter, InvoiceRepo, IssuedParties, ListedInvoice } from '../ports/invoices.js';
 import type { Sql } from '../sql.js';
 import { parseDecimal, unitsAt } from '../../values/decimal.js';
 import { rateOfE4, rateToE4 } from '../../values/money.js';
@@ -99,6 +99,15 @@ const toPayment = (r: PaymentRow): InvoicePayment => ({
 const INVOICE_COLUMNS = `i.*, EXISTS (SELECT 1 FROM payment_plans p
   WHERE p.organisation_id = i.organisation_id AND p.invoice_id = i.id AND p.status = 'active') AS dunning_paused`;
 
+/** The customer of each invoice of a list page, read for the page at once. */
+interface CustomerRefRow {
+  id: string;
+  customer_number: string;
+  company_name: string | null;
+  first_name: string | null;
+  last_name: string | null;
+}
+
 export class SqlInvoiceRepo implements InvoiceRepo {
   constructor(private readonly sql: Sql) {}
 
@@ -189,7 +198,11 @@ export class SqlInvoiceRepo implements InvoiceRepo {
     return row && (await this.assemble(org, [row]))[0];
   }
 
-  async list(org: string, filter: InvoiceFilter, page: PageRequest) {
+  /**
+   * A page with each invoice's customer (one read for the page). `dueBefore` and `overdueAt` name the
+   * status as a literal, so that the partial index of open invoices (migration 037) serves them.
+   */
+  async list(org: string, filter: InvoiceFilter, page: PageRequest): Promise<{ rows: ListedInvoice[]; total: number }> {
     const where = ['i.organisation_id = ?'];
     const params: unknown[] = [org];
     if (filter.customer !== undefined) {
@@ -205,8 +218,32 @@ export class SqlInvoiceRepo implements InvoiceRepo {
       params.push(filter.status);
     }
     if (filter.issued) where.push("i.status <> 'draft'");
+    if (filter.dueBefore !== undefined || filter.overdueAt !== undefined) where.push("i.status = 'open'");
+    if (filter.dueBefore !== undefined) {
+      where.push('i.due_at < ?');
+      params.push(filter.dueBefore);
+    }
+    if (filter.overdueAt !== undefined) {
+      where.push(`i.due_at < ? AND i.gross_amount > i.amount_settled AND NOT EXISTS (SELECT 1 FROM payment_plans p
+        WHERE p.organisation_id = i.organisation_id AND p.invoice_id = i.id AND p.status = 'active')`);
+      params.push(filter.overdueAt);
+    }
     const { rows, total } = await this.sql.page<InvoiceRow>(`FROM invoices i WHERE ${where.join(' AND ')}`, params, page, INVOICE_COLUMNS, 'i');
-    return { rows: await this.assemble(org, rows), total };
+    if (rows.length === 0) return { rows: [], total };
+    const ids = [...new Set(rows.map((r) => r.customer_id))];
+    const [invoices, customers] = await Promise.all([
+      this.assemble(org, rows),
+      this.sql.all<CustomerRefRow>(
+        `SELECT id, customer_number, company_name, first_name, last_name FROM customers
+         WHERE organisation_id = ? AND id IN (${ids.map(() => '?').join(', ')})`,
+        org,
+        ...ids,
+      ),
+    ]);
+    const byId = new Map(
+      customers.map((c) => [c.id, { id: c.id, customerNumber: c.customer_number, companyName: c.company_name, firstName: c.first_name, lastName: c.last_name }]),
+    );
+    return { rows: invoices.map((invoice) => ({ ...invoice, customerRef: byId.get(invoice.customer)! })), total };
   }
 
   async insertPayment(org: string, invoiceId: string, p: InvoicePayment): Promise<void> {

@@ -1,6 +1,6 @@
 import type { PageRequest } from '../../schemas/common.js';
 import type { Installment, InstallmentStatus, PaymentPlan, PaymentPlanStatus } from '../../schemas/paymentPlans.js';
-import type { PaymentPlanFilter, PaymentPlanRepo } from '../ports/paymentPlans.js';
+import type { ListedPaymentPlan, PaymentPlanFilter, PaymentPlanRepo } from '../ports/paymentPlans.js';
 import type { Sql } from '../sql.js';
 
 interface PlanRow {
@@ -83,19 +83,27 @@ export class SqlPaymentPlanRepo implements PaymentPlanRepo {
     return row && (await this.assemble(org, [row]))[0];
   }
 
-  async list(org: string, filter: PaymentPlanFilter, page: PageRequest) {
-    const where = ['organisation_id = ?'];
+  /** A page with the number of each plan's invoice, looked up by its primary key per row. */
+  async list(org: string, filter: PaymentPlanFilter, page: PageRequest): Promise<{ rows: ListedPaymentPlan[]; total: number }> {
+    const where = ['p.organisation_id = ?'];
     const params: unknown[] = [org];
     if (filter.invoice !== undefined) {
-      where.push('invoice_id = ?');
+      where.push('p.invoice_id = ?');
       params.push(filter.invoice);
     }
     if (filter.status !== undefined) {
-      where.push('status = ?');
+      where.push('p.status = ?');
       params.push(filter.status);
     }
-    const { rows, total } = await this.sql.page<PlanRow>(`FROM payment_plans WHERE ${where.join(' AND ')}`, params, page);
-    return { rows: await this.assemble(org, rows), total };
+    const { rows, total } = await this.sql.page<PlanRow & { invoice_number: string | null }>(
+      `FROM payment_plans p WHERE ${where.join(' AND ')}`,
+      params,
+      page,
+      'p.*, (SELECT i.number FROM invoices i WHERE i.id = p.invoice_id) AS invoice_number',
+      'p',
+    );
+    const plans = await this.assemble(org, rows);
+    return { rows: plans.map((plan, k) => ({ ...plan, invoiceNumber: rows[k]!.invoice_number })), total };
   }
 
   async findOpenForInvoice(org: string, invoiceId: string): Promise<PaymentPlan | undefined> {
