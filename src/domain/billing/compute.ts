@@ -572,8 +572,9 @@ export async function computeDue(
         itemDiscounts[itemDiscounts.findIndex((d) => d.id === c.id)] = c;
       }
     }
-    assertWithinCap(record, draft, customer.currencyCode);
-    if (invoiceTotals(draft.lines).grossAmount < 0) {
+    const gross = invoiceTotals(draft.lines).grossAmount;
+    assertWithinCap(record, draft, gross, customer.currencyCode);
+    if (gross < 0) {
       // Only a quantity decrease goes below 0 (discounts stop at an item's net): it is credited instead.
       draft.credits = draft.lines.filter((l) => l.adjusts && l.netAmount < 0);
       draft.lines = draft.lines.filter((l) => !(l.adjusts && l.netAmount < 0));
@@ -595,13 +596,13 @@ export async function computeDue(
 
 /**
  * A due invoice must stay within what an invoice may total (`MAX_AMOUNT_CENTS`), each line and its
- * gross: otherwise a 409 naming the subscription, the billing date and the line, which fails the
+ * `gross`: otherwise a 409 naming the subscription, the billing date and the line, which fails the
  * run's unit of that subscription and answers the estimate alike. Quantities and prices are checked
  * where items get them (`chargeCapProblem`); usage, or many periods billed at once, can still get here.
  */
-function assertWithinCap(record: SubscriptionRecord, draft: DraftInvoice, currency: string): void {
+function assertWithinCap(record: SubscriptionRecord, draft: DraftInvoice, gross: number, currency: string): void {
   const line = draft.lines.find((l) => !Number.isSafeInteger(l.netAmount) || Math.abs(l.netAmount) > MAX_AMOUNT_CENTS);
-  if (!line && invoiceTotals(draft.lines).grossAmount <= MAX_AMOUNT_CENTS) return;
+  if (!line && gross <= MAX_AMOUNT_CENTS) return;
   const what = line ? `its line "${line.description}"` : 'its total';
   throw conflict(
     `Subscription ${record.number} cannot be billed on ${draft.billingDate}: ${what} comes to more than the ${formatMoney(MAX_AMOUNT_CENTS, currency)} an invoice may total; lower the item's quantity (update_subscription_item) or price`,
