@@ -21,7 +21,6 @@ const ENGINE_NEUTRAL = [
   'test/migrations.test.ts',
   'test/money.property.test.ts',
   'test/multiInstance.test.ts',
-  'test/openInvoices.test.ts',
   'test/pgSchema.test.ts',
   'test/pricing.test.ts',
   'test/quantity.test.ts',

@@ -1,7 +1,8 @@
 /**
  * Reads that must search an index rather than scan a table that grows with the organisation: the
  * statements a repository read runs are captured and SQLite's EXPLAIN QUERY PLAN of each may not scan
- * subscription_items or plan_items. (PostgreSQL's plans for the same statements: performance.md.)
+ * subscription_items or plan_items, and pages of open invoices search their own index. (PostgreSQL's
+ * plans for the same statements: performance.md.)
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -19,8 +20,8 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** Every scan of a table or index SQLite plans for the statements `read` runs (a bound JSON list's own scan aside). */
-async function scansOf(read: (tx: Tx) => Promise<unknown>): Promise<string[]> {
+/** SQLite's EXPLAIN QUERY PLAN lines of every statement `read` runs, in order. */
+async function planLines(read: (tx: Tx) => Promise<unknown>): Promise<string[]> {
   const statements: Array<[string, unknown[]]> = [];
   for (const method of ['get', 'all', 'allExact'] as const) {
     const original = SqliteSql.prototype[method];
@@ -34,10 +35,12 @@ async function scansOf(read: (tx: Tx) => Promise<unknown>): Promise<string[]> {
   } finally {
     vi.restoreAllMocks();
   }
-  const scans = statements.flatMap(([sql, params]) =>
-    (store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail).filter((d) => /^SCAN /.test(d) && !/^SCAN json_each/.test(d)),
-  );
-  return scans;
+  return statements.flatMap(([sql, params]) => (store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail));
+}
+
+/** Every scan of a table or index SQLite plans for the statements `read` runs (a bound JSON list's own scan aside). */
+async function scansOf(read: (tx: Tx) => Promise<unknown>): Promise<string[]> {
+  return (await planLines(read)).filter((d) => /^SCAN /.test(d) && !/^SCAN json_each/.test(d));
 }
 
 const page = { page: 1, limit: 30, descending: false };
@@ -64,5 +67,15 @@ describe('query plans', () => {
       (tx) => tx.subscriptions.dueCancellations('2026-01-01T00:00:00.000Z'),
     ];
     for (const read of reads) expect(await scansOf(read)).toEqual([]);
+  });
+});
+
+describe('overdue and due-before pages of list_invoices', () => {
+  it('count and page through the open invoices of the organisation only (migration 037), not every invoice it issued', async () => {
+    const now = '2026-11-20T10:00:00.000Z';
+    for (const filter of [{ overdueAt: now }, { dueBefore: now }, { dueBefore: now, overdueAt: now }]) {
+      const reads = (await planLines((tx) => tx.invoices.list('org', filter, page))).filter((d) => /^(SCAN|SEARCH) i\b/.test(d));
+      expect(reads).toEqual(['SEARCH i USING INDEX invoices_open (organisation_id=?)', 'SEARCH i USING INDEX invoices_open (organisation_id=?)']);
+    }
   });
 });
