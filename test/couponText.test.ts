@@ -1,6 +1,7 @@
 /**
  * Coupon codes and names: a code is matched exactly wherever a coupon is named, so it may not be
- * blank or carry whitespace around it; a name may not be blank (it is shown on invoices).
+ * blank, carry whitespace around it or have the form of an id; a name may not be blank (it is shown
+ * on invoices).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fails, ok, paths, setup, type TestEnv } from './helpers.js';
@@ -27,6 +28,11 @@ describe('coupon code and name', () => {
     const c = await ok(env.mcp, 'create_coupon', coupon({ code: `NAMED-${name.length}` }));
     expect(paths(await fails(env.mcp, 'update_coupon', { id: c.id, name }, 422))).toEqual(['name']);
     expect((await ok(env.mcp, 'get_coupon', { id: c.code })).name).toBe('Welcome');
+  });
+
+  it('refuses a code of the form of an id, which get_coupon and discounts would take for an id', async () => {
+    const p = await fails(env.mcp, 'create_coupon', coupon({ code: '0195c2a4-7f1e-7c3a-9b7e-2f1d3c4b5a69' }), 422);
+    expect(p.violations).toEqual([{ propertyPath: 'code', code: 'custom', message: 'code must not have the form of an id (a UUID): every input naming a coupon takes its id or its code' }]);
   });
 
   it('keeps an empty code or name a single violation, and accepts inner spaces', async () => {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { createCoupon, findCoupon, listCoupons, percentageE2, updateCoupon } from '../domain/coupons.js';
 import { notFoundError } from '../errors.js';
+import { UUID_RE } from '../ids.js';
 import { defineOperation } from '../registry/operation.js';
 import { amountInput, COUPON_FREQUENCIES, COUPON_TYPES, couponSchema, currencyCodeInput } from '../schemas/catalogue.js';
 import { listOf, MAJOR, pageInput, paged, pathId } from '../schemas/common.js';
@@ -32,6 +33,7 @@ export const couponOperations = [
         .min(1, between1and255)
         .max(255, between1and255)
         .refine((s) => s === '' || s.trim() === s, { message: 'must not be blank or begin or end with whitespace: it is matched exactly' })
+        .refine((s) => !UUID_RE.test(s), { message: 'must not have the form of an id (a UUID): every input naming a coupon takes its id or its code' })
         .describe('Unique code customers enter, e.g. WELCOME10.'),
       name,
       type: z.enum(COUPON_TYPES).describe('Which of percentage or fixedAmount gives the discount.'),
