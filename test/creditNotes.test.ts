@@ -185,13 +185,19 @@ describe('credit notes on open invoices', () => {
     expect(await delivered('invoice.paid', inv.id)).toEqual([{ invoice: storedInvoice(paid) }]);
   });
 
-  it('crediting what is left of an invoice partly settled by the credit balance makes it paid, keeping the balance applied: gross = credited + applied', async () => {
+  /** A customer whose 300 of credit balance (a credit note on a paid invoice) the next invoice took: gross 2380, 2080 due. */
+  async function invoiceWithCreditApplied(): Promise<{ c: any; inv: any }> {
     const c = await customer();
     const paidOne = await invoice(c.id, 1_000); // gross 1190
     await ok(env.mcp, 'record_invoice_payment', { id: paidOne.id, amount: 1_190 });
     await ok(env.mcp, 'create_credit_note', { id: paidOne.id, amount: 300, reason: 'Price correction' });
-    const inv = await invoice(c.id, 2_000); // gross 2380, 300 of credit applied: 2080 due
+    const inv = await invoice(c.id, 2_000);
     expect(inv).toMatchObject({ creditApplied: 300, amountDue: 2_080 });
+    return { c, inv };
+  }
+
+  it('crediting what is left of an invoice partly settled by the credit balance makes it paid, keeping the balance applied: gross = credited + applied', async () => {
+    const { c, inv } = await invoiceWithCreditApplied();
 
     const note = await ok(env.mcp, 'create_credit_note', { id: inv.id, reason: 'Goodwill' });
     expect(note.amount).toBe(2_080);
@@ -209,12 +215,7 @@ describe('credit notes on open invoices', () => {
   });
 
   it('void_invoice issues the credit note for what is due and the applied credit, which returns to the balance: gross = paid + credited', async () => {
-    const c = await customer();
-    const paidOne = await invoice(c.id, 1_000); // gross 1190
-    await ok(env.mcp, 'record_invoice_payment', { id: paidOne.id, amount: 1_190 });
-    await ok(env.mcp, 'create_credit_note', { id: paidOne.id, amount: 300, reason: 'Price correction' });
-    const inv = await invoice(c.id, 2_000); // gross 2380, 300 of credit applied: 2080 due
-    expect(inv).toMatchObject({ creditApplied: 300, amountDue: 2_080 });
+    const { c, inv } = await invoiceWithCreditApplied();
     expect((await ok(env.mcp, 'get_customer', { id: c.id })).creditBalance).toBe(0);
     await ok(env.mcp, 'record_invoice_payment', { id: inv.id, amount: 80 });
 
