@@ -13,9 +13,13 @@ export function tempDb(name) {
   return path.join(dir, 'billing.sqlite');
 }
 
-/** Starts `billing-mcp serve --demo` on a free port in its own process; resolves to { url, apiKey, stop }. */
+/**
+ * Starts `billing-mcp serve --demo` on a free port in its own process; resolves to { url, apiKey, stop }.
+ * BENCH_SERVER_NODE_ARGS adds Node options to it, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
+ */
 export function startServer(db, extraEnv = {}) {
-  const child = spawn(process.execPath, [CLI, 'serve', '--demo', '--port', '0'], {
+  const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve', '--demo', '--port', '0'], {
     // One key from 50 connections: above the default per-key concurrency limit, which is not what is measured.
     env: { ...process.env, BILLING_DB: db, LOG_LEVEL: 'warn', BILLING_JOBS_INTERVAL_MS: '0', BILLING_MAX_CONCURRENT_PER_KEY: '1000', ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],

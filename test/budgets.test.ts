@@ -14,7 +14,7 @@ const BUDGET = {
   toolsListBytesPerTool: 3_000,
   shownTokensPerTool: 250,
   shownTokensPerToolset: 8_000,
-  shownTokensDefault: 8_445,
+  shownTokensDefault: 8_510,
   listSubscriptionsTokens: 10_000,
   getSubscriptionTokens: 2_500,
   batchTokens: 1_000,

@@ -395,7 +395,7 @@ export const subscriptionOperations = [
     name: 'update_subscription_item',
     title: 'Update subscription item',
     description:
-      "Change an item's quantity, name, description or furtherInformation; absent fields stay. Items of cancelled or terminated subscriptions cannot change.",
+      "Change an item's quantity, name, description, furtherInformation or billingEnd (removes an addon); absent fields stay. Not once the subscription is cancelled or terminated.",
     toolset: 'subscriptions',
     method: 'PATCH',
     path: '/subscription-items/{id}',
@@ -410,6 +410,10 @@ export const subscriptionOperations = [
       name: text255.min(1).nullable().optional().describe("Item name on invoices; null: the product's name."),
       description: z.string().max(1000).nullable().optional().describe('Item description; null clears it.'),
       furtherInformation: text255.nullable().optional().describe("Printed after the item's invoice lines; null clears it."),
+      billingEnd: dateTimeInput
+        .nullable()
+        .optional()
+        .describe('End of the item and its children: a term end of its periods (a wrong date gets the possible ones); null: none.'),
     }),
     output: subscriptionItemSchema,
     mcp: { output: subscriptionItemView },

@@ -4,20 +4,21 @@ import { newId } from '../../ids.js';
 import type { PricePlan, Product } from '../../schemas/catalogue.js';
 import type { Customer } from '../../schemas/customers.js';
 import type { Subscription, SubscriptionItem } from '../../schemas/subscriptions.js';
-import type { AppliedDiscountRecord, InlineDiscount, ItemRecord, SubscriptionStatus } from '../../store/ports/subscriptions.js';
+import type { AppliedDiscountRecord, InlineDiscount, ItemRecord, SubscriptionRecord, SubscriptionStatus } from '../../store/ports/subscriptions.js';
 import type { Tx } from '../../store/store.js';
 import { findCoupon } from '../coupons.js';
 import { amountViolation } from '../../values/money.js';
-import { chargeKindOf } from '../billing/schedule.js';
+import { chargeKindOf, itemEnd } from '../billing/schedule.js';
+import { zoned } from '../dates.js';
 import { chargeCapProblem, type PricingTerms } from '../pricing.js';
 import { createCustomPricePlan, getPricePlan, getProduct, pricePlanViolations, type CustomPricePlanInput } from '../products.js';
 import { pricePlanViolation } from '../statusRules.js';
 import { FINAL } from '../subscriptionStates.js';
 import { parseQuantity, toMicros } from '../quantity.js';
-import { assertOfferTermsOpen, scheduleItem, timeZoneOf } from './lifecycle.js';
+import { assertOfferTermsOpen, cancellationDateOf, scheduleItem, timeZoneOf } from './lifecycle.js';
 import { getSubscriptionItem, toResource } from './readModel.js';
 import { blankItem, loadSubscription } from './records.js';
-import { newPeriods, type PeriodInput } from './terms.js';
+import { newPeriods, reachableTermEnd, type PeriodInput } from './terms.js';
 
 
 export interface DiscountInput {
@@ -305,13 +306,88 @@ function itemChanges(item: ItemRecord, patch: Parameters<typeof updateSubscripti
   for (const field of ['name', 'description', 'furtherInformation'] as const) {
     if (patch[field] !== undefined && patch[field] !== item[field]) changed.push(field);
   }
+  if (patch.billingEnd !== undefined && !sameInstant(patch.billingEnd, item.billingEnd)) changed.push('billingEnd');
   return changed.map((f) => `item ${item.id} ${f}`);
 }
 
+const sameInstant = (a: string | null, b: string | null) => (a === null || b === null ? a === b : Date.parse(a) === Date.parse(b));
+
+/** The item and the items ordered as its children: they end with it. */
+async function withChildren(tx: Tx, org: string, item: ItemRecord): Promise<{ family: ItemRecord[]; others: ItemRecord[] }> {
+  const all = await tx.subscriptions.items(org, [item.subscriptionId]);
+  const inFamily = (i: ItemRecord) => i.id === item.id || i.parentId === item.id;
+  return { family: all.filter(inFamily), others: all.filter((i) => !inFamily(i)) };
+}
+
 /**
- * Merge patch of an item: quantity, name, description. A quantity change on an item whose product
- * has a measurement is a 422 (interface sections 7 and 9: usage drives such quantities). The items
- * of an offer that has left open do not change (`assertOfferTermsOpen`).
+ * When an item asked to end at `wanted` ends. On a running subscription: at a contract term end of
+ * the item's own periods (counted from the item's start) whose cancellation period still allows it,
+ * or, for an item that inherits the subscription's periods, at a date `cancel_subscription` would
+ * take; never after the subscription's own pending end, and never so that nothing is left to bill.
+ * Before activation no term runs yet: any date after the item's start.
+ */
+async function itemEndDate(tx: Tx, org: string, subscription: SubscriptionRecord, item: ItemRecord, wanted: string, others: ItemRecord[], now: Date): Promise<string> {
+  const start = item.billingStart ?? item.startDate;
+  if (subscription.startDate === null || item.activatedAt === null) {
+    if (Date.parse(wanted) <= now.getTime()) throw invalid('billingEnd', 'billingEnd must lie in the future', 'in_the_past');
+    if (start && Date.parse(wanted) <= Date.parse(start)) throw invalid('billingEnd', `billingEnd must be after the item's start ${start}`, 'before_start');
+    return new Date(wanted).toISOString();
+  }
+  const timeZone = await timeZoneOf(tx, org, subscription);
+  const date = item.periods
+    ? reachableTermEnd(zoned(item.startDate ?? subscription.startDate, timeZone), item.periods, zoned(now, timeZone), zoned(wanted, timeZone), {
+        field: 'billingEnd',
+        whose: "the item's own periods (counted from its startDate)",
+        omittable: false,
+      })
+    : await cancellationDateOf(tx, org, subscription, wanted, now, { field: 'billingEnd', whose: 'the subscription (the item inherits its periods)', omittable: false });
+  if (subscription.cancellationDate && date > subscription.cancellationDate) {
+    throw invalid('billingEnd', `billingEnd must not be after ${subscription.cancellationDate}, when subscription ${subscription.number} is cancelled and all its items end`, 'after_subscription_end');
+  }
+  const billsAfter = (i: ItemRecord) => {
+    const end = itemEnd(subscription, i);
+    return end === null || end > date;
+  };
+  if (date !== subscription.cancellationDate && !others.some(billsAfter)) {
+    throw conflict(
+      `Ending item ${item.id} at ${date} would leave subscription ${subscription.number} nothing to bill after it; cancel_subscription ends the whole subscription (at a contract term end)`,
+    );
+  }
+  return date;
+}
+
+/**
+ * Sets or clears an item's end (`billingEnd`) and its children's with it: ending shortens a child's
+ * later end to the item's, clearing drops the end the children shared with the item. Billing follows
+ * (`scheduleItem`): the last period is cut short as a cancellation cuts it, and a cleared end bills
+ * on. An item that has ended, or a plan charge while a plan change is pending (which ends it), keeps its end.
+ */
+async function setItemEnd(tx: Tx, org: string, subscription: SubscriptionRecord, item: ItemRecord, wanted: string | null, now: Date): Promise<void> {
+  if (item.billingEnd !== null && Date.parse(item.billingEnd) <= now.getTime()) {
+    throw conflict(`Item ${item.id} ended at ${item.billingEnd}; an ended item's end no longer changes (order the product again to add it anew)`);
+  }
+  if (item.type === 'charge' && subscription.pendingPlanId) {
+    throw conflict(
+      `Subscription ${subscription.number} changes plan at ${subscription.pendingPlanApplyAt}, which ends its plan's charges then; revoke_subscription_plan_change first to end item ${item.id} at another date`,
+    );
+  }
+  const { family, others } = await withChildren(tx, org, item);
+  const end = wanted === null ? null : await itemEndDate(tx, org, subscription, item, wanted, others, now);
+  const timeZone = await timeZoneOf(tx, org, subscription);
+  for (const member of family) {
+    const own = member.id === item.id;
+    const billingEnd =
+      own || (end === null ? sameInstant(member.billingEnd, item.billingEnd) : member.billingEnd === null || member.billingEnd > end) ? end : member.billingEnd;
+    if (!own && sameInstant(billingEnd, member.billingEnd)) continue;
+    const changed: ItemRecord = { ...member, billingEnd, updatedAt: now.toISOString() };
+    await tx.subscriptions.updateItem(org, changed.activatedAt === null ? changed : await scheduleItem(tx, org, subscription, changed, timeZone, now));
+  }
+}
+
+/**
+ * Merge patch of an item: quantity, name, description, its end. A quantity change on an item whose
+ * product has a measurement is a 422 (interface sections 7 and 9: usage drives such quantities). The
+ * items of an offer that has left open do not change (`assertOfferTermsOpen`).
  */
 export async function updateSubscriptionItem(
   tx: Tx,
@@ -322,6 +398,7 @@ export async function updateSubscriptionItem(
     name?: string | null | undefined;
     description?: string | null | undefined;
     furtherInformation?: string | null | undefined;
+    billingEnd?: string | null | undefined;
   },
   now: Date,
 ): Promise<SubscriptionItem> {
@@ -374,6 +451,9 @@ export async function updateSubscriptionItem(
     furtherInformation: patch.furtherInformation === undefined ? item.furtherInformation : patch.furtherInformation,
     updatedAt: now.toISOString(),
   });
+  if (patch.billingEnd !== undefined && !sameInstant(patch.billingEnd, item.billingEnd)) {
+    await setItemEnd(tx, org, subscription, (await tx.subscriptions.getItem(org, id)) as ItemRecord, patch.billingEnd, now);
+  }
   return getSubscriptionItem(tx, org, id, now);
 }
 

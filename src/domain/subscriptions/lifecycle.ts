@@ -32,7 +32,7 @@ import { assertActivatable, chargeViolations, customerViolation, draftPlanViolat
 import { assertTransition, FINAL } from '../subscriptionStates.js';
 import { toResource } from './readModel.js';
 import { blankItem, loadSubscription } from './records.js';
-import { cancelsInTrial, newPeriods, reachableTermEnds, type PeriodInput } from './terms.js';
+import { cancelsInTrial, newPeriods, reachableTermEnd, type DateAsked, type PeriodInput } from './terms.js';
 
 
 
@@ -452,14 +452,14 @@ export async function resumeSubscription(
  * period (at the trial's end when no date is given; any date from now up to it). Items with
  * `applyTrial` therefore bill nothing.
  */
-function trialCancellationDate(current: SubscriptionRecord, wanted: string | undefined, now: Date): string {
+function trialCancellationDate(current: SubscriptionRecord, wanted: string | undefined, now: Date, asked: DateAsked): string {
   const trialEndsOn = current.trialEndsOn as string;
   if (wanted === undefined) return trialEndsOn;
   const date = new Date(wanted).toISOString();
   if (date < now.toISOString() || date > trialEndsOn) {
     throw invalid(
-      'cancellationDate',
-      `during the trial a cancellation takes effect by the trial's end: cancellationDate must lie between now and trialEndsOn ${trialEndsOn} (or omit it for the trial's end)`,
+      asked.field,
+      `during the trial a cancellation takes effect by the trial's end: ${asked.field} must lie between now and trialEndsOn ${trialEndsOn}${asked.omittable ? ` (or omit it for the trial's end)` : ''}`,
       'not_possible',
     );
   }
@@ -476,28 +476,26 @@ function assertCancellable(current: SubscriptionRecord): void {
   }
 }
 
+const CANCELLATION: DateAsked = { field: 'cancellationDate', omittable: true };
+
 /**
  * When a cancellation asked for `wanted` takes effect: a term end the cancellation period still
  * allows (the next possible one when no date is given), or by the trial's end during a trial. A date
- * that is not possible is a 422 naming the possible ones.
+ * that is not possible is a 422 at `asked.field` naming the possible ones. An item that inherits the
+ * subscription's periods ends by the same rule (`update_subscription_item` billingEnd).
  */
-async function cancellationDateOf(tx: Tx, org: string, current: SubscriptionRecord, wanted: string | undefined, now: Date): Promise<string> {
-  if (cancelsInTrial(current, now)) return trialCancellationDate(current, wanted, now);
+export async function cancellationDateOf(
+  tx: Tx,
+  org: string,
+  current: SubscriptionRecord,
+  wanted: string | undefined,
+  now: Date,
+  asked: DateAsked = CANCELLATION,
+): Promise<string> {
+  if (cancelsInTrial(current, now)) return trialCancellationDate(current, wanted, now, asked);
   const timeZone = await timeZoneOf(tx, org, current);
   const start = zoned(current.startDate ?? now.toISOString(), timeZone);
-  const nowZoned = zoned(now, timeZone);
-  if (wanted === undefined) return toIso(reachableTermEnds(start, current.periods, nowZoned)[0]!);
-  const date = zoned(wanted, timeZone);
-  const reachable = reachableTermEnds(start, current.periods, nowZoned, date);
-  if (!reachable.some((end) => end.toMillis() === date.toMillis())) {
-    const options = reachableTermEnds(start, current.periods, nowZoned).map(toIso).join(', ');
-    throw invalid(
-      'cancellationDate',
-      `cancellationDate must be a contract term end that the cancellation period still allows; the next possible dates are ${options} (or omit cancellationDate for the first of them)`,
-      'not_possible',
-    );
-  }
-  return toIso(date);
+  return reachableTermEnd(start, current.periods, zoned(now, timeZone), wanted === undefined ? undefined : zoned(wanted, timeZone), asked);
 }
 
 /**

@@ -1,9 +1,10 @@
 /** Contract terms of a subscription: its periods, and the term ends a cancellation can still reach. */
 import type { DateTime } from 'luxon';
+import { invalid } from '../../errors.js';
 import { newId } from '../../ids.js';
 import type { Period } from '../../schemas/subscriptions.js';
 import type { PeriodRecord, SubscriptionRecord } from '../../store/ports/subscriptions.js';
-import { parseInterval, termsEndingAfter, type Interval } from '../dates.js';
+import { parseInterval, termsEndingAfter, toIso, type Interval } from '../dates.js';
 
 export interface PeriodInput {
   contractPeriod: string;
@@ -42,6 +43,32 @@ export function reachableTermEnds(start: DateTime, periods: readonly PeriodInput
     if (++seen === MAX_TERMS) break;
   }
   return out;
+}
+
+/**
+ * How a refusal names the date asked for: its field, whose terms it must end (`cancel_subscription`:
+ * the subscription's, said by default), and whether omitting the field picks the first possible date.
+ */
+export interface DateAsked {
+  field: string;
+  whose?: string | undefined;
+  omittable: boolean;
+}
+
+/**
+ * `wanted` when it is a term end of `periods` (counted from `start`) that the cancellation period
+ * still allows at `now`, the first such end when nothing is wanted; otherwise a 422 at the asked
+ * field naming the next possible ends.
+ */
+export function reachableTermEnd(start: DateTime, periods: readonly PeriodInput[], now: DateTime, wanted: DateTime | undefined, asked: DateAsked): string {
+  if (wanted === undefined) return toIso(reachableTermEnds(start, periods, now)[0]!);
+  if (reachableTermEnds(start, periods, now, wanted).some((end) => end.toMillis() === wanted.toMillis())) return toIso(wanted);
+  const options = reachableTermEnds(start, periods, now).map(toIso).join(', ');
+  throw invalid(
+    asked.field,
+    `${asked.field} must be a contract term end${asked.whose ? ` of ${asked.whose}` : ''} that the cancellation period still allows; the next possible dates are ${options}${asked.omittable ? ` (or omit ${asked.field} for the first of them)` : ''}`,
+    'not_possible',
+  );
 }
 
 export function newPeriods(input: readonly PeriodInput[], at: string, previous: readonly PeriodRecord[] = []): PeriodRecord[] {
