@@ -11,7 +11,7 @@ import { LETTER_PARTS, type DocumentTemplate, type DunningLetterTexts, type Dunn
 import type { Invoice } from '../schemas/invoices.js';
 import type { Tx } from '../store/store.js';
 import { addInterval, toIso, zoned } from './dates.js';
-import { customerDate, customerName, invoiceAttachment, queueEmail } from './emails.js';
+import { addressingOf, customerDate, customerName, invoiceAttachment, queueEmail } from './emails.js';
 import { emitEvent } from './events.js';
 import { invoiceDocument, type InvoiceDocumentSource } from './invoiceDocument.js';
 import { getInvoice, issueFeeInvoice } from './invoices.js';
@@ -91,10 +91,13 @@ function letterTexts(template: DocumentTemplate | null, values: Values): Dunning
   return { title: part('title'), introduction: part('introduction'), closing: part('closing') };
 }
 
-/** The system template, used when a rule has none. */
-function systemEmail(values: Values, fee: Invoice | undefined, originalAttached: boolean): { subject: string; text: string } {
+/**
+ * The system template, used when a rule has none. It greets its recipients by name as the invoice
+ * e-mail does (addressingOf); a rule's own template has only `{{customer.name}}`, the customer.
+ */
+function systemEmail(addressee: string, values: Values, fee: Invoice | undefined, originalAttached: boolean): { subject: string; text: string } {
   const lines = [
-    `Dear ${values['customer.name']},`,
+    `Dear ${addressee},`,
     '',
     `invoice ${values['invoice.number']} is overdue: ${values['invoice.amountDue']} is still open. Please pay it by ${values['invoice.dueAt']}.`,
   ];
@@ -233,11 +236,12 @@ export async function applyDunning(tx: Tx, org: string, invoiceId: string, now: 
     'dunning.fee': formatMoney(rule.amountInCents, invoice.currencyCode),
   };
   const template = rule.emailTemplate;
+  const { to, addressee } = await addressingOf(tx, org, customer, 'dunning');
   const content = template
     ? { subject: render(template.subject, values), text: render(template.contentPlain, values), html: template.contentHtml && render(template.contentHtml, values, true) }
-    : { ...systemEmail(values, fee, rule.attachOriginalInvoice), html: null };
+    : { ...systemEmail(addressee, values, fee, rule.attachOriginalInvoice), html: null };
   const attachments = [...(rule.attachOriginalInvoice ? [invoiceAttachment(invoice)] : []), ...(fee ? [invoiceAttachment(fee)] : [])];
-  const emailId = await queueEmail(tx, org, { kind: 'dunning', customer, invoice: invoice.id, ...content, attachments }, now);
+  const emailId = await queueEmail(tx, org, { kind: 'dunning', customer, invoice: invoice.id, to, ...content, attachments }, now);
 
   const letter = rule.sendLetter ? letterTexts(rule.documentTemplate, values) : null;
   const step: DunningStep = {

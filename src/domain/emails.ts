@@ -54,10 +54,17 @@ function addresseeOf(customer: Customer, to: readonly Recipient[]): string {
   return names.length > 0 && names.length === to.length ? NAMES.format(names) : customerName(customer);
 }
 
+/** The customer's recipients of e-mails of a kind (recipientsOf), and whom such an e-mail greets (addresseeOf). */
+export async function addressingOf(tx: Tx, org: string, customer: Customer, kind: EmailKind): Promise<{ to: Recipient[]; addressee: string }> {
+  const to = recipientsOf(await tx.emails.addressesOf(org, customer.id), kind);
+  return { to, addressee: addresseeOf(customer, to) };
+}
+
 interface EmailContent {
   kind: EmailKind;
   customer: Customer;
   invoice: string;
+  to: Recipient[];
   subject: string;
   text: string;
   html: string | null;
@@ -65,15 +72,11 @@ interface EmailContent {
 }
 
 /**
- * Queues an e-mail to the customer's addresses for its kind. Without any, it is stored `not_sent`
- * with the reason, so the outbox shows that the customer was not reached.
+ * Queues an e-mail to its recipients, read with addressingOf before its text is written so that the
+ * text can greet them. Without any, it is stored `not_sent` with the reason, so the outbox shows that
+ * the customer was not reached.
  */
 export async function queueEmail(tx: Tx, org: string, input: EmailContent, now: Date): Promise<string> {
-  return storeEmail(tx, org, { ...input, to: recipientsOf(await tx.emails.addressesOf(org, input.customer.id), input.kind) }, now);
-}
-
-/** `queueEmail` with the recipients already read (an e-mail whose text greets them). */
-async function storeEmail(tx: Tx, org: string, input: EmailContent & { to: Recipient[] }, now: Date): Promise<string> {
   const { to } = input;
   const id = newId();
   const flag = input.kind === 'dunning' ? 'isDunningEmail' : 'isInvoiceEmail';
@@ -102,15 +105,15 @@ export async function queueInvoiceEmail(tx: Tx, org: string, invoice: Invoice, c
     invoice.status === 'paid'
       ? 'It is already settled; there is nothing to pay.'
       : `Please pay ${formatMoney(invoice.amountDue, invoice.currencyCode)} by ${customerDate(invoice.dueAt as string, customer)}.`;
-  const to = recipientsOf(await tx.emails.addressesOf(org, customer.id), 'invoice');
+  const { to, addressee } = await addressingOf(tx, org, customer, 'invoice');
   const text = [
-    `Dear ${addresseeOf(customer, to)},`,
+    `Dear ${addressee},`,
     '',
     `please find attached invoice ${invoice.number} of ${customerDate(invoice.issuedAt as string, customer)} over ${amount}.`,
     payment,
     '',
   ].join('\n');
-  return storeEmail(
+  return queueEmail(
     tx,
     org,
     { kind: 'invoice', customer, invoice: invoice.id, to, subject: `Invoice ${invoice.number}`, text, html: null, attachments: [invoiceAttachment(invoice)] },

@@ -20,7 +20,7 @@ import type {
 import type { Tx } from '../store/store.js';
 import { getPaymentMethod } from './billingDetails.js';
 import { getCustomer } from './customers.js';
-import { customerName, queueEmail } from './emails.js';
+import { addressingOf, queueEmail } from './emails.js';
 import { formatMoney } from '../values/money.js';
 import { creditorIdentifierProblem, ibanProblem, maskIban, normaliseIban, sepaIbanProblem } from './iban.js';
 import { applyInvoicePayment, getInvoice, invoiceIdOf, reopenInvoicePayment } from './invoices.js';
@@ -394,15 +394,17 @@ async function collect(
 
 /**
  * The debtor's pre-notification (SEPA Core rulebook): amount, execution date, mandate reference and
- * creditor identifier, by e-mail to the customer's invoice addresses, in the unit that collects.
+ * creditor identifier, by e-mail to the customer's invoice addresses, in the unit that collects;
+ * it greets its recipients by name as the invoice e-mail does.
  */
 async function preNotify(tx: Tx, org: string, creditor: SepaCreditorRecord, c: CollectionCandidate, executionDate: string, now: Date): Promise<string> {
   const customer = await getCustomer(tx, org, c.customerId);
   const mandate = (await tx.sepa.getMandate(org, c.mandateId))!;
   const amount = formatMoney(c.amount, 'EUR');
+  const { to, addressee } = await addressingOf(tx, org, customer, 'sepa_pre_notification');
   const what = c.installmentId ? `installment ${c.position} of ${c.installmentCount} of invoice ${c.invoiceNumber}` : `invoice ${c.invoiceNumber}`;
   const text = [
-    `Dear ${customerName(customer)},`,
+    `Dear ${addressee},`,
     '',
     `we will collect ${amount} for ${what} by SEPA direct debit from your account ${mandate.bankAccount.iban} (${mandate.bankAccount.accountHolder}) on ${executionDate}.`,
     `Mandate reference: ${mandate.mandateReference}`,
@@ -412,7 +414,7 @@ async function preNotify(tx: Tx, org: string, creditor: SepaCreditorRecord, c: C
     '',
   ].join('\n');
   const subject = `Direct debit of ${amount} on ${executionDate} for ${what}`;
-  return queueEmail(tx, org, { kind: 'sepa_pre_notification', customer, invoice: c.invoiceId, subject, text, html: null, attachments: [] }, now);
+  return queueEmail(tx, org, { kind: 'sepa_pre_notification', customer, invoice: c.invoiceId, to, subject, text, html: null, attachments: [] }, now);
 }
 
 /**
