@@ -89,6 +89,13 @@ describe('ending an item of a running subscription', () => {
     expect(lines(billed, 'Base')).toHaveLength(6);
     const after = await ok(env.mcp, 'get_subscription_item', { id: addon.id });
     expect(after).toMatchObject({ status: 'ended', billing: { nextBillingAt: null } });
+    // A model reads the ended item as a reference; REST keeps it in full among the items.
+    const read = await ok(env.mcp, 'get_subscription', { id: s.id });
+    expect(read.items.map((i: any) => i.id)).toEqual([s.items[0].id]);
+    expect(read.endedItems).toEqual([{ id: addon.id, name: `Support ${n}`, billingEnd: '2027-08-10T00:00:00.000Z' }]);
+    const rest = (await env.http('GET', `/subscriptions/${s.id}`)).body;
+    expect(rest.items.find((i: any) => i.id === addon.id)).toMatchObject({ status: 'ended', pricePlan: { id: expect.any(String) } });
+    expect(rest.endedItems).toBeUndefined();
     expect((await fails(env.mcp, 'update_subscription_item', { id: addon.id, billingEnd: null }, 409)).detail).toMatch(/ended at 2027-08-10T00:00:00.000Z/);
   });
 

@@ -117,7 +117,9 @@ describe('plan changes', () => {
     expect(more).toEqual([]);
     expect(lines(february)).toEqual([[`Fee ${n} (2026-02-01 to 2026-02-28)`, 6200, 19, '2026-02-01T12:00:00.000Z', '2026-03-01T12:00:00.000Z']]);
     const after = await ok(env.mcp, 'get_subscription', { id: s.id });
-    expect(after.items.map((i: any) => i.status)).toEqual(['ended', 'active']);
+    // The old plan's charge has ended: a model reads it as a reference.
+    expect(after.items.map((i: any) => i.status)).toEqual(['active']);
+    expect(after.endedItems).toEqual([{ id: expect.any(String), name: expect.any(String), billingEnd: '2026-01-11T12:00:00.000Z' }]);
     expect(await announced('subscription.plan_changed', s.id)).toEqual([
       { subscription: s.id, fromPlan: basic.id, toPlan: pro.id, appliedAt: '2026-01-11T12:00:00.000Z', invoice: change.invoice, creditNotes: change.creditNotes },
     ]);
@@ -160,7 +162,7 @@ describe('plan changes', () => {
       const change = await ok(env.mcp, 'change_subscription_plan', { id: s.id, plan: basic.id, applyAt: 'immediately', ...input });
       const issued = await invoice(change.invoice);
       expect(issued.netAmount).toBe(preview.invoice.netAmount);
-      return { preview, issued, items: (await ok(env.mcp, 'get_subscription', { id: s.id })).items };
+      return { preview, issued, items: (await env.http('GET', `/subscriptions/${s.id}`)).body.items };
     };
     // 21 of January's 31 days: 5 x 62.00 x 21/31 = 210.00 credited; 5 x 31.00 x 21/31 = 105.00 for the new plan.
     const kept = await changed({});

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { billingRunSchema } from './billingRuns.js';
-import { reference, type McpView } from '../registry/view.js';
+import { project, reference, type McpView } from '../registry/view.js';
 import { paymentMethodSchema, invoiceAddressSchema } from './billingDetails.js';
 import { billingGroupSchema, couponSchema, familySchema, planAddonSchema, planSchema, pricePlanPriceSchema, pricePlanSchema, productSchema } from './catalogue.js';
 import { listOf, MAJOR, MINOR, type Page } from './common.js';
@@ -14,7 +14,7 @@ import { measurementSchema } from './measurements.js';
 import { offerListItemSchema, offerSchema } from './offers.js';
 import { installmentSchema, paymentPlanSchema, type PaymentPlanListItem } from './paymentPlans.js';
 import { sepaMandateSchema, sepaXmlPaymentSchema, sepaXmlStatementSchema } from './sepa.js';
-import { periodSchema, subscriptionItemSchema, subscriptionSchema } from './subscriptions.js';
+import { periodSchema, subscriptionItemSchema, subscriptionSchema, type Subscription } from './subscriptions.js';
 import { taxGroupSchema } from './taxGroups.js';
 import { measurementValueSchema, usageEntrySchema, type MeasurementValue } from './usage.js';
 import { usageEventListSchema, usageEventSchema } from './usageEvents.js';
@@ -110,8 +110,7 @@ const itemView = subscriptionItemSchema
 
 const periodView = periodSchema.pick({ contractPeriod: true, cancellationPeriod: true });
 
-/** A subscription as a model reads it: references instead of embedded customer, plan and catalogue. */
-export const subscriptionView = subscriptionSchema
+const subscriptionOutput = subscriptionSchema
   .omit({ partner: true, createdAt: true, updatedAt: true })
   .extend({
     customer: customerRef,
@@ -120,8 +119,26 @@ export const subscriptionView = subscriptionSchema
     invoiceAddress: reference(invoiceAddressSchema, 'city').nullable().describe("null: the customer's default invoice address applies."),
     billingGroup: reference(billingGroupSchema, 'name', 'type').nullable(),
     periods: z.array(periodView),
-    items: z.array(itemView).describe('The items; get_subscription_item shows one in full, get_subscription_usage its usage.'),
+    items: z.array(itemView).describe('The items not ended; get_subscription_item shows one in full, get_subscription_usage its usage.'),
+    endedItems: z.array(itemView.pick({ id: true, name: true, billingEnd: true })).describe('Items that have ended (a plan change, billingEnd).'),
   });
+
+/**
+ * A subscription as a model reads it: references instead of embedded customer, plan and catalogue,
+ * and the items that have ended (each plan change leaves the old plan's) as references.
+ */
+export const subscriptionView: McpView<Subscription> = {
+  output: subscriptionOutput,
+  from: (subscription) => {
+    const view = project(subscriptionOutput, subscription) as z.output<typeof subscriptionOutput>;
+    const ended = view.items.filter((i) => i.status === 'ended');
+    return {
+      ...view,
+      items: view.items.filter((i) => i.status !== 'ended'),
+      endedItems: ended.map(({ id, name, billingEnd }) => ({ id, name, billingEnd })),
+    };
+  },
+};
 
 export const subscriptionRow = subscriptionSchema
   .pick({ id: true, number: true, name: true, status: true, nextBillingDate: true, isCancellationPending: true })

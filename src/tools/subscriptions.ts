@@ -176,7 +176,7 @@ export const subscriptionOperations = [
       activate: z.boolean().optional().describe('true: active at once; else draft.'),
     }),
     output: subscriptionSchema,
-    mcp: { output: subscriptionView },
+    mcp: subscriptionView,
     handler: (ctx, input) => createSubscription(ctx.tx, ctx.org, input, ctx.now),
   }),
   defineOperation({
@@ -212,7 +212,7 @@ export const subscriptionOperations = [
     customerAccess: { permission: 'customer:self:read', resultCustomer: (s) => s.customer.id },
     input: z.strictObject({ id: idOrNumber('subscription') }),
     output: subscriptionSchema,
-    mcp: { output: subscriptionView },
+    mcp: subscriptionView,
     handler: (ctx, input) => getSubscription(ctx.tx, ctx.org, input.id, ctx.now),
   }),
   defineOperation({
@@ -239,7 +239,7 @@ export const subscriptionOperations = [
       invoiceAddress,
     }),
     output: subscriptionSchema,
-    mcp: { output: subscriptionView },
+    mcp: subscriptionView,
     handler: (ctx, { id, ...input }) => updateSubscription(ctx.tx, ctx.org, id, input, ctx.now),
   }),
   transition({
@@ -357,7 +357,7 @@ export const subscriptionOperations = [
         .describe('Products to order.'),
     }),
     output: subscriptionSchema,
-    mcp: { output: subscriptionView },
+    mcp: subscriptionView,
     handler: (ctx, { id, ...input }) => orderProducts(ctx.tx, ctx.org, id, input, ctx.now),
   }),
   defineOperation({
