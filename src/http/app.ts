@@ -16,7 +16,7 @@ import type { Store } from '../store/store.js';
 import { closesConnection, mediaType, NO_BODY_RATE, readBody, readJsonBody, readJsonObject, readText, type BodyRate } from './body.js';
 import { KeyConcurrency, RETRY_AFTER_SECONDS } from './limits.js';
 import { corsHeaders, OriginPolicy, preflightHeaders, protocolVersionError } from './mcpTransport.js';
-import { buildOpenApi } from './openapi.js';
+import { buildOpenApi, LIVE, READY } from './openapi.js';
 import { queryToInput } from './query.js';
 import { jsonPieces, PROBLEM_TYPE, sendBytes, sendText, StaticBody } from './send.js';
 import type { JsonSchemaProperties } from './types.js';
@@ -330,11 +330,11 @@ export function createHttpApp(deps: HttpDeps): (req: IncomingMessage, res: Serve
     if (FIXED_PATHS.has(path) && read !== 'GET') {
       return sendProblem(req, res, new AppError('method_not_allowed', `${method} is not allowed on ${path}; allowed: GET, HEAD`), { Allow: 'GET, HEAD' });
     }
-    if (path === '/healthz') return send(req, res, 200, { status: 'ok' });
+    if (path === '/healthz') return send(req, res, 200, LIVE);
     if (path === '/readyz') {
       try {
         await deps.store.ping();
-        return send(req, res, 200, { status: 'ready' });
+        return send(req, res, 200, READY);
       } catch (err) {
         // 503: a load balancer takes the instance out of rotation until the database answers again.
         // The store's own reason when it gives one (a failed sync of the WAL), else the generic one.

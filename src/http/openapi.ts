@@ -17,6 +17,36 @@ const ERROR_STATUSES: Record<string, string> = {
   '422': 'Validation failed; violations name each field',
 };
 
+/** The answers of the health checks (src/http/app.ts sends these very objects). */
+export const LIVE = { status: 'ok' } as const;
+export const READY = { status: 'ready' } as const;
+
+/** A health check's 200 answer: the one object it sends. */
+function healthAnswer(description: string, answer: { status: string }): Json {
+  const schema = { type: 'object', properties: { status: { type: 'string', const: answer.status } }, required: ['status'], additionalProperties: false };
+  return { description, content: { 'application/json': { schema } } };
+}
+
+/** `/healthz` and `/readyz`: routes beside the operations, so no MCP tool; no bearer token. */
+function healthPaths(): Record<string, Json> {
+  const check = (operationId: string, summary: string, description: string, responses: Json): Json => ({
+    get: { operationId, summary, description, tags: ['health'], security: [], responses },
+  });
+  return {
+    '/healthz': check('healthz', 'Liveness', 'The server answers; the database is not asked.', {
+      '200': healthAnswer('Alive', LIVE),
+    }),
+    '/readyz': check('readyz', 'Readiness', 'The database answers: a load balancer sends requests only while this is 200.', {
+      '200': healthAnswer('Ready', READY),
+      '503': {
+        description: 'The database is not reachable; detail says why, Retry-After when to ask again',
+        headers: { 'Retry-After': { schema: { type: 'integer', minimum: 1 } } },
+        content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+      },
+    }),
+  };
+}
+
 /** OpenAPI 3.1 generated from the same zod schemas as the MCP tools. */
 export function buildOpenApi(catalog: Catalog): Json {
   const paths: Record<string, Json> = {};
@@ -101,12 +131,13 @@ export function buildOpenApi(catalog: Catalog): Json {
     const path = op.path;
     paths[path] = { ...(paths[path] ?? {}), [op.method.toLowerCase()]: operation };
   }
+  Object.assign(paths, healthPaths());
   return {
     openapi: '3.1.0',
     info: {
       title: 'billing-mcp REST facade',
       version: SERVER_INFO.version,
-      description: 'Every operation is also an MCP tool of the same name at POST /mcp.',
+      description: 'Every operation but the health checks is also an MCP tool of the same name at POST /mcp.',
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],

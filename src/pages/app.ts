@@ -80,8 +80,20 @@ export function createPages(routes: readonly PageRoute[], deps: PageDeps) {
     sendText(req, res, status, body, { ...PAGE_HEADERS, ...extra }, HTML_TYPE);
   }
 
+  /**
+   * A write unit of a page. A HEAD runs the GET's very code, its write units as dry runs: the answer
+   * is the GET's (Node leaves its body out) and nothing the GET records is kept (an offer's view).
+   */
+  async function write<T>(head: boolean, fn: (tx: Tx) => Promise<T>): Promise<T> {
+    if (head) return deps.store.transaction(fn, { rollback: true });
+    const result = await deps.store.transaction(fn);
+    deps.deliveries.kick();
+    return result;
+  }
+
   async function run(route: PageRoute, req: IncomingMessage, res: ServerResponse, path: string, params: Record<string, string>, query: URLSearchParams) {
     const tokens = await deps.pageTokens();
+    const head = req.method === 'HEAD';
     const ctx: PageContext = {
       req,
       path,
@@ -93,11 +105,7 @@ export function createPages(routes: readonly PageRoute[], deps: PageDeps) {
       config: deps.config,
       client: { ip: req.socket.remoteAddress ?? 'unknown', userAgent: String(req.headers['user-agent'] ?? '').slice(0, 512) },
       read: (fn) => deps.store.read(fn),
-      write: async (fn) => {
-        const result = await deps.store.transaction(fn);
-        deps.deliveries.kick();
-        return result;
-      },
+      write: (fn) => write(head, fn),
       form: async (token) => {
         const form = await readForm(req, deps.bodyRate);
         if (!checkCsrf(req, form, tokens, token)) {
@@ -124,7 +132,9 @@ export function createPages(routes: readonly PageRoute[], deps: PageDeps) {
   return async function handlePage(req: IncomingMessage, res: ServerResponse, method: string, url: URL): Promise<boolean> {
     const path = url.pathname;
     if (!path.startsWith('/pages/')) return false;
-    if (path === '/pages/style.css' && method === 'GET') {
+    // HEAD is GET without the body (RFC 9110, section 9.3.2), on every page and the stylesheet.
+    const read = method === 'HEAD' ? 'GET' : method;
+    if (path === '/pages/style.css' && read === 'GET') {
       sendText(req, res, 200, stylesheet, { ...PAGE_HEADERS, 'Cache-Control': 'public, max-age=3600' }, 'text/css; charset=utf-8');
       return true;
     }
@@ -133,7 +143,7 @@ export function createPages(routes: readonly PageRoute[], deps: PageDeps) {
       sendPage(req, res, 429, messagePage(path, 'Too many requests', `Please wait ${retryAfter} seconds and try again.`), { 'Retry-After': String(retryAfter) });
       return true;
     }
-    const found = router.find(method as 'GET' | 'POST', path);
+    const found = router.find(read as 'GET' | 'POST', path);
     if (!found) {
       sendPage(req, res, 404, messagePage(path, NOT_FOUND_TITLE, NOT_FOUND_TEXT));
       return true;

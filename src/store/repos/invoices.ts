@@ -199,8 +199,11 @@ export class SqlInvoiceRepo implements InvoiceRepo {
   }
 
   /**
-   * A page with each invoice's customer (one read for the page). `dueBefore` and `overdueAt` name the
-   * status as a literal, so that the partial index of open invoices (migration 037) serves them.
+   * A page with each invoice's customer (one read for the page). `status=open`, `dueBefore` and
+   * `overdueAt` name the status as a literal, so that the partial index of open invoices (migration
+   * 037) serves them in every plan: PostgreSQL's generic plan of a bound `status = $n` cannot use it
+   * (it paged through every invoice of the organisation for the few open ones), and SQLite matches
+   * a bound value against the index only by preparing the statement again on every call.
    */
   async list(org: string, filter: InvoiceFilter, page: PageRequest): Promise<{ rows: ListedInvoice[]; total: number }> {
     const where = ['i.organisation_id = ?'];
@@ -213,12 +216,12 @@ export class SqlInvoiceRepo implements InvoiceRepo {
       where.push('i.subscription_id = ?');
       params.push(filter.subscription);
     }
-    if (filter.status !== undefined) {
+    if (filter.status !== undefined && filter.status !== 'open') {
       where.push('i.status = ?');
       params.push(filter.status);
     }
     if (filter.issued) where.push("i.status <> 'draft'");
-    if (filter.dueBefore !== undefined || filter.overdueAt !== undefined) where.push("i.status = 'open'");
+    if (filter.status === 'open' || filter.dueBefore !== undefined || filter.overdueAt !== undefined) where.push("i.status = 'open'");
     if (filter.dueBefore !== undefined) {
       where.push('i.due_at < ?');
       params.push(filter.dueBefore);
