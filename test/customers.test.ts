@@ -454,6 +454,24 @@ describe('isolation and permissions', () => {
     expect(await ok(env.mcp, 'get_customer_email_address', { id: e.id })).toEqual(e);
   });
 
+  it("answers e-mail, address and payment fields sent with the customer with the tool that adds each, and nothing is created", async () => {
+    const mcp = await freshOrg();
+    const refused = await fails(mcp, 'create_customer', { lastName: 'Hopper', email: 'grace@example.com', invoiceAddress: { city: 'Arlington' }, iban: 'DE89370400440532013000' }, 422);
+    expect(refused.violations).toEqual([
+      { propertyPath: 'email', code: 'unrecognized_keys', message: "'email' is not a field of the input; e-mail addresses are added with create_customer_email_address once the customer exists" },
+      { propertyPath: 'invoiceAddress', code: 'unrecognized_keys', message: "'invoiceAddress' is not a field of the input; addresses are added with create_invoice_address once the customer exists" },
+      { propertyPath: 'iban', code: 'unrecognized_keys', message: "'iban' is not a field of the input; payment methods are added with create_payment_method once the customer exists" },
+    ]);
+    expect((await ok(mcp, 'list_customers', {})).data).toEqual([]);
+    const c = await ok(mcp, 'create_customer', { lastName: 'Hopper' });
+    const rest = await env.http('PUT', `/customers/${c.id}`, { body: { email_address: 'grace@example.com', paymentTermDay: 14 } });
+    expect(rest.status).toBe(422);
+    expect(rest.body.violations.map((v: any) => v.message)).toEqual([
+      "'email_address' is not a field of the input; e-mail addresses are added with create_customer_email_address once the customer exists",
+      "'paymentTermDay' is not a field of the input; did you mean 'paymentTermDays'?",
+    ]);
+  });
+
   it('describes every input field of the customer tools', async () => {
     const { tools } = await env.mcp.listTools();
     const names = [

@@ -48,8 +48,8 @@ function nestedOf(schema: Schema): { shape: Shape; arrays: number } | undefined 
   return shape && { shape, arrays };
 }
 
-/** The object schema at a zod issue path: properties by name, array elements and record values by index or key. */
-function shapeAt(schema: Schema, path: readonly PropertyKey[]): Shape | undefined {
+/** The schema at a zod issue path, unwrapped: properties by name, array elements and record values by index or key. */
+function schemaAt(schema: Schema, path: readonly PropertyKey[]): Schema | undefined {
   let current: Schema | undefined = schema;
   for (const seg of path) {
     if (!current) return undefined;
@@ -59,7 +59,20 @@ function shapeAt(schema: Schema, path: readonly PropertyKey[]): Shape | undefine
     else if (def.type === 'record') current = def.valueType;
     else return undefined;
   }
-  return current && shapeOf(current);
+  return current && unwrap(current);
+}
+
+/** Where the values of keys an object schema does not take go instead (`elsewhere`), by object schema. */
+const ELSEWHERE = new WeakMap<Schema, (key: string) => string | undefined>();
+
+/**
+ * `schema`, whose unknown keys `where` may answer with where such a value goes: `email` on
+ * create_customer is "add it with create_customer_email_address". `where` gets the key normalised
+ * (lower case, without `_` and `-`) and answers undefined for the keys it knows nothing about.
+ */
+export function elsewhere<S extends Schema>(schema: S, where: (key: string) => string | undefined): S {
+  ELSEWHERE.set(schema, where);
+  return schema;
 }
 
 /** Case, `_` and `-` do not tell field names apart for a suggestion: `customer_number` is `customerNumber`. */
@@ -105,9 +118,10 @@ const MAX_LISTED = 12;
  * Why `key` is not accepted in the object at `at`, and what to send instead; `names` are the fields
  * of that object the message names (the one it most likely meant, or the allowed ones).
  */
-function unknownKey(key: string, at: string, shape: Shape | undefined): { message: string; names: string[] } {
+function unknownKey(key: string, at: string, object: Schema | undefined): { message: string; names: string[] } {
   const where = at || 'the input';
   const head = `'${key}' is not a field of ${where}`;
+  const shape = object && shapeOf(object);
   if (!shape) return { message: `${head}; remove it (see the input schema for the allowed fields)`, names: [] };
   const allowed = Object.keys(shape);
   const same = allowed.find((k) => normalise(k) === normalise(key));
@@ -119,6 +133,8 @@ function unknownKey(key: string, at: string, shape: Shape | undefined): { messag
   }
   const suggestion = closest(key, allowed);
   if (suggestion) return { message: `${head}; did you mean '${suggestion}'?`, names: [suggestion] };
+  const instead = ELSEWHERE.get(object!)?.(normalise(key));
+  if (instead) return { message: `${head}; ${instead}`, names: [] };
   if (allowed.length <= MAX_LISTED) return { message: `${head}; allowed: ${allowed.join(', ')}`, names: allowed };
   return { message: `${head}; see the input schema for the allowed fields`, names: [] };
 }
@@ -158,11 +174,11 @@ export function violationsOf(error: { issues: readonly z.core.$ZodIssue[] }, sch
   for (const issue of error.issues) {
     if (issue.code !== 'unrecognized_keys') continue;
     const at = propertyPath(issue.path);
-    const shape = schema && shapeAt(schema, issue.path);
+    const object = schema && schemaAt(schema, issue.path);
     const names = named.get(at) ?? new Set<string>();
     named.set(at, names);
     const violations = issue.keys.map((key) => {
-      const found = unknownKey(key, at, shape);
+      const found = unknownKey(key, at, object);
       for (const name of found.names) names.add(name);
       return { propertyPath: propertyPath([...issue.path, key]), message: found.message, code: issue.code };
     });

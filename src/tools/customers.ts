@@ -13,6 +13,7 @@ import {
 } from '../domain/customers.js';
 import { UUID_RE } from '../ids.js';
 import { defineOperation } from '../registry/operation.js';
+import { elsewhere } from '../registry/validation.js';
 import { idOrNumber, listOf, pageInput, pageRequest, pathId, text255, toPage } from '../schemas/common.js';
 import { currencyCodeInput } from '../schemas/catalogue.js';
 import { CUSTOMER_STATUSES, customerEmailSchema, customerSchema } from '../schemas/customers.js';
@@ -50,6 +51,17 @@ const customFields = z
   .record(z.string(), z.unknown())
   .describe('Custom field values by key (list_custom_fields); update replaces the map.');
 
+/**
+ * What a model used to a customer object with e-mail, address and payment details sends to
+ * create_customer or update_customer: each of those is a resource of its own, made by its own tool.
+ */
+const customerDetailElsewhere = (key: string): string | undefined => {
+  if (/^(e)?mails?(address(es)?)?$/.test(key)) return 'e-mail addresses are added with create_customer_email_address once the customer exists';
+  if (/address|street|city|zip|postal|country|vatid/.test(key)) return 'addresses are added with create_invoice_address once the customer exists';
+  if (/payment|iban|card|mandate/.test(key)) return 'payment methods are added with create_payment_method once the customer exists';
+  return undefined;
+};
+
 const email = z
   .email({ message: 'must be a valid e-mail address such as billing@example.com' })
   .max(255, { message: 'must be at most 255 characters' })
@@ -71,18 +83,21 @@ export const customerOperations = [
     path: '/customers',
     permission: 'customer:write',
     kind: 'create',
-    input: z.strictObject({
-      customerNumber: customerNumber.optional(),
-      firstName: firstName.optional(),
-      lastName: lastName.optional(),
-      companyName: companyName.optional(),
-      datevId: datevId.optional(),
-      timeZone: timeZone.default('Europe/Berlin'),
-      currencyCode: currencyCode.default('EUR'),
-      status: status.default('STATUS_ACTIVE'),
-      paymentTermDays: paymentTermDays.optional(),
-      customFields: customFields.optional(),
-    }),
+    input: elsewhere(
+      z.strictObject({
+        customerNumber: customerNumber.optional(),
+        firstName: firstName.optional(),
+        lastName: lastName.optional(),
+        companyName: companyName.optional(),
+        datevId: datevId.optional(),
+        timeZone: timeZone.default('Europe/Berlin'),
+        currencyCode: currencyCode.default('EUR'),
+        status: status.default('STATUS_ACTIVE'),
+        paymentTermDays: paymentTermDays.optional(),
+        customFields: customFields.optional(),
+      }),
+      customerDetailElsewhere,
+    ),
     output: customerSchema,
     handler: (ctx, input) => createCustomer(ctx.tx, ctx.org, input, ctx.now),
   }),
@@ -139,19 +154,22 @@ export const customerOperations = [
     path: '/customers/{id}',
     permission: 'customer:write',
     kind: 'update',
-    input: z.strictObject({
-      id: idOrNumber('customer'),
-      customerNumber: customerNumber.optional(),
-      firstName: firstName.optional(),
-      lastName: lastName.optional(),
-      companyName: companyName.optional(),
-      datevId: datevId.optional(),
-      timeZone: timeZone.optional(),
-      currencyCode: currencyCode.optional(),
-      status: status.optional(),
-      paymentTermDays: paymentTermDays.optional(),
-      customFields: customFields.optional(),
-    }),
+    input: elsewhere(
+      z.strictObject({
+        id: idOrNumber('customer'),
+        customerNumber: customerNumber.optional(),
+        firstName: firstName.optional(),
+        lastName: lastName.optional(),
+        companyName: companyName.optional(),
+        datevId: datevId.optional(),
+        timeZone: timeZone.optional(),
+        currencyCode: currencyCode.optional(),
+        status: status.optional(),
+        paymentTermDays: paymentTermDays.optional(),
+        customFields: customFields.optional(),
+      }),
+      customerDetailElsewhere,
+    ),
     output: customerSchema,
     handler: (ctx, { id, ...patch }) => updateCustomer(ctx.tx, ctx.org, id, patch, ctx.now),
   }),
