@@ -99,8 +99,46 @@ export function invalidMany(violations: Violation[]): AppError {
   return new AppError('validation', violations.map((v) => v.message).join('; '), violations);
 }
 
+/**
+ * The tool that shows the ids of each resource, named in its 404 so that a call with a wrong id is
+ * fixed in one retry (a test checks that every tool named exists).
+ */
+export const FOUND_WITH: Readonly<Record<string, string>> = {
+  'Billing group': 'list_billing_groups',
+  'Billing run': 'list_billing_runs',
+  Coupon: 'list_coupons',
+  'Credit note': 'list_credit_notes',
+  'Custom field': 'list_custom_fields',
+  Customer: 'list_customers',
+  'Customer e-mail address': 'list_customer_email_addresses',
+  'E-mail': 'list_emails',
+  Feature: 'list_features',
+  Installment: 'get_payment_plan',
+  Invoice: 'list_invoices',
+  'Invoice address': 'list_invoice_addresses',
+  Measurement: 'list_measurements',
+  'Measurement value': 'get_subscription_usage',
+  Offer: 'list_offers',
+  'Offer recipient': 'get_offer',
+  'Overdue rule': 'list_overdue_rules',
+  'Payment method': 'list_payment_methods',
+  'Payment plan': 'list_payment_plans',
+  Plan: 'list_plans',
+  'Price plan': 'list_price_plans',
+  Product: 'list_products',
+  'SEPA mandate': 'list_sepa_mandates',
+  'SEPA XML payment': 'list_sepa_xml_payments',
+  Subscription: 'list_subscriptions',
+  'Subscription item': 'get_subscription',
+  'Tax group': 'list_tax_groups',
+  Unit: 'list_units',
+  Webhook: 'list_webhooks',
+  'Webhook delivery': 'list_webhook_deliveries',
+};
+
 export function notFound(resource: string, id: string): AppError {
-  return new AppError('not_found', `${resource} ${id} was not found`);
+  const tool = FOUND_WITH[resource];
+  return new AppError('not_found', `${resource} ${id} was not found${tool ? `; ${tool} shows the ids` : ''}`);
 }
 
 /** Throws the 404 of `notFound`; for `lookup() ?? notFoundError(…)` expressions. */

@@ -56,7 +56,7 @@ describe('an MCP error says each thing once', () => {
   it('a problem without violations is its type and status after the summary line', async () => {
     const id = '00000000-0000-7000-8000-000000000000';
     const result = await raw('get_customer', { id });
-    expect(result.text).toBe(`Not found: Customer ${id} was not found\n{"type":"/problems/not-found","status":404}`);
+    expect(result.text).toBe(`Not found: Customer ${id} was not found; list_customers shows the ids\n{"type":"/problems/not-found","status":404}`);
     expect(problemOf(result.text)).toEqual((await env.http('GET', `/customers/${id}`)).body);
   });
 });
