@@ -100,6 +100,11 @@ describe('open invoices of list_invoices (status=open)', () => {
     // every call (its plan depends on the value); the status is written into the statement instead.
     const statements = await statementsOf(store, SqliteSql, (tx) => tx.invoices.list('org', { status: 'open' }, page));
     expect(statements.filter(([sql]) => sql.includes('FROM invoices i')).map(([, params]) => params)).toEqual([['org'], ['org']]);
+    const subscription = (await planLines((tx) => tx.invoices.list('org', { subscription: 'subscription' }, page))).filter((d) => /^(SCAN|SEARCH) i\b/.test(d));
+    expect(subscription).toEqual([
+      'SEARCH i USING COVERING INDEX invoices_subscription (organisation_id=? AND subscription_id=?)',
+      'SEARCH i USING INDEX invoices_subscription (organisation_id=? AND subscription_id=?)',
+    ]);
     const customer = (await planLines((tx) => tx.invoices.list('org', { customer: 'customer', status: 'open' }, page))).filter((d) => /^(SCAN|SEARCH) i\b/.test(d));
     expect(customer).toEqual([
       'SEARCH i USING INDEX invoices_customer (organisation_id=? AND customer_id=?)',

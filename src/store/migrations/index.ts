@@ -34,6 +34,7 @@ import { usageEventClaimHashes } from './034_usage_event_claim_hashes.js';
 import { offerSubscription } from './035_offer_subscription.js';
 import { invoiceParties } from './036_invoice_parties.js';
 import { openInvoices } from './037_open_invoices.js';
+import { subscriptionInvoices } from './038_subscription_invoices.js';
 
 import { AppError } from '../../errors.js';
 
@@ -81,6 +82,7 @@ export const MIGRATIONS: Migration[] = [
   offerSubscription,
   invoiceParties,
   openInvoices,
+  subscriptionInvoices,
 ];
 
 /** The schema version this billing-mcp writes, the same for both engines. */

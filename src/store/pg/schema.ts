@@ -1102,6 +1102,11 @@ const openInvoices = `
 CREATE INDEX invoices_open ON invoices (organisation_id, created_at, id) WHERE status = 'open';
 `;
 
+/** SQLite migration 038: a subscription's invoices in list order (src/store/migrations/038_subscription_invoices.ts). */
+const subscriptionInvoices = `
+CREATE INDEX invoices_subscription ON invoices (organisation_id, subscription_id, created_at, id);
+`;
+
 export const PG_MIGRATIONS: Migration[] = [
   { version: 30, name: 'baseline', sql: baseline },
   { version: 31, name: 'job_leases', sql: jobLeases },
@@ -1111,4 +1116,5 @@ export const PG_MIGRATIONS: Migration[] = [
   { version: 35, name: 'offer_subscription', sql: offerSubscription },
   { version: 36, name: 'invoice_parties', sql: invoiceParties },
   { version: 37, name: 'open_invoices', sql: openInvoices },
+  { version: 38, name: 'subscription_invoices', sql: subscriptionInvoices },
 ];
