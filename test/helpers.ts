@@ -179,6 +179,18 @@ export async function fails(client: Client, name: string, args: Record<string, u
   return r.body;
 }
 
+/** Bills the subscription as of `at` (the clock moves there) with run_billing; each invoice's lines as [description, net, from, to]. */
+export async function billAt(env: TestEnv, at: string, subscription: string): Promise<Array<Array<[string, number, string, string]>>> {
+  env.setNow(at);
+  const run = await ok(env.mcp, 'run_billing', { subscription });
+  const out = [];
+  for (const id of run.invoices) {
+    const invoice = (await env.http('GET', `/invoices/${id}`)).body;
+    out.push(invoice.lines.map((l: any) => [l.description, l.netAmount, l.periodStart, l.periodEnd]));
+  }
+  return out;
+}
+
 /** The violation paths of a problem. */
 export function paths(problem: { violations?: Array<{ propertyPath: string }> }): string[] {
   return (problem.violations ?? []).map((v) => v.propertyPath);

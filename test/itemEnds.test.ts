@@ -5,7 +5,7 @@
  * null takes the end back. The customer is in UTC, so the dates read as they are.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fails, ok, setup, type TestEnv } from './helpers.js';
+import { billAt, fails, ok, setup, type TestEnv } from './helpers.js';
 
 let env: TestEnv;
 let customer: any;
@@ -32,18 +32,6 @@ async function subscribe(periods = [{ contractPeriod: '1M', cancellationPeriod: 
   const plan = await ok(env.mcp, 'create_plan', { code: `end-${n}`, name: `End ${n}`, charges: [base] });
   const s = await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods, activate });
   return { ...s, family: plan.family.id };
-}
-
-/** Bills the subscription as of `at` (the clock moves there); the invoices' lines as [description, net, from, to]. */
-async function billAt(at: string, subscription: string): Promise<Array<Array<[string, number, string, string]>>> {
-  env.setNow(at);
-  const run = await ok(env.mcp, 'run_billing', { subscription });
-  const out = [];
-  for (const id of run.invoices) {
-    const invoice = (await env.http('GET', `/invoices/${id}`)).body;
-    out.push(invoice.lines.map((l: any) => [l.description, l.netAmount, l.periodStart, l.periodEnd]));
-  }
-  return out;
 }
 
 /** Orders `entries` on the subscription now; the items of the answer that were not there before. */
@@ -80,7 +68,7 @@ describe('ending an item of a running subscription', () => {
     const ended = await ok(env.mcp, 'update_subscription_item', { id: addon.id, billingEnd: '2027-08-10T00:00:00Z' });
     expect(ended).toMatchObject({ billingEnd: '2027-08-10T00:00:00.000Z', status: 'active' });
 
-    const billed = await billAt('2027-10-01T00:00:00Z', s.id);
+    const billed = await billAt(env, '2027-10-01T00:00:00Z', s.id);
     expect(lines(billed, 'Support').map((l) => [l[1], l[2], l[3]])).toEqual([
       [3100, '2027-05-10T00:00:00.000Z', '2027-06-10T00:00:00.000Z'],
       [3100, '2027-06-10T00:00:00.000Z', '2027-07-10T00:00:00.000Z'],
@@ -109,7 +97,7 @@ describe('ending an item of a running subscription', () => {
     const refused = await fails(env.mcp, 'update_subscription_item', { id: addon.id, billingEnd: '2027-06-10T00:00:00Z' }, 422);
     expect(refused.detail).toContain('of the subscription (the item inherits its periods) that the cancellation period still allows; the next possible dates are 2027-06-01T00:00:00.000Z, 2027-07-01T00:00:00.000Z, 2027-08-01T00:00:00.000Z');
     await ok(env.mcp, 'update_subscription_item', { id: addon.id, billingEnd: '2027-07-01T00:00:00Z' });
-    const billed = await billAt('2027-08-01T00:00:00Z', s.id);
+    const billed = await billAt(env, '2027-08-01T00:00:00Z', s.id);
     // 10 June to 1 July: 21 of the period's 30 days of 31.00.
     expect(lines(billed, 'Support')).toEqual([
       [`Support ${n} (2027-05-10 to 2027-06-09)`, 3100, '2027-05-10T00:00:00.000Z', '2027-06-10T00:00:00.000Z'],
@@ -123,10 +111,10 @@ describe('ending an item of a running subscription', () => {
     env.setNow('2027-05-10T00:00:00Z');
     const [addon] = await order(s, [await monthly(`Support ${n}`)]);
     await ok(env.mcp, 'update_subscription_item', { id: addon.id, billingEnd: '2027-07-01T00:00:00Z' });
-    await billAt('2027-06-15T00:00:00Z', s.id);
+    await billAt(env, '2027-06-15T00:00:00Z', s.id);
     const kept = await ok(env.mcp, 'update_subscription_item', { id: addon.id, billingEnd: null });
     expect(kept).toMatchObject({ billingEnd: null, billing: { nextBillingAt: '2027-07-01T00:00:00.000Z' } });
-    const billed = await billAt('2027-07-15T00:00:00Z', s.id);
+    const billed = await billAt(env, '2027-07-15T00:00:00Z', s.id);
     // 1 to 10 July: the 9 days of the period 10 June - 10 July the end had cut off.
     expect(lines(billed, 'Support').map((l) => [l[1], l[2], l[3]])).toEqual([
       [930, '2027-07-01T00:00:00.000Z', '2027-07-10T00:00:00.000Z'],
@@ -183,7 +171,7 @@ describe('ending an item of a running subscription', () => {
     await ok(env.mcp, 'activate_subscription', { id: s.id });
     const running = await fails(env.mcp, 'update_subscription_item', { id: addon.id, billingEnd: '2027-05-20T00:00:00Z' }, 422);
     expect(running.detail).toContain('the next possible dates are 2027-06-01T00:00:00.000Z');
-    const billed = await billAt('2027-06-01T00:00:00Z', s.id);
+    const billed = await billAt(env, '2027-06-01T00:00:00Z', s.id);
     expect(lines(billed, 'Trial').map((l) => [l[1], l[2], l[3]])).toEqual([[1600, '2027-05-01T00:00:00.000Z', '2027-05-17T00:00:00.000Z']]);
   });
 

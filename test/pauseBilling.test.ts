@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDueJobs } from '../src/jobs/runner.js';
-import { fails, ok, setup, type TestEnv } from './helpers.js';
+import { billAt, fails, ok, setup, type TestEnv } from './helpers.js';
 
 let env: TestEnv;
 let customer: any;
@@ -29,18 +29,6 @@ async function subscribe(price: Record<string, unknown>): Promise<any> {
   return ok(env.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods: [{ contractPeriod: '1M', cancellationPeriod: '0D' }], activate: true });
 }
 
-/** Bills the subscription as of `at` (the clock moves there); the invoices' lines as [description, net, from, to]. */
-async function billAt(at: string, subscription: string): Promise<Array<Array<[string, number, string, string]>>> {
-  env.setNow(at);
-  const run = await ok(env.mcp, 'run_billing', { subscription });
-  const out = [];
-  for (const id of run.invoices) {
-    const invoice = (await env.http('GET', `/invoices/${id}`)).body;
-    out.push(invoice.lines.map((l: any) => [l.description, l.netAmount, l.periodStart, l.periodEnd]));
-  }
-  return out;
-}
-
 describe('a subscription that ends while paused', () => {
   it('in arrears, paused the day it started and cancelled while paused: nothing is billed, before or after the cancellation takes effect', async () => {
     env.setNow('2027-05-01T00:00:00Z');
@@ -52,7 +40,7 @@ describe('a subscription that ends while paused', () => {
     const cancelled = await ok(env.mcp, 'get_subscription', { id: s.id });
     expect(cancelled).toMatchObject({ status: 'cancelled', nextBillingDate: null });
     expect(cancelled.items[0].billing.nextBillingAt).toBeNull();
-    expect(await billAt('2027-08-02T00:00:00Z', s.id)).toEqual([]);
+    expect(await billAt(env, '2027-08-02T00:00:00Z', s.id)).toEqual([]);
     expect((await fails(env.mcp, 'get_estimated_invoice', { id: s.id }, 409)).detail).toMatch(/nothing left to bill/);
     expect((await ok(env.mcp, 'list_invoices', { subscription: s.id })).data).toEqual([]);
   });
@@ -60,39 +48,39 @@ describe('a subscription that ends while paused', () => {
   it('in arrears, terminated two months into a pause: the day before the pause is billed (1/31 of August), the pause not at all; the estimate said so', async () => {
     env.setNow('2027-05-01T00:00:00Z');
     const s = await subscribe({ payInAdvance: false, proRata: true });
-    expect((await billAt('2027-08-02T00:00:00Z', s.id)).map((i) => i[0]![2])).toEqual(['2027-05-01T00:00:00.000Z', '2027-06-01T00:00:00.000Z', '2027-07-01T00:00:00.000Z']);
+    expect((await billAt(env, '2027-08-02T00:00:00Z', s.id)).map((i) => i[0]![2])).toEqual(['2027-05-01T00:00:00.000Z', '2027-06-01T00:00:00.000Z', '2027-07-01T00:00:00.000Z']);
     await ok(env.mcp, 'pause_subscription', { id: s.id });
     env.setNow('2027-10-05T00:00:00Z');
     const terminated = await ok(env.mcp, 'terminate_subscription', { id: s.id });
     expect(terminated.nextBillingDate).toBe('2027-08-02T00:00:00.000Z');
     const estimate = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
-    const billed = await billAt('2027-10-05T00:00:00Z', s.id);
+    const billed = await billAt(env, '2027-10-05T00:00:00Z', s.id);
     expect(billed).toEqual([[[`Fee ${n} (pro rata 1/31 days, 2027-08-01 to 2027-08-01)`, 100, '2027-08-01T00:00:00.000Z', '2027-08-02T00:00:00.000Z']]]);
     expect(estimate.lines.map((l: any) => [l.description, l.netAmount, l.periodStart, l.periodEnd])).toEqual(billed[0]);
     expect(estimate.billingDate).toBe('2027-08-02T00:00:00.000Z');
-    expect(await billAt('2027-12-01T00:00:00Z', s.id)).toEqual([]);
+    expect(await billAt(env, '2027-12-01T00:00:00Z', s.id)).toEqual([]);
   });
 
   it('without proRata, the period the pause cut short costs its full price, once; the pause nothing', async () => {
     env.setNow('2027-05-01T00:00:00Z');
     const s = await subscribe({ payInAdvance: false, proRata: false });
-    await billAt('2027-06-01T00:00:00Z', s.id);
+    await billAt(env, '2027-06-01T00:00:00Z', s.id);
     env.setNow('2027-06-10T00:00:00Z');
     await ok(env.mcp, 'pause_subscription', { id: s.id });
     env.setNow('2027-09-20T00:00:00Z');
     await ok(env.mcp, 'terminate_subscription', { id: s.id });
-    expect(await billAt('2027-09-20T00:00:00Z', s.id)).toEqual([[[`Fee ${n} (2027-06-01 to 2027-06-09)`, 3100, '2027-06-01T00:00:00.000Z', '2027-06-10T00:00:00.000Z']]]);
+    expect(await billAt(env, '2027-09-20T00:00:00Z', s.id)).toEqual([[[`Fee ${n} (2027-06-01 to 2027-06-09)`, 3100, '2027-06-01T00:00:00.000Z', '2027-06-10T00:00:00.000Z']]]);
   });
 
   it('in advance, paused the day it started after its first period was billed, cancelled while paused: the first period stays, nothing follows', async () => {
     env.setNow('2027-05-01T00:00:00Z');
     const s = await subscribe({ payInAdvance: true, proRata: true });
-    expect(await billAt('2027-05-01T00:00:00Z', s.id)).toEqual([[[`Fee ${n} (2027-05-01 to 2027-05-31)`, 3100, '2027-05-01T00:00:00.000Z', '2027-06-01T00:00:00.000Z']]]);
+    expect(await billAt(env, '2027-05-01T00:00:00Z', s.id)).toEqual([[[`Fee ${n} (2027-05-01 to 2027-05-31)`, 3100, '2027-05-01T00:00:00.000Z', '2027-06-01T00:00:00.000Z']]]);
     await ok(env.mcp, 'pause_subscription', { id: s.id });
     env.setNow('2027-07-02T00:00:00Z');
     await ok(env.mcp, 'cancel_subscription', { id: s.id });
     await runDueJobs(env.app, new Date('2027-08-02T00:00:00Z'));
-    expect(await billAt('2027-08-02T00:00:00Z', s.id)).toEqual([]);
+    expect(await billAt(env, '2027-08-02T00:00:00Z', s.id)).toEqual([]);
     expect((await env.http('GET', `/invoices?subscription=${s.id}`)).body.data.map((i: any) => i.lines[0].periodStart)).toEqual(['2027-05-01T00:00:00.000Z']);
     expect((await ok(env.mcp, 'get_subscription', { id: s.id })).nextBillingDate).toBeNull();
   });
@@ -104,7 +92,7 @@ describe('a subscription that ends while paused', () => {
     await ok(env.mcp, 'pause_subscription', { id: s.id });
     env.setNow('2027-06-15T00:00:00Z');
     await ok(env.mcp, 'terminate_subscription', { id: s.id });
-    expect(await billAt('2027-06-15T00:00:00Z', s.id)).toEqual([[[`Fee ${n} (pro rata 9/31 days, 2027-05-01 to 2027-05-09)`, 900, '2027-05-01T00:00:00.000Z', '2027-05-10T00:00:00.000Z']]]);
+    expect(await billAt(env, '2027-06-15T00:00:00Z', s.id)).toEqual([[[`Fee ${n} (pro rata 9/31 days, 2027-05-01 to 2027-05-09)`, 900, '2027-05-01T00:00:00.000Z', '2027-05-10T00:00:00.000Z']]]);
   });
 
   it('resumed before it ends, the pause is billed as the contract says (every missed period), up to the cancellation', async () => {
@@ -116,7 +104,7 @@ describe('a subscription that ends while paused', () => {
     env.setNow('2027-05-20T00:00:00Z');
     await ok(env.mcp, 'resume_subscription', { id: s.id });
     await runDueJobs(env.app, new Date('2027-06-01T00:00:00Z'));
-    expect(await billAt('2027-06-01T00:00:00Z', s.id)).toEqual([]);
+    expect(await billAt(env, '2027-06-01T00:00:00Z', s.id)).toEqual([]);
     const invoices = (await env.http('GET', `/invoices?subscription=${s.id}`)).body;
     expect(invoices.data.map((i: any) => i.lines.map((l: any) => [l.netAmount, l.periodStart, l.periodEnd]))).toEqual([[[3100, '2027-05-01T00:00:00.000Z', '2027-06-01T00:00:00.000Z']]]);
   });
@@ -126,7 +114,7 @@ describe('a subscription resumed with a nextBillingDate', () => {
   it('in arrears: the date is its next billing date, on which the day before the pause is billed; the pause never; periods count from the date', async () => {
     env.setNow('2027-05-01T00:00:00Z');
     const s = await subscribe({ payInAdvance: false, proRata: true });
-    await billAt('2027-08-02T00:00:00Z', s.id);
+    await billAt(env, '2027-08-02T00:00:00Z', s.id);
     await ok(env.mcp, 'pause_subscription', { id: s.id });
     env.setNow('2027-09-10T00:00:00Z');
     const resumed = await ok(env.mcp, 'resume_subscription', { id: s.id, nextBillingDate: '2027-10-20T00:00:00Z' });
@@ -135,10 +123,10 @@ describe('a subscription resumed with a nextBillingDate', () => {
     const estimate = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
     const stub: [string, number, string, string] = [`Fee ${n} (pro rata 1/31 days, 2027-08-01 to 2027-08-01)`, 100, '2027-08-01T00:00:00.000Z', '2027-08-02T00:00:00.000Z'];
     expect([estimate.billingDate, estimate.lines.map((l: any) => [l.description, l.netAmount, l.periodStart, l.periodEnd])]).toEqual(['2027-10-20T00:00:00.000Z', [stub]]);
-    expect(await billAt('2027-10-19T23:59:59Z', s.id)).toEqual([]);
-    expect(await billAt('2027-10-20T00:00:00Z', s.id)).toEqual([[stub]]);
+    expect(await billAt(env, '2027-10-19T23:59:59Z', s.id)).toEqual([]);
+    expect(await billAt(env, '2027-10-20T00:00:00Z', s.id)).toEqual([[stub]]);
     expect((await ok(env.mcp, 'get_subscription', { id: s.id })).nextBillingDate).toBe('2027-11-20T00:00:00.000Z');
-    expect(await billAt('2027-11-20T00:00:00Z', s.id)).toEqual([[[`Fee ${n} (2027-10-20 to 2027-11-19)`, 3100, '2027-10-20T00:00:00.000Z', '2027-11-20T00:00:00.000Z']]]);
+    expect(await billAt(env, '2027-11-20T00:00:00Z', s.id)).toEqual([[[`Fee ${n} (2027-10-20 to 2027-11-19)`, 3100, '2027-10-20T00:00:00.000Z', '2027-11-20T00:00:00.000Z']]]);
   });
 
   it('in advance and in arrears on one invoice on the date: what the arrears item owes from before the pause, the first new period paid in advance', async () => {
@@ -149,14 +137,14 @@ describe('a subscription resumed with a nextBillingDate', () => {
     const [advance, arrears] = [await price(true), await price(false)];
     const plan = await ok(env.mcp, 'create_plan', { code: `mixed-${n}`, name: 'Mixed', charges: [{ product: product.id, pricePlan: advance.id }, { product: product.id, pricePlan: arrears.id }] });
     const s = await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods: [{ contractPeriod: '1M', cancellationPeriod: '0D' }], activate: true });
-    await billAt('2027-05-01T00:00:00Z', s.id);
+    await billAt(env, '2027-05-01T00:00:00Z', s.id);
     env.setNow('2027-05-16T00:00:00Z');
     await ok(env.mcp, 'pause_subscription', { id: s.id });
     env.setNow('2027-07-01T00:00:00Z');
     const resumed = await ok(env.mcp, 'resume_subscription', { id: s.id, nextBillingDate: '2027-07-10T00:00:00Z' });
     expect(resumed.items.map((i: any) => i.billing.nextBillingAt)).toEqual(['2027-07-10T00:00:00.000Z', '2027-07-10T00:00:00.000Z']);
     const estimate = await ok(env.mcp, 'get_estimated_invoice', { id: s.id });
-    const [invoice] = await billAt('2027-07-10T00:00:00Z', s.id);
+    const [invoice] = await billAt(env, '2027-07-10T00:00:00Z', s.id);
     expect(invoice).toEqual([
       [`Fee ${n} (2027-07-10 to 2027-08-09)`, 3100, '2027-07-10T00:00:00.000Z', '2027-08-10T00:00:00.000Z'],
       [`Fee ${n} (pro rata 15/31 days, 2027-05-01 to 2027-05-15)`, 1500, '2027-05-01T00:00:00.000Z', '2027-05-16T00:00:00.000Z'],
@@ -167,7 +155,7 @@ describe('a subscription resumed with a nextBillingDate', () => {
   it('an item in arrears paused at the end of a billed period owes nothing from before the pause: it is next billed at the end of its first new period', async () => {
     env.setNow('2027-05-01T00:00:00Z');
     const s = await subscribe({ payInAdvance: false, proRata: true });
-    await billAt('2027-06-01T00:00:00Z', s.id);
+    await billAt(env, '2027-06-01T00:00:00Z', s.id);
     await ok(env.mcp, 'pause_subscription', { id: s.id });
     env.setNow('2027-07-01T00:00:00Z');
     const resumed = await ok(env.mcp, 'resume_subscription', { id: s.id, nextBillingDate: '2027-07-10T00:00:00Z' });
@@ -177,7 +165,7 @@ describe('a subscription resumed with a nextBillingDate', () => {
   it('paused again before the date, the first pause goes on; resumed then without a date, every missed period is billed after all', async () => {
     env.setNow('2027-05-01T00:00:00Z');
     const s = await subscribe({ payInAdvance: false, proRata: true });
-    await billAt('2027-06-01T00:00:00Z', s.id);
+    await billAt(env, '2027-06-01T00:00:00Z', s.id);
     env.setNow('2027-06-10T00:00:00Z');
     await ok(env.mcp, 'pause_subscription', { id: s.id });
     env.setNow('2027-06-20T00:00:00Z');
@@ -186,20 +174,20 @@ describe('a subscription resumed with a nextBillingDate', () => {
     expect((await ok(env.mcp, 'pause_subscription', { id: s.id })).pausedAt).toBe('2027-06-10T00:00:00.000Z');
     env.setNow('2027-07-05T00:00:00Z');
     expect((await ok(env.mcp, 'resume_subscription', { id: s.id })).nextBillingDate).toBe('2027-07-01T00:00:00.000Z');
-    expect(await billAt('2027-07-05T00:00:00Z', s.id)).toEqual([[[`Fee ${n} (2027-06-01 to 2027-06-30)`, 3100, '2027-06-01T00:00:00.000Z', '2027-07-01T00:00:00.000Z']]]);
+    expect(await billAt(env, '2027-07-05T00:00:00Z', s.id)).toEqual([[[`Fee ${n} (2027-06-01 to 2027-06-30)`, 3100, '2027-06-01T00:00:00.000Z', '2027-07-01T00:00:00.000Z']]]);
   });
 
   it('terminated before the date: billing never restarted, so it ends as paused (the days before the pause billed, nothing after)', async () => {
     env.setNow('2027-05-01T00:00:00Z');
     const s = await subscribe({ payInAdvance: false, proRata: true });
-    await billAt('2027-06-01T00:00:00Z', s.id);
+    await billAt(env, '2027-06-01T00:00:00Z', s.id);
     env.setNow('2027-06-10T00:00:00Z');
     await ok(env.mcp, 'pause_subscription', { id: s.id });
     env.setNow('2027-06-20T00:00:00Z');
     await ok(env.mcp, 'resume_subscription', { id: s.id, nextBillingDate: '2027-07-10T00:00:00Z' });
     env.setNow('2027-06-25T00:00:00Z');
     expect((await ok(env.mcp, 'terminate_subscription', { id: s.id })).nextBillingDate).toBe('2027-06-10T00:00:00.000Z');
-    expect(await billAt('2027-06-25T00:00:00Z', s.id)).toEqual([[[`Fee ${n} (pro rata 9/30 days, 2027-06-01 to 2027-06-09)`, 930, '2027-06-01T00:00:00.000Z', '2027-06-10T00:00:00.000Z']]]);
-    expect(await billAt('2027-08-01T00:00:00Z', s.id)).toEqual([]);
+    expect(await billAt(env, '2027-06-25T00:00:00Z', s.id)).toEqual([[[`Fee ${n} (pro rata 9/30 days, 2027-06-01 to 2027-06-09)`, 930, '2027-06-01T00:00:00.000Z', '2027-06-10T00:00:00.000Z']]]);
+    expect(await billAt(env, '2027-08-01T00:00:00Z', s.id)).toEqual([]);
   });
 });
