@@ -84,6 +84,7 @@ describe('overdue rules', () => {
       daysOverdue: 14,
       dueInDays: 7,
       amountInCents: 500,
+      sendLetter: true,
       documentTemplate: { title: 'Second reminder' },
       emailTemplate: { subject: 'Reminder {{ dunning.level }}', contentPlain: 'Dear {{customer.name}}' },
     });
@@ -138,7 +139,7 @@ describe('the dunning run', () => {
       sendLetter: true,
       documentTemplate: { title: 'Second reminder for {{invoice.number}}', closing: 'Yours, the accounts team' },
     });
-    await ok(env.mcp, 'create_overdue_rule', { level: 3, daysOverdue: 8, dueInDays: 1, isEnabled: false });
+    await ok(env.mcp, 'create_overdue_rule', { level: 3, daysOverdue: 28, dueInDays: 1, isEnabled: false });
     const customer = await customerWith(env.mcp, 'Acme & Sons', [
       { email: 'office@acme.example', default: true },
       { email: 'dunning@acme.example', isDunningEmail: true },

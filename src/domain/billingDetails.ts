@@ -224,7 +224,8 @@ function givenMandate(input: PaymentMethodInput): { mandateReference: string | n
 /**
  * `sepaDebit.mandateReference` and `signingDate` record the debtor's signed mandate on the new
  * method (create_sepa_mandate's checks, core scheme): both or neither, a reference of the SEPA
- * set, a signature not in the future, an enabled method.
+ * set, a signature neither in the future nor so far back that the mandate has expired, an enabled
+ * method.
  */
 function mandateViolations(input: PaymentMethodInput, now: Date): Violation[] {
   const given = givenMandate(input);
@@ -248,8 +249,8 @@ function mandateViolations(input: PaymentMethodInput, now: Date): Violation[] {
       code: 'required',
     });
   } else {
-    const problem = signatureDateProblem(given.signingDate, now);
-    if (problem) out.push({ propertyPath: 'sepaDebit.signingDate', message: `sepaDebit.signingDate ${given.signingDate} ${problem}`, code: 'future' });
+    const found = signatureDateProblem(given.signingDate, now);
+    if (found) out.push({ propertyPath: 'sepaDebit.signingDate', message: `sepaDebit.signingDate ${given.signingDate} ${found.problem}`, code: found.code });
   }
   if (!input.enabled) {
     out.push({

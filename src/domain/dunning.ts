@@ -28,20 +28,42 @@ type Values = Record<Placeholder, string>;
 
 const TEMPLATE_FIELDS = ['subject', 'contentPlain', 'contentHtml'] as const;
 
-function templateViolations(template: EmailTemplate | null): Violation[] {
-  if (!template) return [];
+const PLACEHOLDER_LIST = PLACEHOLDERS.map((p) => `{{${p}}}`).join(', ');
+
+/**
+ * Braces left once the placeholders are taken out, which `render` would send as they are: a `{{`,
+ * or a `}}` (in HTML only one that closes a name, `{invoice.number}}`: style sheets end nested blocks
+ * with `}}`).
+ */
+function strayBraces(text: string, html: boolean): boolean {
+  const rest = text.replace(PLACEHOLDER, '');
+  return rest.includes('{{') || (html ? /(?<!\{)\{\s*[\w.]+\s*\}\}/.test(rest) : rest.includes('}}'));
+}
+
+/** The placeholders of one template text at `propertyPath`: each must be known and well formed. */
+function textViolations(propertyPath: string, text: string, html = false): Violation[] {
   const out: Violation[] = [];
-  for (const field of TEMPLATE_FIELDS) {
-    for (const [placeholder, name = ''] of (template[field] ?? '').matchAll(PLACEHOLDER)) {
-      if ((PLACEHOLDERS as readonly string[]).includes(name)) continue;
-      out.push({
-        propertyPath: `emailTemplate.${field}`,
-        message: `emailTemplate.${field} uses ${placeholder}, which is not a placeholder; use one of ${PLACEHOLDERS.map((p) => `{{${p}}}`).join(', ')}`,
-        code: 'unknown_placeholder',
-      });
-    }
+  for (const [placeholder, name = ''] of text.matchAll(PLACEHOLDER)) {
+    if ((PLACEHOLDERS as readonly string[]).includes(name)) continue;
+    out.push({
+      propertyPath,
+      message: `${propertyPath} uses ${placeholder}, which is not a placeholder; use one of ${PLACEHOLDER_LIST}`,
+      code: 'unknown_placeholder',
+    });
+  }
+  if (strayBraces(text, html)) {
+    out.push({
+      propertyPath,
+      message: `${propertyPath} has {{ or }} outside a placeholder, which would be sent as it is; write a placeholder with two braces on each side, one of ${PLACEHOLDER_LIST}`,
+      code: 'stray_braces',
+    });
   }
   return out;
+}
+
+function templateViolations(template: EmailTemplate | null): Violation[] {
+  if (!template) return [];
+  return TEMPLATE_FIELDS.flatMap((field) => textViolations(`emailTemplate.${field}`, template[field] ?? '', field === 'contentHtml'));
 }
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -53,26 +75,30 @@ function render(text: string, values: Values, html = false): string {
   });
 }
 
-/** Keys and placeholders of a rule's documentTemplate (the parts of its letters). */
-function documentTemplateViolations(template: DocumentTemplate | null): Violation[] {
+/**
+ * Keys, texts and placeholders of a rule's documentTemplate (the parts of its letters). `given`: the
+ * call sent it, which only a rule that sends letters uses (a template kept while letters are switched
+ * off stays for when they are switched on again).
+ */
+function documentTemplateViolations(rule: OverdueRule, given: boolean): Violation[] {
+  const template = rule.documentTemplate;
   if (!template) return [];
   const out: Violation[] = [];
+  if (given && !rule.sendLetter) {
+    out.push({
+      propertyPath: 'documentTemplate',
+      message: 'documentTemplate sets the texts of the letter, but sendLetter is false, so no letter would use it: set sendLetter true with it, or leave documentTemplate out',
+      code: 'unused',
+    });
+  }
   for (const [key, text] of Object.entries(template)) {
+    const propertyPath = `documentTemplate.${key}`;
     if (!(LETTER_PARTS as readonly string[]).includes(key)) {
-      out.push({
-        propertyPath: `documentTemplate.${key}`,
-        message: `documentTemplate.${key} is not a part of a letter; use ${LETTER_PARTS.join(', ')}`,
-        code: 'unknown_key',
-      });
-      continue;
-    }
-    for (const [placeholder, name = ''] of text.matchAll(PLACEHOLDER)) {
-      if ((PLACEHOLDERS as readonly string[]).includes(name)) continue;
-      out.push({
-        propertyPath: `documentTemplate.${key}`,
-        message: `documentTemplate.${key} uses ${placeholder}, which is not a placeholder; use one of ${PLACEHOLDERS.map((p) => `{{${p}}}`).join(', ')}`,
-        code: 'unknown_placeholder',
-      });
+      out.push({ propertyPath, message: `${propertyPath} is not a part of a letter; use ${LETTER_PARTS.join(', ')}`, code: 'unknown_key' });
+    } else if (text.trim() === '') {
+      out.push({ propertyPath, message: `${propertyPath} is empty; give its text, or leave ${key} out for the system text`, code: 'empty' });
+    } else {
+      out.push(...textViolations(propertyPath, text));
     }
   }
   return out;
@@ -94,14 +120,25 @@ function letterTexts(template: DocumentTemplate | null, values: Values): Dunning
 /**
  * The system template, used when a rule has none. It greets its recipients by name as the invoice
  * e-mail does (addressingOf); a rule's own template has only `{{customer.name}}`, the customer.
+ * `earlierFees`: fee invoices of earlier levels still open, which are never dunned on their own.
  */
-function systemEmail(addressee: string, values: Values, fee: Invoice | undefined, originalAttached: boolean): { subject: string; text: string } {
+function systemEmail(
+  addressee: string,
+  values: Values,
+  fee: Invoice | undefined,
+  originalAttached: boolean,
+  earlierFees: Invoice[],
+): { subject: string; text: string } {
   const lines = [
     `Dear ${addressee},`,
     '',
     `invoice ${values['invoice.number']} is overdue: ${values['invoice.amountDue']} is still open. Please pay it by ${values['invoice.dueAt']}.`,
   ];
   if (fee) lines.push(`A dunning fee of ${values['dunning.fee']} is charged on invoice ${fee.number} (attached), due by the same date.`);
+  if (earlierFees.length) {
+    const open = earlierFees.map((f) => `invoice ${f.number} (${formatMoney(f.amountDue, f.currencyCode)})`).join(', ');
+    lines.push(`Dunning fees of earlier reminders are still open: ${open}. Please pay them as well.`);
+  }
   if (originalAttached) lines.push(`Invoice ${values['invoice.number']} is attached.`);
   lines.push('', 'If you have paid in the meantime, please disregard this reminder.', '');
   return { subject: `Payment reminder ${values['dunning.level']}: invoice ${values['invoice.number']}`, text: lines.join('\n') };
@@ -127,7 +164,40 @@ export interface OverdueRuleInput {
 const emailTemplateOf = (t: OverdueRuleInput['emailTemplate']): EmailTemplate | null =>
   t && { subject: t.subject, contentPlain: t.contentPlain, contentHtml: t.contentHtml ?? null };
 
-async function ruleViolations(tx: Tx, org: string, rule: OverdueRule): Promise<Violation[]> {
+/** Levels run from 1 to 100, one rule each: a page of this many holds every rule of an organisation. */
+const MAX_RULES = 100;
+
+/**
+ * A higher level is reached later: the rule's daysOverdue must lie above every lower level's and
+ * below every higher level's, enabled or not (a disabled one may be enabled again). The run applies
+ * the highest level reached, so a level reached earlier than a lower one would pass over the lower
+ * level's fee and letter for good. A gap (a level deleted) keeps the order.
+ */
+async function orderViolation(tx: Tx, org: string, rule: OverdueRule): Promise<Violation | undefined> {
+  const { rows } = await tx.dunning.listRules(org, { page: 1, limit: MAX_RULES, descending: false });
+  const others = rows.filter((r) => r.id !== rule.id);
+  const floor = others.filter((r) => r.level < rule.level).sort((a, b) => b.daysOverdue - a.daysOverdue)[0];
+  const ceiling = others.filter((r) => r.level > rule.level).sort((a, b) => a.daysOverdue - b.daysOverdue)[0];
+  const tooEarly = floor !== undefined && rule.daysOverdue <= floor.daysOverdue;
+  const tooLate = ceiling !== undefined && rule.daysOverdue >= ceiling.daysOverdue;
+  if (!tooEarly && !tooLate) return undefined;
+  const bounds = [
+    ...(floor ? [`greater than ${floor.daysOverdue} (level ${floor.level})`] : []),
+    ...(ceiling ? [`less than ${ceiling.daysOverdue} (level ${ceiling.level})`] : []),
+  ];
+  return {
+    propertyPath: 'daysOverdue',
+    message: `daysOverdue ${rule.daysOverdue} of level ${rule.level} must be ${bounds.join(' and ')}: a higher level is reached later, since the run applies the highest level reached and never a lower one after it`,
+    code: 'out_of_order',
+  };
+}
+
+/**
+ * Everything wrong with the rule as it would be stored. `placed`: its level or daysOverdue is new, so
+ * its place among the levels is checked (an order stored before this check never blocks other edits).
+ * `templateGiven`: the call sent a documentTemplate.
+ */
+async function ruleViolations(tx: Tx, org: string, rule: OverdueRule, placed: boolean, templateGiven: boolean): Promise<Violation[]> {
   const out: Violation[] = [];
   const taken = await tx.dunning.ruleOfLevel(org, rule.level, rule.id);
   if (taken) {
@@ -137,7 +207,9 @@ async function ruleViolations(tx: Tx, org: string, rule: OverdueRule): Promise<V
       code: 'unique',
     });
   }
-  out.push(...templateViolations(rule.emailTemplate), ...documentTemplateViolations(rule.documentTemplate));
+  const order = placed && !taken ? await orderViolation(tx, org, rule) : undefined;
+  if (order) out.push(order);
+  out.push(...templateViolations(rule.emailTemplate), ...documentTemplateViolations(rule, templateGiven));
   return out;
 }
 
@@ -150,7 +222,7 @@ export async function createOverdueRule(tx: Tx, org: string, input: OverdueRuleI
     createdAt: at,
     updatedAt: at,
   };
-  const violations = await ruleViolations(tx, org, rule);
+  const violations = await ruleViolations(tx, org, rule, true, input.documentTemplate !== null);
   if (violations.length) throw invalidMany(violations);
   await tx.dunning.insertRule(org, rule);
   return rule;
@@ -176,13 +248,17 @@ export async function updateOverdueRule(tx: Tx, org: string, id: string, patch: 
     emailTemplate: emailTemplate === undefined ? current.emailTemplate : emailTemplateOf(emailTemplate),
     updatedAt: now.toISOString(),
   };
-  const violations = await ruleViolations(tx, org, rule);
+  const placed = rule.level !== current.level || rule.daysOverdue !== current.daysOverdue;
+  const violations = await ruleViolations(tx, org, rule, placed, (patch.documentTemplate ?? null) !== null);
   if (violations.length) throw invalidMany(violations);
   await tx.dunning.updateRule(org, rule);
   return rule;
 }
 
-/** Steps already taken keep their level; invoices are no longer dunned at this level. */
+/**
+ * Steps already taken keep their level; invoices are no longer dunned at this level. The levels left
+ * keep their order, so the gap needs no check.
+ */
 export async function deleteOverdueRule(tx: Tx, org: string, id: string): Promise<{ id: string; deleted: true }> {
   const rule = await getOverdueRule(tx, org, id);
   await tx.dunning.deleteRule(org, rule.id);
@@ -239,7 +315,7 @@ export async function applyDunning(tx: Tx, org: string, invoiceId: string, now: 
   const { to, addressee } = await addressingOf(tx, org, customer, 'dunning');
   const content = template
     ? { subject: render(template.subject, values), text: render(template.contentPlain, values), html: template.contentHtml && render(template.contentHtml, values, true) }
-    : { ...systemEmail(addressee, values, fee, rule.attachOriginalInvoice), html: null };
+    : { ...systemEmail(addressee, values, fee, rule.attachOriginalInvoice, await openFees(tx, org, invoice.id)), html: null };
   const attachments = [...(rule.attachOriginalInvoice ? [invoiceAttachment(invoice)] : []), ...(fee ? [invoiceAttachment(fee)] : [])];
   const emailId = await queueEmail(tx, org, { kind: 'dunning', customer, invoice: invoice.id, to, ...content, attachments }, now);
 
@@ -256,6 +332,18 @@ export async function applyDunning(tx: Tx, org: string, invoiceId: string, now: 
   await tx.dunning.insertStep(org, invoice.id, newId(), step, letter);
   await emitEvent(tx, org, { type: 'invoice.dunning_level_reached', subjectId: invoice.id, data: { invoice: dunned, dunning: step } }, now);
   return true;
+}
+
+/** The fee invoices of the levels applied to the invoice so far that are still open with an amount due. */
+async function openFees(tx: Tx, org: string, invoiceId: string): Promise<Invoice[]> {
+  const { rows } = await tx.dunning.listSteps(org, invoiceId, { page: 1, limit: MAX_RULES, descending: false });
+  const fees: Invoice[] = [];
+  for (const step of rows) {
+    if (step.feeInvoice === null) continue;
+    const fee = await tx.invoices.get(org, step.feeInvoice);
+    if (fee?.status === 'open' && fee.amountDue > 0) fees.push(fee);
+  }
+  return fees;
 }
 
 /** What a dunning letter shows: its texts, the step and the dunned invoice with its addresses. */

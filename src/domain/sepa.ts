@@ -19,10 +19,10 @@ import type {
 } from '../store/ports/sepa.js';
 import type { Tx } from '../store/store.js';
 import { getPaymentMethod } from './billingDetails.js';
-import { getCustomer } from './customers.js';
+import { customerIdOf, getCustomer } from './customers.js';
 import { addressingOf, queueEmail } from './emails.js';
 import { formatMoney } from '../values/money.js';
-import { creditorIdentifierProblem, ibanProblem, maskIban, normaliseIban, sepaIbanProblem } from './iban.js';
+import { ibanProblem, maskIban, normaliseIban, sepaIbanProblem } from './iban.js';
 import { applyInvoicePayment, getInvoice, invoiceIdOf, reopenInvoicePayment } from './invoices.js';
 import { recordPaymentPlanPayment, returnInstallmentCollection } from './paymentPlans.js';
 import { earliestCollectionDate, isTarget2BusinessDay, nextBusinessDay } from './target2.js';
@@ -35,17 +35,27 @@ export function sepaDay(now: Date): string {
   return DateTime.fromJSDate(now, { zone: TARGET2_ZONE }).toISODate() as string;
 }
 
-/** ISO 20022 return reasons seen most on SEPA direct debits, for brokenReason; any 4-character code is accepted. */
+/**
+ * The reason codes of SEPA direct debit R-transactions (rejects, refusals, returns, refunds) as the
+ * EPC's guidance on reason codes lists them, with their ISO 20022 meaning for brokenReason. The
+ * return tools take only these (a typo such as ZZZZ would be recorded as a reason no bank gives); a
+ * pain.002 is taken as the bank reports it.
+ */
 const RETURN_REASONS: Record<string, string> = {
   AC01: 'incorrect account number',
   AC04: 'account closed',
   AC06: 'account blocked',
+  AC13: 'debtor account is a consumer account',
   AG01: 'transaction forbidden on this account',
   AG02: 'invalid operation code',
   AM04: 'insufficient funds',
   AM05: 'duplicate collection',
   BE05: 'creditor unknown to the debtor bank',
+  CNOR: 'creditor bank not registered',
+  DNOR: 'debtor bank not registered',
+  ED05: 'settlement failed',
   FF01: 'invalid file format',
+  FF05: 'direct debit type incorrect',
   MD01: 'no valid mandate',
   MD02: 'mandate data missing or wrong',
   MD06: 'refund requested by the debtor',
@@ -53,8 +63,18 @@ const RETURN_REASONS: Record<string, string> = {
   MS02: 'refused by the debtor',
   MS03: 'reason not specified',
   RC01: 'incorrect BIC',
+  RR01: 'regulatory reason: debtor account or identification missing',
+  RR02: "regulatory reason: debtor's name or address missing",
+  RR03: "regulatory reason: creditor's name or address missing",
+  RR04: 'regulatory reason',
   SL01: 'specific service of the debtor bank',
+  SL11: "creditor not on the debtor's whitelist",
+  SL12: "creditor on the debtor's blacklist",
+  SL13: 'maximum number of direct debits exceeded',
+  SL14: 'maximum direct debit amount exceeded',
 };
+
+export const SEPA_RETURN_REASONS: readonly string[] = Object.keys(RETURN_REASONS);
 
 /**
  * Returns that say the mandate itself is gone: the debtor bank knows no valid mandate (MD01), or the
@@ -88,19 +108,27 @@ export async function getSepaCreditor(tx: Tx, org: string): Promise<SepaCreditor
   return creditorView(creditor);
 }
 
-/** PUT: the creditor identifier (check digits) and the account collections are paid into. */
+/**
+ * Why a creditor's account cannot be collected into (a phrase to follow the field name), or undefined:
+ * a valid IBAN (normalised) of a SEPA country.
+ */
+export function creditorIbanProblem(iban: string): string | undefined {
+  return ibanProblem(iban) ?? sepaIbanProblem(iban);
+}
+
+/**
+ * PUT: the creditor identifier and the account collections are paid into. The input schema checks
+ * both (creditorIdentifierProblem, creditorIbanProblem), so their violations come with those of the
+ * other fields; they are stored normalised.
+ */
 export async function updateSepaCreditor(tx: Tx, org: string, input: SepaCreditorInput, now: Date): Promise<SepaCreditor> {
-  const creditorIdentifier = normaliseIban(input.creditorIdentifier);
-  const iban = normaliseIban(input.iban);
-  const violations: Violation[] = [];
-  const idProblem = creditorIdentifierProblem(creditorIdentifier);
-  if (idProblem) violations.push({ propertyPath: 'creditorIdentifier', message: `creditorIdentifier ${idProblem}`, code: 'invalid_creditor_identifier' });
-  const accountProblem = ibanProblem(iban);
-  const outside = accountProblem ? undefined : sepaIbanProblem(iban);
-  if (accountProblem) violations.push({ propertyPath: 'iban', message: `iban ${accountProblem}`, code: 'invalid_iban' });
-  if (outside) violations.push({ propertyPath: 'iban', message: `iban ${outside}`, code: 'not_sepa_country' });
-  if (violations.length) throw invalidMany(violations);
-  const record = { creditorIdentifier, name: input.name, iban, bic: input.bic ?? null, updatedAt: now.toISOString() };
+  const record = {
+    creditorIdentifier: normaliseIban(input.creditorIdentifier),
+    name: input.name,
+    iban: normaliseIban(input.iban),
+    bic: input.bic ?? null,
+    updatedAt: now.toISOString(),
+  };
   await tx.sepa.putCreditor(org, record);
   return creditorView(record);
 }
@@ -146,9 +174,25 @@ export function mandateReferenceProblem(reference: string): string | undefined {
   return "must be 1 to 35 characters of A-Z, a-z, 0-9 and + ? / - : ( ) . , ' (no spaces), e.g. MND-2027-0001";
 }
 
-/** Why a mandate's signature date cannot be recorded on the SEPA day of `now` (a phrase), or undefined. */
-export function signatureDateProblem(date: string, now: Date): string | undefined {
-  return date > sepaDay(now) ? 'lies in the future; a mandate is recorded once signed' : undefined;
+/** The earliest signature date of a mandate recorded on `day` that has not expired at once. */
+function earliestSignatureDate(day: string): string {
+  return DateTime.fromISO(mandateUsedAfter(day), { zone: 'UTC' }).plus({ days: 1 }).toISODate() as string;
+}
+
+/**
+ * Why a mandate's signature date cannot be recorded on the SEPA day of `now` (a phrase to follow the
+ * date, and its code), or undefined: not in the future, and not so far back that the mandate would
+ * be expired when recorded (a typo in the year would leave the method with a mandate never collected,
+ * and a method holds one mandate).
+ */
+export function signatureDateProblem(date: string, now: Date): { problem: string; code: 'future' | 'expired' } | undefined {
+  const today = sepaDay(now);
+  if (date > today) return { problem: 'lies in the future; a mandate is recorded once signed', code: 'future' };
+  if (date > mandateUsedAfter(today)) return undefined;
+  return {
+    problem: `lies ${MANDATE_EXPIRY_MONTHS} months or more back: a mandate under which nothing was collected for ${MANDATE_EXPIRY_MONTHS} months has expired; the earliest signature date accepted today is ${earliestSignatureDate(today)}`,
+    code: 'expired',
+  };
 }
 
 export interface NewMandate {
@@ -195,7 +239,26 @@ export async function recordSepaMandate(
       'unique',
     );
   }
-  throw conflict(`Payment method ${mandate.paymentMethodId} already has a SEPA mandate (list_sepa_mandates)`);
+  throw methodTaken(mandate.paymentMethodId, existing, now);
+}
+
+/**
+ * The 409 of a second mandate on a payment method, saying what became of the one it holds: a method
+ * holds one mandate for good, so after a revoked or expired one a new mandate needs a new method.
+ */
+function methodTaken(methodId: string, existing: StoredSepaMandate | undefined, now: Date): AppError {
+  const status = existing && mandateView(existing, now).status;
+  if (!existing || status === 'active') {
+    const which = existing ? `the active SEPA mandate ${existing.mandateReference}` : 'a SEPA mandate';
+    return conflict(`Payment method ${methodId} already has ${which} (list_sepa_mandates); a payment method holds one mandate`);
+  }
+  const ended =
+    status === 'revoked'
+      ? `revoked at ${existing.revokedAt}`
+      : `expired: no collection was presented under it for ${MANDATE_EXPIRY_MONTHS} months`;
+  return conflict(
+    `Payment method ${methodId} already has SEPA mandate ${existing.mandateReference}, ${ended}; a payment method holds one mandate, so record the new one on a new sepa_debit payment method: create_payment_method with sepaDebit and its mandateReference and signingDate`,
+  );
 }
 
 export async function createSepaMandate(tx: Tx, org: string, customerRef: string, input: SepaMandateInput, now: Date): Promise<SepaMandate> {
@@ -227,7 +290,7 @@ export async function createSepaMandate(tx: Tx, org: string, customerRef: string
   const referenceProblem = mandateReferenceProblem(input.mandateReference);
   if (referenceProblem) violations.push({ propertyPath: 'mandateReference', message: `mandateReference ${referenceProblem}`, code: 'invalid_mandate_reference' });
   const dateProblem = signatureDateProblem(input.signatureDate, now);
-  if (dateProblem) violations.push({ propertyPath: 'signatureDate', message: `signatureDate ${input.signatureDate} ${dateProblem}`, code: 'future' });
+  if (dateProblem) violations.push({ propertyPath: 'signatureDate', message: `signatureDate ${input.signatureDate} ${dateProblem.problem}`, code: dateProblem.code });
   if (violations.length) throw invalidMany(violations);
   const mandate = await recordSepaMandate(
     tx,
@@ -477,9 +540,12 @@ export async function getSepaXmlPayment(tx: Tx, org: string, id: string, now: Da
   return paymentView(await storedPayment(tx, org, id), now);
 }
 
+/** Collections filtered by statement (id), invoice and customer (id or number) and status. */
 export async function listSepaXmlPayments(tx: Tx, org: string, filter: SepaPaymentFilter, page: PageRequest, now: Date) {
   const invoice = filter.invoice === undefined ? undefined : await invoiceIdOf(tx, org, filter.invoice);
-  const { rows, total } = await tx.sepa.listPayments(org, { ...filter, invoice }, page);
+  const customer = filter.customer === undefined ? undefined : await customerIdOf(tx, org, filter.customer);
+  const query: SepaPaymentFilter = { ...filter, invoice, customer };
+  const { rows, total } = await tx.sepa.listPayments(org, query, page);
   return { rows: rows.map((p) => paymentView(p, now)), total };
 }
 
@@ -492,7 +558,10 @@ export interface SepaReturnInput {
   returnedAt?: string | undefined;
 }
 
-/** When the bank reported the return: not in the future, not before the collection. */
+/**
+ * When the bank reported the return: not in the future, not before the collection. It may lie before
+ * the execution date: a reject or a refusal comes back before settlement (a pain.002 reports them so).
+ */
 function returnTime(payment: StoredSepaXmlPayment, returnedAt: string | undefined, now: Date): string {
   if (returnedAt === undefined) return now.toISOString();
   const at = new Date(returnedAt);

@@ -75,6 +75,18 @@ export function elsewhere<S extends Schema>(schema: S, where: (key: string) => s
   return schema;
 }
 
+/** The fields of an operation's input that its REST route takes from the path, by input schema. */
+const IN_PATH = new WeakMap<Schema, readonly string[]>();
+
+/**
+ * Marks `names` of the input `schema` as path parameters: an unknown key is told the fields a body
+ * takes and, apart from them, the path parameters (over REST they are not body fields).
+ */
+export function inPath<S extends Schema>(schema: S, names: readonly string[]): S {
+  IN_PATH.set(schema, names);
+  return schema;
+}
+
 /** Case, `_` and `-` do not tell field names apart for a suggestion: `customer_number` is `customerNumber`. */
 const normalise = (key: string) => key.toLowerCase().replace(/[_-]/g, '');
 
@@ -114,6 +126,14 @@ function closest(key: string, allowed: string[]): string | undefined {
 
 const MAX_LISTED = 12;
 
+/** The fields an object takes, its path parameters (`inPath`) named apart: "allowed: reasonCode, besides the path parameter id". */
+function takes(allowed: string[], inPath: readonly string[]): string {
+  if (!inPath.length) return `allowed: ${allowed.join(', ')}`;
+  const fields = allowed.filter((k) => !inPath.includes(k));
+  const path = `the path parameter${inPath.length > 1 ? 's' : ''} ${inPath.join(', ')}`;
+  return fields.length ? `allowed: ${fields.join(', ')}, besides ${path}` : `it takes no fields besides ${path}`;
+}
+
 /**
  * Why `key` is not accepted in the object at `at`, and what to send instead; `names` are the fields
  * of that object the message names (the one it most likely meant, or the allowed ones).
@@ -135,7 +155,7 @@ function unknownKey(key: string, at: string, object: Schema | undefined): { mess
   if (suggestion) return { message: `${head}; did you mean '${suggestion}'?`, names: [suggestion] };
   const instead = ELSEWHERE.get(object!)?.(normalise(key));
   if (instead) return { message: `${head}; ${instead}`, names: [] };
-  if (allowed.length <= MAX_LISTED) return { message: `${head}; allowed: ${allowed.join(', ')}`, names: allowed };
+  if (allowed.length <= MAX_LISTED) return { message: `${head}; ${takes(allowed, IN_PATH.get(object!) ?? [])}`, names: allowed };
   return { message: `${head}; see the input schema for the allowed fields`, names: [] };
 }
 

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { renderPain008 } from '../documents/sepaXml.js';
+import { creditorIdentifierProblem, normaliseIban } from '../domain/iban.js';
 import {
   createSepaMandate,
+  creditorIbanProblem,
   getSepaCreditor,
   getSepaMandate,
   getSepaXmlPayment,
@@ -13,11 +15,13 @@ import {
   recordSepaReturn,
   returnSepaXmlPayment,
   runSepaCollection,
+  SEPA_RETURN_REASONS,
   updateSepaCreditor,
   type SepaStatementDocument,
 } from '../domain/sepa.js';
 import { BODY_LIMIT } from '../http/body.js';
-import { defineOperation, type OperationContext } from '../registry/operation.js';
+import { defineOperation, pathParams, type OperationContext } from '../registry/operation.js';
+import { inPath } from '../registry/validation.js';
 import { bicInput, date, dateTimeInput, filterBy, idOrNumber, listOf, pageInput, pathId, paged, text255 } from '../schemas/common.js';
 import {
   SEPA_PAYMENT_STATUSES,
@@ -38,9 +42,25 @@ function deliverAfterCommit(ctx: OperationContext): void {
 
 const reasonCode = z
   .string()
-  .regex(/^[A-Z0-9]{4}$/, { message: 'must be an ISO 20022 return reason code of 4 upper-case letters and digits, e.g. AM04, MD01' })
+  .regex(/^[A-Z0-9]{4}$/, { message: 'must be an ISO 20022 return reason code of 4 upper-case letters and digits, e.g. AM04, MD01', abort: true })
+  .refine((code) => SEPA_RETURN_REASONS.includes(code), {
+    message: `is not a reason code of SEPA direct debit R-transactions; use one of ${SEPA_RETURN_REASONS.join(', ')}`,
+  })
   .describe('ISO 20022 reason, e.g. AC04 closed, AM04 no funds, MD01 no mandate, MS02 refused.');
 const returnedAt = dateTimeInput.optional().describe('When the bank reported it; default now.');
+
+/**
+ * A text field whose domain check (a phrase to follow the field name, on the normalised value) runs
+ * in the input schema: its violation comes with those of the other fields, not in a second answer.
+ */
+const checked = (problem: (normalised: string) => string | undefined) =>
+  z
+    .string()
+    .max(255, { message: 'must be at most 255 characters', abort: true })
+    .superRefine((value, ctx) => {
+      const found = problem(normaliseIban(value));
+      if (found) ctx.addIssue({ code: 'custom', message: found });
+    });
 
 /** The statement's link: what the tool answers and the REST route renders the pain.008 file from. */
 const statementLinkSchema = sepaXmlStatementSchema.omit({ payments: true }).extend({ mimeType: z.literal(XML) });
@@ -57,9 +77,9 @@ export const sepaOperations = [
     permission: 'payment:write',
     kind: 'update',
     input: z.strictObject({
-      creditorIdentifier: z.string().max(255).describe('With valid check digits, e.g. DE98ZZZ09999999999.'),
+      creditorIdentifier: checked(creditorIdentifierProblem).describe('With valid check digits, e.g. DE98ZZZ09999999999.'),
       name: text255.min(1, { message: 'must be 1 to 255 characters' }).describe('Creditor name in the files (first 70 characters).'),
-      iban: z.string().max(255).describe('Account collected into; spaces ignored.'),
+      iban: checked(creditorIbanProblem).describe('Account collected into; spaces ignored.'),
       bic: bicInput
         .nullable()
         .optional()
@@ -95,10 +115,8 @@ export const sepaOperations = [
     input: z.strictObject({
       id: idOrNumber('customer'),
       paymentMethod: pathId('sepa_debit payment method'),
-      mandateReference: z
-        .string()
-        .regex(/^[A-Za-z0-9+?/\-:().,']{1,35}$/, { message: "must be 1 to 35 characters of A-Z, a-z, 0-9 and + ? / - : ( ) . , '" })
-        .describe('1-35 characters, e.g. MND-2027-0001.'),
+      // Checked with the signature date and the method (mandateReferenceProblem): one answer for all three.
+      mandateReference: z.string().describe('1-35 characters, e.g. MND-2027-0001.'),
       signatureDate: date.describe('Date signed, not in the future.'),
       sepaType: z.enum(SEPA_TYPES).default('core').describe('core (consumers) or b2b.'),
     }),
@@ -215,12 +233,13 @@ export const sepaOperations = [
       ...pageInput,
       statement: z.string().max(255).optional().describe('Only of this statement.'),
       invoice: filterBy('invoice', 'payments'),
+      customer: filterBy('customer', 'payments'),
       status: z.enum(SEPA_PAYMENT_STATUSES).optional().describe('Only in this status.'),
     }),
     output: listOf(sepaXmlPaymentSchema),
     mcp: listView(sepaPaymentRow),
-    handler: (ctx, { statement, invoice, status, ...rest }) =>
-      paged(rest, (page) => listSepaXmlPayments(ctx.tx, ctx.org, { statement, invoice, status }, page, ctx.now)),
+    handler: (ctx, { statement, invoice, customer, status, ...rest }) =>
+      paged(rest, (page) => listSepaXmlPayments(ctx.tx, ctx.org, { statement, invoice, customer, status }, page, ctx.now)),
   }),
   defineOperation({
     name: 'return_sepa_xml_payment',
@@ -292,3 +311,6 @@ export const sepaOperations = [
     },
   }),
 ];
+
+// Over REST the path carries these fields: an unknown body field is told the fields the body takes.
+for (const op of sepaOperations) inPath(op.input, pathParams(op));

@@ -80,6 +80,7 @@ export interface SepaPaymentRecord {
 export interface SepaPaymentFilter {
   statement?: string | undefined;
   invoice?: string | undefined;
+  customer?: string | undefined;
   status?: SepaXmlPayment['status'] | undefined;
 }
 

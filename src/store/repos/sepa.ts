@@ -309,12 +309,18 @@ export class SqlSepaRepo implements SepaRepo {
     return (await this.withMandates(org, rows))[0];
   }
 
-  async listPayments(org: string, filter: SepaPaymentFilter, page: PageRequest): Promise<{ rows: StoredSepaXmlPayment[]; total: number }> {
+  /** `filter.customer`: only the customer's collections (the domain passes it beside the port's filter). */
+  async listPayments(
+    org: string,
+    filter: SepaPaymentFilter,
+    page: PageRequest,
+  ): Promise<{ rows: StoredSepaXmlPayment[]; total: number }> {
     const where = ['organisation_id = ?'];
     const params: unknown[] = [org];
     for (const [column, value] of [
       ['statement_id', filter.statement],
       ['invoice_id', filter.invoice],
+      ['customer_id', filter.customer],
       ['status', filter.status],
     ] as const) {
       if (value === undefined) continue;
