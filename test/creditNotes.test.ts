@@ -233,7 +233,11 @@ describe('credit notes on open invoices', () => {
   it('refuses drafts, void invoices and invoices under an active payment plan (409)', async () => {
     const c = (await customer()).id;
     const draft = await invoice(c, 100, { status: 'draft' });
-    expect((await fails(env.mcp, 'create_credit_note', { id: draft.id, reason: 'x' }, 409)).detail).toContain('is draft');
+    const onDraft = (await fails(env.mcp, 'create_credit_note', { id: draft.id, reason: 'x' }, 409)).detail;
+    expect(onDraft).toContain('is draft');
+    // Nothing changes an invoice: the answer names the tools that exist for a draft.
+    expect(onDraft).toContain('void it (void_invoice) and create a corrected one (create_invoice), or finalize it (finalize_invoice)');
+    expect(onDraft).not.toContain('Change');
     const planned = await invoice(c, 1_000);
     await ok(env.mcp, 'create_payment_plan', { invoice: planned.id, installmentCount: 2, firstDueAt: '2026-12-01', interval: '1M' });
     expect((await fails(env.mcp, 'create_credit_note', { id: planned.id, reason: 'x' }, 409)).detail).toContain('cancel_payment_plan');

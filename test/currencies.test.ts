@@ -171,8 +171,8 @@ describe('a JPY customer: estimate, invoice and payment plan in yen', () => {
     expect(invoice.taxes).toEqual([{ rate: 7.7, netAmount: 9999, taxAmount: 770 }]);
 
     const uneven = await fails(env.mcp, 'create_payment_plan', { invoice: invoice.id, installments: [{ dueAt: '2026-02-01', amount: 10000 }] }, 422);
-    expect(uneven.detail).toContain('must sum to exactly 10769 cents (¥10,769)');
-    expect((await fails(env.mcp, 'record_invoice_payment', { id: invoice.id, amount: 20000 }, 422)).detail).toContain('10769 cents still due');
+    expect(uneven.detail).toContain('must sum to exactly 10769 (¥10,769)');
+    expect((await fails(env.mcp, 'record_invoice_payment', { id: invoice.id, amount: 20000 }, 422)).detail).toContain('10769 minor units (¥10,769) still due');
     expect((await fails(env.mcp, 'record_invoice_payment', { id: invoice.id, amount: 20000 }, 422)).detail).toContain('(¥10,769)');
     const plan = await ok(env.mcp, 'create_payment_plan', { invoice: invoice.id, installmentCount: 4, firstDueAt: '2026-02-01', interval: '1M' });
     // ¥10,769 / 4 = ¥2,692 remainder ¥1 ... 10769 = 4 x 2692 + 1

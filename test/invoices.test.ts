@@ -125,7 +125,7 @@ describe('create_invoice', () => {
       422,
     );
     expect(paths(negative)).toEqual(['lines']);
-    expect(negative.detail).toContain('cannot be negative');
+    expect(negative.detail).toContain('would total -100 minor units (-€1.00); an invoice cannot be negative');
     const free = await ok(env.mcp, 'create_invoice', { customer: c, lines: [{ description: 'Free trial', quantity: 1, unitAmount: 0 }] });
     expect(free).toMatchObject({ status: 'paid', paidAt: NOW, amountDue: 0, number: expect.stringMatching(/^INV-2026-/) });
   });
@@ -150,6 +150,32 @@ describe('create_invoice', () => {
   ])('rejects %j naming %j', async (input, expected) => {
     const p = await fails(env.mcp, 'create_invoice', { customer: await customer(), ...input }, 422);
     expect(paths(p)).toEqual(expected);
+  });
+
+  it('says the rule a number breaks: a whole number too large is out of range, not a fraction; a line quantity must be > 0', async () => {
+    const violation = async (input: Record<string, unknown>) => (await fails(env.mcp, 'create_invoice', { customer: await customer(), ...input }, 422)).violations;
+    expect(await violation({ lines: [{ ...consulting, unitAmount: 99999999999999999999 }] })).toEqual([
+      { propertyPath: 'lines[0].unitAmount', message: 'lines[0].unitAmount must be within ±999999999999 minor units (cents)', code: 'too_big' },
+    ]);
+    expect(await violation({ lines: [{ ...consulting, unitAmount: -1e20 }] })).toEqual([
+      { propertyPath: 'lines[0].unitAmount', message: 'lines[0].unitAmount must be within ±999999999999 minor units (cents)', code: 'too_small' },
+    ]);
+    expect(await violation({ lines: [{ ...consulting, unitAmount: 12.5 }] })).toEqual([
+      { propertyPath: 'lines[0].unitAmount', message: 'lines[0].unitAmount must be a whole number of minor units (cents); use unitAmountDecimal for a fraction', code: 'invalid_type' },
+    ]);
+    for (const quantity of ['-2', -2, 0]) {
+      expect(await violation({ lines: [{ ...consulting, quantity }] })).toEqual([
+        { propertyPath: 'lines[0].quantity', message: `lines[0].quantity must be greater than 0 (got ${quantity})`, code: 'custom' },
+      ]);
+    }
+    const open = await ok(env.mcp, 'create_invoice', { customer: await customer(), lines: [consulting] });
+    const huge = await env.http('POST', `/invoices/${open.id}/payments`, { body: { amount: 1e20 } });
+    expect(huge.status).toBe(422);
+    expect(huge.body.violations).toEqual([{ propertyPath: 'amount', message: 'amount must be at most 999999999999 minor units (cents)', code: 'too_big' }]);
+    const credit = await fails(env.mcp, 'create_credit_note', { id: open.id, amount: 1e20, reason: 'x' }, 422);
+    expect(credit.violations).toEqual([{ propertyPath: 'amount', message: 'amount must be at most 999999999999 minor units (cents)', code: 'too_big' }]);
+    const fraction = await fails(env.mcp, 'record_invoice_payment', { id: open.id, amount: 10.5 }, 422);
+    expect(fraction.violations).toEqual([{ propertyPath: 'amount', message: 'amount must be a whole number of minor units (cents)', code: 'invalid_type' }]);
   });
 
   it("rejects an unknown customer and another organisation's customer (422 on customer)", async () => {
@@ -210,7 +236,7 @@ describe('invoice transitions', () => {
     ]);
     const over = await fails(env.mcp, 'record_invoice_payment', { id: inv.id, amount: 2841 }, 422);
     expect(paths(over)).toEqual(['amount']);
-    expect(over.detail).toContain('2840 cents still due');
+    expect(over.detail).toContain('exceeds the 2840 minor units (€28.40) still due');
     const paid = await ok(env.mcp, 'record_invoice_payment', { id: inv.id, amount: 2840 });
     expect(paid).toMatchObject({ status: 'paid', amountPaid: 42840, amountDue: 0, paidAt: '2026-11-25T09:00:00.000Z' });
     expect(paid.payments).toHaveLength(2);

@@ -159,9 +159,10 @@ describe('payment plan lifecycle, with the events a receiver gets', () => {
     env.setNow('2027-01-12T07:00:00Z');
     const extended = await ok(env.mcp, 'extend_payment_plan', { id: plan.id, installmentCount: 2, firstDueAt: '2027-02-01', interval: '2W' });
     expect(extended).toMatchObject({ status: 'active', brokenAt: null, brokenReason: null, totalAmount: 9000, updatedAt: '2027-01-12T07:00:00.000Z' });
+    // The paid part of installment 2 was paid when that money arrived (the 3500 at T0), not when extended.
     expect(extended.installments).toEqual([
       { ...broken.installments[0] },
-      { ...broken.installments[1], amount: 500, status: 'paid', paidAt: '2027-01-12T07:00:00.000Z' },
+      { ...broken.installments[1], amount: 500, status: 'paid', paidAt: T0 },
       { id: expect.any(String), position: 3, dueAt: '2027-02-01', amount: 2750, amountPaid: 0, status: 'open', paidAt: null },
       { id: expect.any(String), position: 4, dueAt: '2027-02-15', amount: 2750, amountPaid: 0, status: 'open', paidAt: null },
     ]);
@@ -192,7 +193,7 @@ describe('payment plan lifecycle, with the events a receiver gets', () => {
     expect(broken).toMatchObject({
       status: 'broken',
       brokenAt: '2026-12-13T00:00:00.000Z',
-      brokenReason: 'Installment 1 (3000 cents, due 2026-12-05) was still open 7 days after its due date',
+      brokenReason: 'Installment 1 (€30.00, due 2026-12-05) was still open 7 days after its due date',
     });
     expect(broken.installments.map((i: { status: string }) => i.status)).toEqual(['failed', 'open']);
     const [event] = await eventsOf(plan.id, 'payment_plan.broken');
@@ -250,6 +251,62 @@ describe('payment plan lifecycle, with the events a receiver gets', () => {
       [again.id, 'active'],
     ]);
     expect((await ok(env.mcp, 'list_payment_plans', { invoice: invoice.id, status: 'active' })).data).toHaveLength(1);
+  });
+});
+
+describe('extend_payment_plan', () => {
+  it('keeps the paid part of a partly paid installment as paid when that money arrived, and numbers the installments in date order', async () => {
+    const invoice = await openInvoice(9_000);
+    const plan = await ok(env.mcp, 'create_payment_plan', {
+      invoice: invoice.id,
+      installments: [
+        { dueAt: '2026-12-10', amount: 3000 },
+        { dueAt: '2027-01-01', amount: 3000 },
+        { dueAt: '2027-02-01', amount: 3000 },
+      ],
+    });
+    // Received an hour before the invoice was issued, on its issue date.
+    await ok(env.mcp, 'record_payment_plan_payment', { id: plan.id, amount: 3500, paidAt: '2026-12-01T08:00:00Z' });
+    env.setNow('2026-12-05T12:00:00Z');
+    const extended = await ok(env.mcp, 'extend_payment_plan', { id: plan.id, installmentCount: 2, firstDueAt: '2026-12-15', interval: '1M' });
+    expect(extended.installments.map((i: any) => [i.position, i.dueAt, i.amount, i.status, i.paidAt])).toEqual([
+      [1, '2026-12-10', 3000, 'paid', '2026-12-01T08:00:00.000Z'],
+      [2, '2026-12-15', 2750, 'open', null],
+      [3, '2027-01-01', 500, 'paid', '2026-12-01T08:00:00.000Z'],
+      [4, '2027-01-15', 2750, 'open', null],
+    ]);
+    expect(extended.installments[2].id).toBe(plan.installments[1].id);
+    const paid = await ok(env.mcp, 'record_payment_plan_payment', { id: plan.id, amount: 2750 });
+    expect(paid.installments.map((i: any) => i.status)).toEqual(['paid', 'paid', 'paid', 'open']);
+  });
+});
+
+describe('amounts in texts for people are money of the plan currency, not cents', () => {
+  async function invoiceIn(currencyCode: string, amount: number): Promise<any> {
+    const customer = (await ok(env.mcp, 'create_customer', { companyName: `Currency ${currencyCode}`, currencyCode })).id;
+    return ok(env.mcp, 'create_invoice', { customer, lines: [{ description: 'Licence', quantity: 1, unitAmount: amount }] });
+  }
+
+  it('brokenReason of an overdue installment of a JPY plan', async () => {
+    const invoice = await invoiceIn('JPY', 11);
+    const plan = await ok(env.mcp, 'create_payment_plan', { invoice: invoice.id, installmentCount: 4, firstDueAt: '2026-12-01', interval: '1D' });
+    await ok(env.mcp, 'record_payment_plan_payment', { id: plan.id, amount: 8 });
+    env.setNow('2026-12-12T00:00:00Z');
+    await runDueJobs(env.app, new Date('2026-12-12T00:00:00Z'));
+    expect((await ok(env.mcp, 'get_payment_plan', { id: plan.id })).brokenReason).toBe('Installment 4 (¥3, due 2026-12-04) was still open 7 days after its due date');
+  });
+
+  it('schedules and payments refused', async () => {
+    const kwd = await invoiceIn('KWD', 12_345);
+    const sum = await fails(env.mcp, 'create_payment_plan', { invoice: kwd.id, installments: [{ dueAt: '2026-12-05', amount: 12_344 }] }, 422);
+    expect(sum.detail).toContain('sum to 12344 (KWD 12.344) but must sum to exactly 12345 (KWD 12.345)');
+    const jpy = await invoiceIn('JPY', 3);
+    const split = await fails(env.mcp, 'create_payment_plan', { invoice: jpy.id, installmentCount: 4, firstDueAt: '2026-12-05', interval: '1M' }, 422);
+    expect(split.detail).toContain('4 installments cannot split 3 minor units (¥3)');
+    const plan = await ok(env.mcp, 'create_payment_plan', { invoice: jpy.id, installments: [{ dueAt: '2026-12-05', amount: 3 }] });
+    const over = await fails(env.mcp, 'record_payment_plan_payment', { id: plan.id, amount: 4 }, 422);
+    expect(over.detail).toContain('exceeds the 3 minor units (¥3) still open');
+    for (const p of [sum, split, over]) expect(p.detail).not.toContain('cent');
   });
 });
 
@@ -368,13 +425,13 @@ describe('forbidden transitions are 409 and change nothing', () => {
     expect(await ok(env.mcp, 'get_invoice', { id: invoice.id })).toMatchObject({ status: 'open', amountPaid: 0 });
   });
 
-  it('a broken plan whose invoice was voided or paid cannot be extended', async () => {
+  it('a broken plan whose invoice was voided or paid is canceled and cannot be extended', async () => {
     const { invoice, plan } = await planIn('broken');
     await ok(env.mcp, 'void_invoice', { id: invoice.id });
-    expect((await fails(env.mcp, 'extend_payment_plan', { id: plan.id, ...schedule }, 409)).detail).toContain('is void');
+    expect((await fails(env.mcp, 'extend_payment_plan', { id: plan.id, ...schedule }, 409)).detail).toContain('is canceled');
     const other = await planIn('broken');
     await ok(env.mcp, 'record_invoice_payment', { id: other.invoice.id, amount: 2000 });
-    await fails(env.mcp, 'extend_payment_plan', { id: other.plan.id, ...schedule }, 409);
+    expect((await fails(env.mcp, 'extend_payment_plan', { id: other.plan.id, ...schedule }, 409)).detail).toContain('is canceled');
   });
 });
 
@@ -398,7 +455,7 @@ describe('schedules and payments that are rejected (422)', () => {
     [{ installments: [{ dueAt: '2026-11-30', amount: 1000 }] }, ['installments[0].dueAt'], 'lies in the past'],
     [{ installments: [{ dueAt: '2026-12-05', amount: 500 }, { dueAt: '2026-12-05', amount: 500 }] }, ['installments[1].dueAt'], 'strictly increase'],
     [{ installments: [{ dueAt: '2026-12-05', amount: 500 }, { dueAt: '2026-12-04', amount: 500 }] }, ['installments[1].dueAt'], 'strictly increase'],
-    [{ installments: [{ dueAt: '2026-12-05', amount: 500 }, { dueAt: '2026-12-06', amount: 499 }] }, ['installments'], 'sum to 999 cents but must sum to exactly 1000'],
+    [{ installments: [{ dueAt: '2026-12-05', amount: 500 }, { dueAt: '2026-12-06', amount: 499 }] }, ['installments'], 'sum to 999 (€9.99) but must sum to exactly 1000 (€10.00)'],
     [{ installments: [{ dueAt: '2026-12-05T00:00:00Z', amount: 1000 }] }, ['installments[0].dueAt'], 'YYYY-MM-DD'],
     [{ installments: [{ dueAt: '2026-12-05', amount: 1000 }], paymentMethod: 'card-1' }, ['paymentMethod'], 'UUID'],
   ])('%j -> %j', async (input, expected, says) => {
@@ -442,12 +499,12 @@ describe('schedules and payments that are rejected (422)', () => {
     await ok(env.mcp, 'record_payment_plan_payment', { id: plan.id, amount: 300 });
     const over = await fails(env.mcp, 'record_payment_plan_payment', { id: plan.id, amount: 701 }, 422);
     expect(paths(over)).toEqual(['amount']);
-    expect(over.detail).toContain('700 cents still open');
+    expect(over.detail).toContain('exceeds the 700 minor units (€7.00) still open');
     expect(paths(await fails(env.mcp, 'record_payment_plan_payment', { id: plan.id, amount: 1, paidAt: '2026-12-01T09:00:01Z' }, 422))).toEqual([
       'paidAt',
     ]);
     const ext = await fails(env.mcp, 'extend_payment_plan', { id: plan.id, installments: [{ dueAt: '2027-01-05', amount: 1000 }] }, 422);
-    expect(ext.detail).toContain('must sum to exactly 700 cents');
+    expect(ext.detail).toContain('must sum to exactly 700 (€7.00)');
     const unchanged = await ok(env.mcp, 'get_payment_plan', { id: plan.id });
     expect(unchanged.installments.map((i: { amountPaid: number }) => i.amountPaid)).toEqual([300, 0]);
     expect((await ok(env.mcp, 'get_invoice', { id: other.id })).amountPaid).toBe(300);

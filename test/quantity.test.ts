@@ -29,8 +29,9 @@ describe('parseQuantity', () => {
   });
 
   it.each([
-    ['-1', /must not be negative/],
-    [-0.5, /must not be negative/],
+    // The rule itself, true for every caller (an invoice line says it needs more than 0 on its own).
+    ['-1', /^must not be negative \(got -1\)$/],
+    [-0.5, /^must not be negative \(got -0\.5\)$/],
     ['1.1234567', /at most 6 fractional digits/],
     [1.1234567, /at most 6 fractional digits/],
     ['1.2300000', /at most 6 fractional digits/],

@@ -27,7 +27,9 @@ export async function createCreditNote(
       invoice,
       'a credit note',
       ['open', 'paid'],
-      invoice.status === 'draft' ? 'Change or void the draft instead.' : 'A void invoice owes nothing.',
+      invoice.status === 'draft'
+        ? 'A draft cannot be changed: void it (void_invoice) and create a corrected one (create_invoice), or finalize it (finalize_invoice) and credit it then.'
+        : 'A void invoice owes nothing.',
     );
   }
   await refuseIfPlanned(tx, org, invoice, 'crediting the invoice');

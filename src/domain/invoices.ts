@@ -17,6 +17,7 @@ import type { Links } from './links.js';
 import { formatMoney, percentOf, RATE_SCALE, rateOfE4, rateToE4 } from '../values/money.js';
 import { canonicalQuantity, QUANTITY_DIGITS } from './quantity.js';
 import { getOrganisation } from './organisation.js';
+import { endPlanOfSettledInvoice } from './paymentPlans.js';
 import { findSubscription, subscriptionIdOf } from './subscriptions/records.js';
 
 /* ---------------------------------------------------------------------------------------------
@@ -136,6 +137,17 @@ async function nextInvoiceNumber(tx: Tx, org: string, issuedAt: string, timeZone
 export function dueDateOf(issuedAt: string, customer: Pick<Customer, 'paymentTermDays' | 'timeZone'>, defaultDays: number): string {
   const days = customer.paymentTermDays ?? defaultDays;
   return toIso(addInterval(zoned(issuedAt, customer.timeZone), { count: days, unit: 'D' }));
+}
+
+/**
+ * The issue date (YYYY-MM-DD in `timeZone`) of an invoice issued at `issuedAt` when `dueAt` falls on
+ * an earlier day, else undefined: such an invoice would be overdue the moment it is issued. Days, not
+ * instants: an invoice due on its issue date (00:00 of it included) is due at once, as with 0 days of
+ * payment terms.
+ */
+function dueBeforeIssue(dueAt: string, issuedAt: Date, timeZone: string): string | undefined {
+  const issued = zoned(issuedAt, timeZone).toISODate() as string;
+  return (zoned(dueAt, timeZone).toISODate() as string) < issued ? issued : undefined;
 }
 
 /**
@@ -342,6 +354,14 @@ export async function createInvoice(tx: Tx, org: string, input: InvoiceInput, no
   }
   const subscription = await invoiceSubscription(tx, org, input.subscription, customer?.id, violations);
   violations.push(...lineViolations(input.lines));
+  const dueTooEarly = customer && input.dueAt !== undefined ? dueBeforeIssue(input.dueAt, now, customer.timeZone) : undefined;
+  if (dueTooEarly) {
+    violations.push({
+      propertyPath: 'dueAt',
+      message: `dueAt ${input.dueAt} lies before the issue date ${dueTooEarly}${input.status === 'draft' ? ' (a draft is issued today at the earliest)' : ''}; give a later dueAt, or omit it for the payment terms`,
+      code: 'before_issue',
+    });
+  }
   if (violations.length || !customer) throw invalidMany(violations);
 
   const lines: InvoiceLine[] = input.lines.map((l, i) => {
@@ -364,12 +384,16 @@ export async function createInvoice(tx: Tx, org: string, input: InvoiceInput, no
   if (draft.grossAmount < 0) {
     throw invalid(
       'lines',
-      `The invoice would total ${draft.grossAmount} cents (${formatMoney(draft.grossAmount, customer.currencyCode)}); an invoice cannot be negative. Discount lines (negative unit price) may reduce it to 0 at most`,
+      `The invoice would total ${draft.grossAmount} minor units (${formatMoney(draft.grossAmount, customer.currencyCode)}); an invoice cannot be negative. Discount lines (negative unit price) may reduce it to 0 at most`,
       'negative_total',
     );
   }
   if (draft.grossAmount > MAX_AMOUNT_CENTS) {
-    throw invalid('lines', `The invoice would total ${draft.grossAmount} cents; at most ${MAX_AMOUNT_CENTS} cents is allowed`, 'too_large');
+    throw invalid(
+      'lines',
+      `The invoice would total ${draft.grossAmount} minor units (${formatMoney(draft.grossAmount, customer.currencyCode)}); at most ${MAX_AMOUNT_CENTS} (${formatMoney(MAX_AMOUNT_CENTS, customer.currencyCode)}) is allowed`,
+      'too_large',
+    );
   }
   if (input.status === 'draft') {
     await tx.invoices.insert(org, draft);
@@ -534,6 +558,12 @@ export async function finalizeInvoice(tx: Tx, org: string, id: string, now: Date
   if (invoice.status !== 'draft') statusConflict(invoice, 'finalize', ['draft']);
   const customer = await tx.customers.get(org, invoice.customer);
   if (!customer) throw notFound('Customer', invoice.customer);
+  const dueTooEarly = invoice.dueAt === null ? undefined : dueBeforeIssue(invoice.dueAt, now, customer.timeZone);
+  if (dueTooEarly) {
+    throw conflict(
+      `Draft invoice ${invoice.id} is due ${invoice.dueAt}, before today's issue date ${dueTooEarly}; a draft's dueAt cannot be changed: void it (void_invoice) and create it again (create_invoice) with a later dueAt or none`,
+    );
+  }
   const issued = await issue(tx, org, invoice, customer, now.toISOString(), paymentTermDays, now);
   await tx.invoices.update(org, issued);
   await tx.invoices.insertParties(org, issued.id, await currentParties(tx, org, customer, issued.subscription));
@@ -562,7 +592,8 @@ async function nextCreditNoteNumber(tx: Tx, org: string, at: Date, timeZone: str
  *   the applied balance covered the rest, so gross = paid + credited + applied). `voiding` makes it
  *   void regardless: its note also covers the applied balance, which goes back to the customer.
  * - paid: the amount becomes the customer's credit balance.
- * Emits credit_note.created, then invoice.voided or invoice.paid when the status changed.
+ * Emits credit_note.created, then invoice.voided or invoice.paid when the status changed; a broken
+ * payment plan of an invoice settled so ends (`endPlanOfSettledInvoice`).
  */
 export async function issueCreditNote(
   tx: Tx,
@@ -604,7 +635,10 @@ export async function issueCreditNote(
   }
   const stored = await getInvoice(tx, org, invoice.id);
   await emitEvent(tx, org, { type: 'credit_note.created', subjectId: creditNote.id, data: { creditNote } }, now);
-  if (event) await emitInvoiceEvent(tx, org, event, stored, now);
+  if (event) {
+    await emitInvoiceEvent(tx, org, event, stored, now);
+    await endPlanOfSettledInvoice(tx, org, stored, now);
+  }
   return { creditNote, invoice: stored };
 }
 
@@ -629,20 +663,48 @@ export async function voidInvoice(tx: Tx, org: string, id: string, now: Date): P
   return (await issueCreditNote(tx, org, invoice, { amount, reason: 'Invoice voided', voiding: true }, now)).invoice;
 }
 
-/** A payment time given on input: not after `now`; defaults to `now`. */
-export function paymentTime(paidAt: string | undefined, now: Date): string {
+/**
+ * The time zone an issued invoice shows its dates in: its customer's as it stood when it was issued
+ * (migration 036), else, for an invoice issued before that was kept, the customer's current one.
+ */
+async function invoiceTimeZone(tx: Tx, org: string, invoice: Invoice): Promise<string> {
+  const parties = await tx.invoices.getParties(org, invoice.id);
+  return parties?.customer.timeZone ?? (await tx.customers.get(org, invoice.customer))?.timeZone ?? 'UTC';
+}
+
+/**
+ * When the money for an issued invoice arrived (`paidAt` on input; default now): not in the future
+ * and not before the invoice's issue date, the day it shows in the customer's time zone (a booking
+ * date at 00:00 of that day is accepted). Earlier money would date the invoice paid before it existed.
+ */
+export async function paymentTime(tx: Tx, org: string, invoice: Invoice, paidAt: string | undefined, now: Date): Promise<string> {
   if (paidAt === undefined) return now.toISOString();
   const at = new Date(paidAt);
   if (at.getTime() > now.getTime()) {
     throw invalid('paidAt', `paidAt ${paidAt} lies in the future; a payment can only be recorded once it was received (omit paidAt for now)`, 'future');
   }
+  const zone = await invoiceTimeZone(tx, org, invoice);
+  const issued = zoned(invoice.issuedAt as string, zone).toISODate() as string;
+  if ((zoned(at, zone).toISODate() as string) < issued) {
+    throw invalid(
+      'paidAt',
+      `paidAt ${paidAt} lies before the issue date of invoice ${invoice.number} (${issued}); money for it arrives on that day or later (omit paidAt for now)`,
+      'before_issue',
+    );
+  }
   return at.toISOString();
+}
+
+/** When an invoice that `paidAt` settles was paid: when the last of its standing payments arrived (they may be recorded out of order). */
+function lastPaidAt(invoice: Invoice, paidAt: string): string {
+  return invoice.payments.reduce((latest, p) => (p.returnedAt === null && p.paidAt > latest ? p.paidAt : latest), paidAt);
 }
 
 /**
  * Adds a payment to an open invoice; the payment that covers the amount due settles it (status paid,
- * paidAt, invoice.paid). The caller has checked the amount against the amount due. `id` names the
- * payment when something else refers to it (a SEPA collection).
+ * paidAt the latest payment's, invoice.paid), which also ends a broken payment plan of the invoice
+ * (`endPlanOfSettledInvoice`). The caller has checked the amount against the amount due. `id` names
+ * the payment when something else refers to it (a SEPA collection).
  */
 export async function applyInvoicePayment(
   tx: Tx,
@@ -660,11 +722,14 @@ export async function applyInvoicePayment(
     ...invoice,
     amountPaid,
     status: settled ? 'paid' : invoice.status,
-    paidAt: settled ? payment.paidAt : invoice.paidAt,
+    paidAt: settled ? lastPaidAt(invoice, payment.paidAt) : invoice.paidAt,
     updatedAt: at,
   });
   const stored = await getInvoice(tx, org, invoice.id);
-  if (settled) await emitInvoiceEvent(tx, org, 'invoice.paid', stored, now);
+  if (settled) {
+    await emitInvoiceEvent(tx, org, 'invoice.paid', stored, now);
+    await endPlanOfSettledInvoice(tx, org, stored, now);
+  }
   return stored;
 }
 
@@ -685,11 +750,11 @@ export async function recordInvoicePayment(
       `Invoice ${invoice.number} is being paid through the active payment plan ${plan?.id}; record the payment on the plan (record_payment_plan_payment) instead`,
     );
   }
-  const paidAt = paymentTime(input.paidAt, now);
+  const paidAt = await paymentTime(tx, org, invoice, input.paidAt, now);
   if (input.amount > invoice.amountDue) {
     throw invalid(
       'amount',
-      `amount ${input.amount} exceeds the ${invoice.amountDue} cents still due on invoice ${invoice.number} (${formatMoney(invoice.amountDue, invoice.currencyCode)}); overpayments are not accepted`,
+      `amount ${input.amount} exceeds the ${invoice.amountDue} minor units (${formatMoney(invoice.amountDue, invoice.currencyCode)}) still due on invoice ${invoice.number}; overpayments are not accepted`,
       'overpayment',
     );
   }

@@ -3,6 +3,7 @@ import { conflict, invalid, invalidMany, notFound, type Violation } from '../err
 import { newId } from '../ids.js';
 import type { PageRequest } from '../schemas/common.js';
 import type { Customer } from '../schemas/customers.js';
+import type { Invoice } from '../schemas/invoices.js';
 import type { Installment, PaymentPlan, PaymentPlanStatus } from '../schemas/paymentPlans.js';
 import type { EventType } from '../schemas/webhooks.js';
 import type { PaymentPlanFilter } from '../store/ports/paymentPlans.js';
@@ -144,7 +145,7 @@ function buildSchedule(input: ScheduleInput, total: number, currency: string, to
     if (sum !== total) {
       violations.push({
         propertyPath: 'installments',
-        message: `the installment amounts sum to ${sum} cents but must sum to exactly ${total} cents (${formatMoney(total, currency)}), the amount due on the invoice; amounts are integers of the minor unit of ${currency}`,
+        message: `the installment amounts sum to ${sum} (${formatMoney(sum, currency)}) but must sum to exactly ${total} (${formatMoney(total, currency)}), the amount due on the invoice; amounts are integers of the minor unit of ${currency}`,
         code: 'sum_mismatch',
       });
     }
@@ -170,7 +171,7 @@ function buildSchedule(input: ScheduleInput, total: number, currency: string, to
   if (total < count) {
     throw invalid(
       'installmentCount',
-      `${count} installments cannot split ${total} cents (${formatMoney(total, currency)}): every installment needs at least 1 minor unit; use at most ${total} installments`,
+      `${count} installments cannot split ${total} minor units (${formatMoney(total, currency)}): every installment needs at least 1 minor unit; use at most ${total} installments`,
       'too_many',
     );
   }
@@ -304,12 +305,13 @@ export async function recordPaymentPlanPayment(
 ): Promise<PaymentPlan> {
   const plan = await getPaymentPlan(tx, org, id);
   requireStatus(plan, 'recording a payment', ['active']);
-  const paidAt = paymentTime(input.paidAt, now);
+  const invoice = await getInvoice(tx, org, plan.invoiceId);
+  const paidAt = await paymentTime(tx, org, invoice, input.paidAt, now);
   const open = openAmount(plan.installments);
   if (input.amount > open) {
     throw invalid(
       'amount',
-      `amount ${input.amount} exceeds the ${open} cents still open on payment plan ${plan.id} (${formatMoney(open, plan.currencyCode)}); overpayments are not accepted`,
+      `amount ${input.amount} exceeds the ${open} minor units (${formatMoney(open, plan.currencyCode)}) still open on payment plan ${plan.id}; overpayments are not accepted`,
       'overpayment',
     );
   }
@@ -325,7 +327,6 @@ export async function recordPaymentPlanPayment(
   };
   await tx.paymentPlans.update(org, updated);
   // After the plan: the invoice a completed plan settles is no longer under it (invoice.paid shows that).
-  const invoice = await getInvoice(tx, org, plan.invoiceId);
   await applyInvoicePayment(tx, org, invoice, { id: paymentId, amount: input.amount, paidAt, paymentPlanId: plan.id }, now);
   const ratesPaid = completed ? steps.slice(0, -1) : steps;
   for (const step of ratesPaid) {
@@ -414,25 +415,57 @@ export async function breakIfOverdue(tx: Tx, org: string, id: string, graceDays:
   const cutoff = overdueCutoff(now, graceDays);
   const overdue = plan.installments.find((i) => i.status === 'open' && i.dueAt <= cutoff);
   if (!overdue) return false;
-  const reason = `Installment ${overdue.position} (${overdue.amount} cents, due ${overdue.dueAt}) was still open ${graceDays} days after its due date`;
+  const reason = `Installment ${overdue.position} (${formatMoney(overdue.amount, plan.currencyCode)}, due ${overdue.dueAt}) was still open ${graceDays} days after its due date`;
   await breakPlan(tx, org, plan, overdue.id, reason, now);
   return true;
 }
 
-export async function cancelPaymentPlan(tx: Tx, org: string, id: string, now: Date): Promise<PaymentPlan> {
-  const plan = await getPaymentPlan(tx, org, id);
-  requireStatus(plan, 'cancel', ['active']);
+/** → canceled (canceledAt, payment_plan.canceled); installments stay as they are. Not broken any more: brokenAt and brokenReason are cleared. */
+async function cancel(tx: Tx, org: string, plan: PaymentPlan, now: Date): Promise<PaymentPlan> {
   const at = now.toISOString();
-  const canceled: PaymentPlan = { ...plan, status: 'canceled', canceledAt: at, updatedAt: at };
+  const canceled: PaymentPlan = { ...plan, status: 'canceled', canceledAt: at, brokenAt: null, brokenReason: null, updatedAt: at };
   await tx.paymentPlans.update(org, canceled);
   await emitPlanEvent(tx, org, 'payment_plan.canceled', canceled, now);
   return canceled;
 }
 
 /**
+ * Active → canceled. A broken plan is repaired with extend_payment_plan instead, unless its invoice
+ * is no longer open: one settled before such plans ended with it (`endPlanOfSettledInvoice`) can be
+ * canceled, as nothing else can end it.
+ */
+export async function cancelPaymentPlan(tx: Tx, org: string, id: string, now: Date): Promise<PaymentPlan> {
+  const plan = await getPaymentPlan(tx, org, id);
+  const settledBroken = plan.status === 'broken' && (await getInvoice(tx, org, plan.invoiceId)).status !== 'open';
+  if (!settledBroken) requireStatus(plan, 'cancel', ['active']);
+  return cancel(tx, org, plan, now);
+}
+
+/**
+ * A broken plan ends when its invoice is settled outside it (a direct payment, a credit note,
+ * void_invoice): nothing is left to schedule, so it is canceled (canceledAt, payment_plan.canceled)
+ * instead of staying broken for good. Its installments stay as they were, as on a plan canceled by
+ * hand. An active plan never gets here: its invoice is paid and credited only through the plan.
+ */
+export async function endPlanOfSettledInvoice(tx: Tx, org: string, invoice: Invoice, now: Date): Promise<void> {
+  if (invoice.status === 'open') return;
+  const plan = await tx.paymentPlans.findOpenForInvoice(org, invoice.id);
+  if (plan?.status === 'broken') await cancel(tx, org, plan, now);
+}
+
+/**
+ * When the money on a partly paid installment arrived: the plan's last standing payment, which
+ * payments filling installments oldest first left on it (in the order they were recorded).
+ */
+function partPaidAt(invoice: Invoice, planId: string): string | undefined {
+  return invoice.payments.filter((p) => p.paymentPlanId === planId && p.returnedAt === null).at(-1)?.paidAt;
+}
+
+/**
  * Active or broken → active with a new schedule for what the invoice still owes. Paid installments
- * stay; an unpaid one with a partial payment stays as a paid installment of the part paid; the
- * others are replaced. `brokenAt` and `brokenReason` are cleared.
+ * stay; an unpaid one with a partial payment stays as a paid installment of the part paid (paid when
+ * that money arrived); the others are replaced. Positions follow the due dates again (a kept
+ * installment on the day of a new one comes first). `brokenAt` and `brokenReason` are cleared.
  */
 export async function extendPaymentPlan(tx: Tx, org: string, id: string, input: ScheduleInput, now: Date): Promise<PaymentPlan> {
   const plan = await getPaymentPlan(tx, org, id);
@@ -440,18 +473,20 @@ export async function extendPaymentPlan(tx: Tx, org: string, id: string, input: 
   const invoice = await getInvoice(tx, org, plan.invoiceId);
   if (invoice.status !== 'open') {
     throw conflict(
-      `Invoice ${invoice.number ?? invoice.id} of payment plan ${plan.id} is ${invoice.status}; only a plan on an open invoice can be extended`,
+      `Invoice ${invoice.number ?? invoice.id} of payment plan ${plan.id} is ${invoice.status}; only a plan on an open invoice can be extended. Nothing is left to schedule: cancel it (cancel_payment_plan)`,
     );
   }
   const schedule = buildSchedule(input, invoice.amountDue, invoice.currencyCode, dateOf(now));
   const at = now.toISOString();
   const kept = plan.installments
     .filter((i) => i.status === 'paid' || i.amountPaid > 0)
-    .map((i): Installment => (i.status === 'paid' ? i : { ...i, amount: i.amountPaid, status: 'paid', paidAt: at }));
+    .map((i): Installment => (i.status === 'paid' ? i : { ...i, amount: i.amountPaid, status: 'paid', paidAt: partPaidAt(invoice, plan.id) ?? at }));
   const installments: Installment[] = [
     ...kept,
     ...schedule.map((s): Installment => ({ id: newId(), position: 0, dueAt: s.dueAt, amount: s.amount, amountPaid: 0, status: 'open', paidAt: null })),
-  ].map((i, k) => ({ ...i, position: k + 1 }));
+  ]
+    .sort((a, b) => (a.dueAt < b.dueAt ? -1 : a.dueAt > b.dueAt ? 1 : 0))
+    .map((i, k) => ({ ...i, position: k + 1 }));
   const extended = withTotal({ ...plan, status: 'active', brokenAt: null, brokenReason: null, updatedAt: at, installments });
   await tx.paymentPlans.update(org, extended);
   await emitPlanEvent(tx, org, 'payment_plan.extended', extended, now);

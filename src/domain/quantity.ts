@@ -38,7 +38,7 @@ export function parseQuantity(value: string | number): QuantityParse {
   } else {
     text = value;
   }
-  if (text.startsWith('-')) return { ok: false, message: `must not be negative (got ${text}); usage quantities are 0 or more` };
+  if (text.startsWith('-')) return { ok: false, message: `must not be negative (got ${text})` };
   const d = parseDecimal(text);
   if (!d) {
     return { ok: false, message: `must be a decimal number written with digits and an optional decimal point, such as "12.5" or "3" (got ${JSON.stringify(text)})` };

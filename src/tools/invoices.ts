@@ -28,19 +28,22 @@ export function deliverAfterCommit(ctx: OperationContext): void {
 /** Every invoice an operation answers carries the link to its hosted page. */
 const hosted = (ctx: OperationContext) => (invoice: Invoice) => withHostedUrl(ctx.links, ctx.org, invoice);
 
-/** An amount of money received, in minor units of the invoice currency (shared with the payment-plan tools). */
+/**
+ * An amount of money received, in minor units of the invoice currency (shared with the payment-plan
+ * tools). The bounds come first and stop the checks: zod's int check reports a whole number beyond
+ * 2^53 (1e20) with the int message, which would call it a fraction.
+ */
 export const cents = (what: string) =>
   z
     .number()
+    .min(1, { message: 'must be at least 1 cent (one minor unit)', abort: true })
+    .max(MAX_AMOUNT_CENTS, { message: `must be at most ${MAX_AMOUNT_CENTS} minor units (cents)`, abort: true })
     .int({ message: 'must be a whole number of minor units (cents)' })
-    .min(1, { message: 'must be at least 1 cent (one minor unit)' })
-    .max(MAX_AMOUNT_CENTS, { message: `must be at most ${MAX_AMOUNT_CENTS} minor units (cents)` })
-    
     .describe(`${what}; ${MINOR}.`);
 
 export const paidAt = dateTimeInput
   .optional()
-  .describe('When the money was received; default now, not in the future.');
+  .describe('When received, from the issue date to now; default now.');
 
 const line = z.strictObject({
   description: z
@@ -53,7 +56,9 @@ const line = z.strictObject({
     .transform((value, ctx) => {
       const parsed = parseQuantity(value);
       if (!parsed.ok || parsed.micros === 0n) {
-        ctx.addIssue({ code: 'custom', message: parsed.ok ? 'must be greater than 0' : parsed.message });
+        // parseQuantity allows 0 and refuses negatives as such; an invoice line needs more than 0.
+        const notPositive = parsed.ok || String(value).startsWith('-');
+        ctx.addIssue({ code: 'custom', message: notPositive ? `must be greater than 0 (got ${value})` : parsed.message });
         return z.NEVER;
       }
       return formatQuantity(parsed.micros);
@@ -61,9 +66,9 @@ const line = z.strictObject({
     .describe('Units, > 0, decimal string or number, at most 6 decimals.'),
   unitAmount: z
     .number()
+    .min(-MAX_AMOUNT_CENTS, { message: `must be within ±${MAX_AMOUNT_CENTS} minor units (cents)`, abort: true })
+    .max(MAX_AMOUNT_CENTS, { message: `must be within ±${MAX_AMOUNT_CENTS} minor units (cents)`, abort: true })
     .int({ message: 'must be a whole number of minor units (cents); use unitAmountDecimal for a fraction' })
-    .min(-MAX_AMOUNT_CENTS, { message: `must be within ±${MAX_AMOUNT_CENTS} minor units (cents)` })
-    .max(MAX_AMOUNT_CENTS, { message: `must be within ±${MAX_AMOUNT_CENTS} minor units (cents)` })
     .optional()
     .describe(`Net unit price; ${MINOR}: 4900 = 49.00 EUR; negative for a discount.`),
   unitAmountDecimal: z
