@@ -254,6 +254,17 @@ describe('payment plan lifecycle, with the events a receiver gets', () => {
   });
 });
 
+describe('create_payment_plan paymentMethod', () => {
+  it("an unknown method is a 422 saying to pick one or leave the field out (null is not taken)", async () => {
+    const invoice = await openInvoice(3000);
+    const paymentMethod = '01a210b1-5348-710a-aa9f-c0c29b103035';
+    const refused = await fails(env.mcp, 'create_payment_plan', { invoice: invoice.id, paymentMethod, installmentCount: 2, firstDueAt: '2026-12-15', interval: '1M' }, 422);
+    expect(refused.violations).toEqual([
+      { propertyPath: 'paymentMethod', code: 'not_found', message: `paymentMethod '${paymentMethod}' is not a payment method of the customer; use list_payment_methods, or leave paymentMethod out` },
+    ]);
+  });
+});
+
 describe('extend_payment_plan', () => {
   it('keeps the paid part of a partly paid installment as paid when that money arrived, and numbers the installments in date order', async () => {
     const invoice = await openInvoice(9_000);

@@ -432,7 +432,8 @@ export async function defaultPaymentMethod(tx: Tx, org: string, customerId: stri
 
 /**
  * Why the customer's payment method `id` cannot pay something new (a subscription, a payment plan),
- * as a violation at `field`: not the customer's, disabled or expired. Undefined when it can.
+ * as a violation at `paymentMethod`: not the customer's, disabled or expired. Undefined when it can.
+ * `instead` is how the caller goes without one (a subscription takes null, a payment plan none).
  */
 export async function paymentMethodViolation(
   tx: Tx,
@@ -440,17 +441,18 @@ export async function paymentMethodViolation(
   customerId: string,
   id: string,
   now: Date,
-  field = 'paymentMethod',
+  instead = "null for the customer's default",
 ): Promise<Violation | undefined> {
+  const field = 'paymentMethod';
   const method = await getPaymentMethod(tx, org, customerId, id, now);
   if (!method) {
-    return { propertyPath: field, message: `${field} '${id}' is not a payment method of the customer; use list_payment_methods, or null for the customer's default`, code: 'not_found' };
+    return { propertyPath: field, message: `${field} '${id}' is not a payment method of the customer; use list_payment_methods, or ${instead}`, code: 'not_found' };
   }
   if (method.status === 'disabled') {
-    return { propertyPath: field, message: `${field} ${method.id} is disabled; pick an enabled one (list_payment_methods), enable it with update_payment_method, or null for the customer's default`, code: 'disabled' };
+    return { propertyPath: field, message: `${field} ${method.id} is disabled; pick an enabled one (list_payment_methods), enable it with update_payment_method, or ${instead}`, code: 'disabled' };
   }
   if (method.status === 'expired') {
-    return { propertyPath: field, message: `${field} ${method.id} expired at ${method.expirationDate}; pick a valid one, or null for the customer's default`, code: 'expired' };
+    return { propertyPath: field, message: `${field} ${method.id} expired at ${method.expirationDate}; pick a valid one, or ${instead}`, code: 'expired' };
   }
   return undefined;
 }

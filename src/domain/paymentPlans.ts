@@ -241,7 +241,7 @@ export async function createPaymentPlan(tx: Tx, org: string, input: PaymentPlanI
     );
   }
   assertPayingCustomer((await tx.customers.get(org, invoice.customer)) as Customer, invoice.number ?? invoice.id);
-  const methodViolation = input.paymentMethod ? await paymentMethodViolation(tx, org, invoice.customer, input.paymentMethod, now) : undefined;
+  const methodViolation = input.paymentMethod ? await paymentMethodViolation(tx, org, invoice.customer, input.paymentMethod, now, 'leave paymentMethod out') : undefined;
   if (methodViolation) throw invalidMany([methodViolation]);
   const existing = await tx.paymentPlans.findOpenForInvoice(org, invoice.id);
   if (existing) {
