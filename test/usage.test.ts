@@ -469,7 +469,7 @@ describe('create_subscription_measurements_batch', () => {
       },
       422,
     );
-    expect(paths(p)).toEqual(['values[1].quantity']);
+    expect(paths(p)).toEqual(['values[1].quantity', 'values[3].id', 'values[4].subscription']);
     const q = await fails(
       env.mcp,
       'create_subscription_measurements_batch',

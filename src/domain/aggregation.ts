@@ -82,13 +82,26 @@ export async function aggregateEvents(tx: Tx, org: string, scope: EventScope, me
 /**
  * What the usage read shows of a metric over a scope: its value (as `aggregateEvents`), the events
  * matching the filters and the late ones among them, with one pass of the rollups where they answer.
+ * In an interval already `invoiced`, the value and the events are what its invoice billed: the late
+ * events (they arrived after it) are left out of both and only counted, as they are never billed.
  */
-export async function metricReading(tx: Tx, org: string, scope: EventScope, metric: UsageMetric): Promise<{ value: bigint; events: number; late: number }> {
+export async function metricReading(
+  tx: Tx,
+  org: string,
+  scope: EventScope,
+  metric: UsageMetric,
+  invoiced = false,
+): Promise<{ value: bigint; events: number; late: number }> {
   const rolled = await rolledUpStats(tx, org, scope, metric);
-  if (rolled) return { value: await valueOf(tx, org, scope, metric, rolled), events: Number(rolled.events), late: Number(rolled.late) };
-  const counts = await tx.usageEvents.count(org, scope, metric);
-  // A count is the number of events just counted.
-  const value = metric.aggregation === 'count' ? BigInt(counts.events) * MICROS : await valueOf(tx, org, scope, metric, null);
+  const counts = rolled ? { events: Number(rolled.events), late: Number(rolled.late) } : await tx.usageEvents.count(org, scope, metric);
+  if (invoiced && counts.late > 0) {
+    // The rollups hold the late events too: the billed ones are read apart.
+    const events = counts.events - counts.late;
+    const value = metric.aggregation === 'count' ? BigInt(events) * MICROS : await valueOf(tx, org, { ...scope, onTime: true }, metric, null);
+    return { value, events, late: counts.late };
+  }
+  // Without rollups, a count is the number of events just counted.
+  const value = !rolled && metric.aggregation === 'count' ? BigInt(counts.events) * MICROS : await valueOf(tx, org, scope, metric, rolled);
   return { value, ...counts };
 }
 

@@ -12,7 +12,7 @@ import { findBillingGroup } from './billingGroups.js';
 import { parseInterval, periodContaining, toIso, zoned } from './dates.js';
 import { getPricePlan, getProduct } from './products.js';
 import { memo } from './memo.js';
-import { formatQuantity, MICROS, toMicros } from './quantity.js';
+import { formatQuantity, MICROS, parseQuantity } from './quantity.js';
 import { intervalValue, metricReading, metricScope, timeWeightedValue, type ItemInterval } from './aggregation.js';
 import { renderUsageEvent } from './usageEvents.js';
 import { billInstantValues, type InstantBilling } from './billing/instant.js';
@@ -25,7 +25,8 @@ const FUTURE_TOLERANCE_MS = 5 * 60 * 1000;
 export const RECENT_VALUES = 5;
 
 export interface MeasurementValueInput {
-  quantity: string;
+  /** As sent: checked here with the value's other fields, so that a batch reports every problem at once. */
+  quantity: string | number;
   measuredAt?: string | undefined;
   subscription?: string | undefined;
   subscriptionItem?: string | undefined;
@@ -204,6 +205,8 @@ async function plan(
 ): Promise<Planned | undefined> {
   const before = violations.length;
   const violate = (field: string, message: string, code: string) => violations.push({ propertyPath: at(field), message: `${at(field)} ${message}`, code });
+  const quantity = parseQuantity(input.quantity);
+  if (!quantity.ok) violate('quantity', quantity.message, 'invalid_quantity');
 
   const measuredAtMs = input.measuredAt === undefined ? now.ms : Date.parse(input.measuredAt);
   const measuredAt = input.measuredAt === undefined ? now.iso : new Date(measuredAtMs).toISOString();
@@ -276,7 +279,7 @@ async function plan(
   if (measurement?.aggregationType === 'count_unique' && input.id === undefined) {
     violate('id', `is required: measurement '${measurement.code}' counts unique ids (count_unique); send the identity to count once per interval, such as a user id`, 'required');
   }
-  if (violations.length > before || !measurement) return undefined;
+  if (violations.length > before || !measurement || !quantity.ok) return undefined;
 
   const accepted = targets.filter((t) => refusal(lookups.window(t), measuredAtMs, measuredAt) === undefined);
   if (accepted.length === 0) {
@@ -291,7 +294,7 @@ async function plan(
       return undefined;
     }
   }
-  return { targets: accepted, measurement, measuredAt, quantityMicros: toMicros(input.quantity), valueId: input.id ?? null };
+  return { targets: accepted, measurement, measuredAt, quantityMicros: quantity.micros, valueId: input.id ?? null };
 }
 
 /** The error a value is answered with when it failed its checks: every 422 together, else every 409. */
@@ -466,7 +469,8 @@ export async function currentInterval(
 /**
  * A usage-metric item in its current interval, as billed (`currentInterval`'s `billed` part): the
  * events scope, the interval, and the metric's value, events and late events in it. What
- * get_subscription_usage and an item's `currentUsage` show.
+ * get_subscription_usage and an item's `currentUsage` show. An interval already invoiced (a stopped
+ * item's last one) shows what the invoice billed, its late events apart (`metricReading`).
  */
 export async function currentMetricUsage(
   tx: Tx,
@@ -480,7 +484,8 @@ export async function currentMetricUsage(
 ): Promise<{ scope: EventScope; periodStart: string; periodEnd: string; value: bigint; events: number; late: number }> {
   const interval = await currentInterval(tx, org, subscription, item, timeZone, now, known);
   const scope = metricScope({ ...interval, ...interval.billed }, subscription.id, metric);
-  return { scope, periodStart: interval.billed.from, periodEnd: interval.billed.to, ...(await metricReading(tx, org, scope, metric)) };
+  const invoiced = item.lastBilledTo !== null && Date.parse(item.lastBilledTo) > Date.parse(interval.billed.from);
+  return { scope, periodStart: interval.billed.from, periodEnd: interval.billed.to, ...(await metricReading(tx, org, scope, metric, invoiced)) };
 }
 
 export interface UsagePage {

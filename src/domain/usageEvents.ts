@@ -28,6 +28,12 @@ const OUR_FIELDS = new Set(['id', 'eventName', 'timestamp', 'subscription', 'cus
 const CLOUD_FIELDS = new Set(['specversion', 'id', 'source', 'type', 'subject', 'time', 'data', 'datacontenttype', 'dataschema']);
 const EXTENSION_NAME = /^[a-z0-9]{1,20}$/;
 
+/** Why a CloudEvent's key is refused: `data_base64` is the JSON format's binary data, which no metric reads. */
+const cloudKeyFault = (key: string) =>
+  key === 'data_base64'
+    ? 'carries binary data, which usage events do not take: send the properties as a JSON object in data'
+    : 'is not a CloudEvents attribute: extensions are 1 to 20 lower-case letters or digits';
+
 type Ref = { kind: 'subscription' | 'customer' | 'subject'; value: string; field: string };
 
 /** An event that passed the checks of its fields. */
@@ -86,9 +92,7 @@ function check(raw: unknown, index: number, now: number, errors: IngestError[], 
         raw,
         index,
         key,
-        cloud
-          ? 'is not a CloudEvents attribute: extensions are 1 to 20 lower-case letters or digits'
-          : 'is not a field of an event: send id, eventName, timestamp, subscription or customer, properties',
+        cloud ? cloudKeyFault(key) : 'is not a field of an event: send id, eventName, timestamp, subscription or customer, properties',
       );
     }
   }
@@ -199,8 +203,12 @@ interface Refusal {
   message: string;
 }
 
-/** A number in a string, as both engines' aggregations read it (PostgreSQL's pattern in store/repos/usageEvents.ts). */
-const NUMBER_TEXT = /^\s*[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?\s*$/;
+/**
+ * A number in a string: digits with an optional leading minus and decimal point, as a quantity is
+ * written (no exponent, no spaces); both engines' aggregations read such strings alone as numbers
+ * (store/repos/usageEvents.ts).
+ */
+const NUMBER_TEXT = /^-?[0-9]+(\.[0-9]+)?$/;
 /**
  * A value a metric aggregates as a number lies below 10^12 in magnitude, as every quantity does
  * (`MAX_QUANTITY_TEXT`): in micro-units it stays within 64 bits, so sums and maxima are exact.
@@ -211,8 +219,8 @@ const NUMERIC: Partial<Record<UsageMetric['aggregation'], string>> = { sum: 'sum
 
 /**
  * A property that a metric the event meets (its name and filters) aggregates as a number must be a
- * number or a string of one: anything else would silently count as nothing (or, on SQLite, as the
- * number it starts with). An event without the property counts no value, as documented.
+ * number or a string of one (`NUMBER_TEXT`): anything else would silently count as 0 on both
+ * engines. An event without the property counts no value, as documented.
  */
 function badValue(meter: Meter, c: Checked): Refusal | undefined {
   for (const { product, metric } of meter.metrics) {
@@ -232,7 +240,7 @@ function badValue(meter: Meter, c: Checked): Refusal | undefined {
       field: `${c.propertiesField}.${metric.property}`,
       message: number
         ? `is ${JSON.stringify(v)}: ${uses}, whose values lie between -${MAX_QUANTITY_TEXT} and ${MAX_QUANTITY_TEXT} (a quantity's range)`
-        : `is ${JSON.stringify(v)}, not a number: ${uses}; send a number such as 1200, or a string of one ("1200")`,
+        : `is ${JSON.stringify(v)}, not a number: ${uses}; send a number such as 1200, or a string of digits with an optional decimal point ("1200.5"; no exponent, no spaces)`,
     };
   }
   return undefined;
@@ -506,6 +514,9 @@ export interface UsageEventQuery {
 
 const CURSOR = /^[1-9]\d{0,15}$/;
 
+/** A violation of a filter of the list: a 400, as a bad query parameter is (CONTRACT section 2). */
+const filterFault = (field: string, message: string, code: string): Violation => ({ propertyPath: field, message: `${field} ${message}`, code });
+
 /** GET /usage-events: newest first by arrival, in keyset pages; the cursor is where the last page ended. */
 export async function listUsageEvents(tx: Tx, org: string, q: UsageEventQuery): Promise<{ data: UsageEvent[]; meta: { nextCursor: string | null } }> {
   if (q.cursor !== undefined && !CURSOR.test(q.cursor)) {
@@ -520,17 +531,21 @@ export async function listUsageEvents(tx: Tx, org: string, q: UsageEventQuery): 
     unmatched: q.unmatched,
     before: q.cursor === undefined ? undefined : Number(q.cursor),
   };
-  const empty = { data: [], meta: { nextCursor: null } };
+  const faults: Violation[] = [];
   if (q.subscription !== undefined) {
     const s = await findSubscription(tx, org, q.subscription);
-    if (!s) return empty;
-    filter.subscriptionId = s.id;
+    if (s) filter.subscriptionId = s.id;
+    else faults.push(filterFault('subscription', `'${q.subscription}' is neither the id nor the number of a subscription; use one from list_subscriptions`, 'not_found'));
   }
   if (q.customer !== undefined) {
     const c = await findCustomer(tx, org, q.customer);
-    if (!c) return empty;
-    filter.customerId = c.id;
+    if (c) filter.customerId = c.id;
+    else faults.push(filterFault('customer', `'${q.customer}' is neither the id nor the number of a customer; use one from list_customers`, 'not_found'));
   }
+  if (filter.from !== undefined && filter.to !== undefined && filter.from > filter.to) {
+    faults.push(filterFault('from', `(${q.from}) is later than to (${q.to}): the list shows timestamps from from (inclusive) to before to`, 'invalid_range'));
+  }
+  if (faults.length) throw new AppError('bad_request', faults.map((f) => f.message).join('; '), faults);
   const rows = await tx.usageEvents.list(org, filter, q.limit + 1);
   const page = rows.slice(0, q.limit);
   const more = rows.length > q.limit;

@@ -12,6 +12,11 @@ const MAX_BATCH = 1000;
 
 const DEPRECATED = 'Deprecated: usage metrics on products replace it; it keeps working.';
 
+/**
+ * A quantity in canonical form, so that "2.50" and 2.5 are the same request to an idempotency key.
+ * One that breaks its rules (range, digits, no exponent) passes as sent: the domain refuses it with
+ * the value's other problems (`parseQuantity` in `plan`), so that a batch reports them all at once.
+ */
 const quantity = z
   .union([z.string(), z.number()], {
     error: (issue) =>
@@ -19,13 +24,9 @@ const quantity = z
         ? 'is required: send the measured quantity as a decimal string such as "12.5"'
         : 'must be a decimal string such as "12.5" or "3" (a JSON number is accepted too)',
   })
-  .transform((value, ctx) => {
+  .transform((value) => {
     const parsed = parseQuantity(value);
-    if (!parsed.ok) {
-      ctx.addIssue({ code: 'custom', message: parsed.message });
-      return z.NEVER;
-    }
-    return formatQuantity(parsed.micros);
+    return parsed.ok ? formatQuantity(parsed.micros) : value;
   })
   .describe(
     `Measured quantity as a decimal string, e.g. "12.5" (a number is accepted): 0 to ${MAX_QUANTITY_TEXT}, at most 6 decimals, no exponent.`,

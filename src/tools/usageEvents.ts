@@ -39,6 +39,19 @@ function atomicOf(value: string | null): boolean | undefined {
   throw new AppError('bad_request', message, [{ propertyPath: 'atomic', message, code: 'invalid_type' }]);
 }
 
+/**
+ * The events of a CloudEvents body: `application/cloudevents-batch+json` takes an array of them,
+ * `application/cloudevents+json` one (an object); another shape is a 400 naming what to send.
+ */
+function cloudEvents(body: unknown, batch: boolean): unknown[] {
+  if (batch) {
+    if (Array.isArray(body)) return body;
+    throw new AppError('bad_request', 'application/cloudevents-batch+json takes a JSON array of CloudEvents; send a single CloudEvent as application/cloudevents+json');
+  }
+  if (body !== null && typeof body === 'object' && !Array.isArray(body)) return [body];
+  throw new AppError('bad_request', 'application/cloudevents+json takes one CloudEvent, a JSON object; send an array of them as application/cloudevents-batch+json');
+}
+
 export const usageEventOperations = [
   defineOperation({
     name: 'ingest_usage_events',
@@ -65,8 +78,8 @@ export const usageEventOperations = [
       toInput: (body, mediaType, query) => {
         const atomic = atomicOf(query.get('atomic'));
         const base = atomic === undefined ? {} : { atomic };
-        if (mediaType === 'application/cloudevents-batch+json') return { ...base, events: body };
-        if (mediaType === 'application/cloudevents+json') return { ...base, events: [body] };
+        if (mediaType === 'application/cloudevents-batch+json') return { ...base, events: cloudEvents(body, true) };
+        if (mediaType === 'application/cloudevents+json') return { ...base, events: cloudEvents(body, false) };
         const object = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : { events: body };
         return 'events' in object || Object.keys(object).length === 0 ? { ...base, ...object } : { ...base, events: [object] };
       },

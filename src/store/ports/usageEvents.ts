@@ -23,6 +23,11 @@ export interface EventScope {
   eventName: string;
   from: number;
   to: number;
+  /**
+   * Only the events that were on time: the late ones (they arrived after their interval was
+   * invoiced) are left out, so that an invoiced interval reads what its invoice billed.
+   */
+  onTime?: boolean;
 }
 
 export interface UsageEventFilter {

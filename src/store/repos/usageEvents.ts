@@ -12,6 +12,7 @@ import type {
 import { type BucketHashes, ClaimFilter, type ClaimFilterCache, HashList, hashId, type IdHash, type Segment } from '../claimFilter.js';
 import type { Sql } from '../sql.js';
 
+// A scope's `onTime`, which `where` reads (an invoiced interval's reading, `metricReading` in domain/aggregation.ts).
 interface Row {
   seq: number;
   event_id: string;
@@ -47,7 +48,8 @@ const INSERT_HEAD = `INSERT INTO usage_events (subscription_id, event_name, ts, 
 /**
  * How each engine reads the JSONB properties. Names are checked against PROPERTY_NAME_RE, so quoting
  * them is safe. `micros` is a numeric property in integer micro-units (rounded to 6 decimals), so sums
- * and maxima are exact integers.
+ * and maxima are exact integers. A string counts as a number only when it is one as ingestion takes
+ * it (no exponent, no spaces), any other string as 0, alike on both engines.
  */
 interface PropertySql {
   /** The stored row's columns, properties as JSON text. */
@@ -69,6 +71,27 @@ interface PropertySql {
   byArrival: string;
 }
 
+/**
+ * Whether a SQLite text `v` is a number as ingestion takes one (NUMBER_TEXT in domain/usageEvents.ts:
+ * digits with an optional leading minus and decimal point), as PostgreSQL's `pgNumber` matches it.
+ * SQLite's arithmetic alone would read "1e3" as 1000, " 12 " as 12 and "12abc" as 12.
+ */
+const sqliteDecimal = (v: string) =>
+  `(${v} GLOB '[0-9]*' OR ${v} GLOB '-[0-9]*') AND NOT substr(${v}, 2) GLOB '*[^0-9.]*' AND NOT ${v} GLOB '*.*.*' AND NOT ${v} GLOB '*.'`;
+
+/**
+ * A SQLite property `v` in micro-units, by its type: an integer (or a string of one) is multiplied as
+ * one, since round() would go through a double, which past 2^53 micro-units (about 9,000,000,000
+ * units) is no longer exact; a real (or a string of one) is rounded; any other string is 0, as on
+ * PostgreSQL. Ingestion refuses values of 10^12 or more; the CASTs keep one stored before within 64
+ * bits, as SQLite saturates a double it casts. `text` is the micro-units of a string.
+ */
+function sqliteMicros(v: string): { integer: string; real: string; text: string } {
+  const integer = `CAST(${v} * 1000000 AS INTEGER)`;
+  const real = `CAST(round(${v} * 1000000) AS INTEGER)`;
+  return { integer, real, text: `CASE WHEN NOT (${sqliteDecimal(v)}) THEN 0 WHEN ${v} GLOB '*.*' THEN ${real} ELSE ${integer} END` };
+}
+
 const SQLITE: PropertySql = {
   columns: 'seq, event_id, target, event_name, ts, subscription_id, customer_id, json(properties) AS properties, unmatched, late, received_at',
   tuple: '(?, ?, ?, ?, ?, ?, ?, ?, jsonb(?), ?, ?, ?, ?)',
@@ -76,31 +99,36 @@ const SQLITE: PropertySql = {
   organisation: '+organisation_id',
   prop: (name) => `properties ->> '$."${name}"'`,
   text: (name) => `CAST(properties ->> '$."${name}"' AS TEXT)`,
-  // An integer is multiplied as one: round() would go through a double, which past 2^53 micro-units
-  // (about 9,000,000,000 units) is no longer exact. Ingestion refuses values of 10^12 or more; the
-  // CASTs keep one stored before within 64 bits, as SQLite saturates a double it casts.
   micros: (name) => {
     const v = `properties ->> '$."${name}"'`;
-    return `CASE WHEN typeof(${v} + 0) = 'integer' THEN CAST((${v} + 0) * 1000000 AS INTEGER) ELSE CAST(round(${v} * 1000000) AS INTEGER) END`;
+    const m = sqliteMicros(v);
+    return `CASE typeof(${v}) WHEN 'integer' THEN ${m.integer} WHEN 'real' THEN ${m.real} WHEN 'text' THEN ${m.text} END`;
   },
   exact: (name) => {
     const v = `properties ->> '$."${name}"'`;
-    const micros = `CAST(round(${v} * 1000000) AS INTEGER)`;
+    const m = sqliteMicros(v);
     return {
-      whole: `CASE WHEN typeof(${v} + 0) = 'integer' THEN ${v} + 0 ELSE ${micros} / 1000000 END`,
-      part: `CASE WHEN typeof(${v} + 0) = 'integer' THEN 0 ELSE ${micros} % 1000000 END`,
+      whole: `CASE typeof(${v}) WHEN 'integer' THEN ${v} WHEN 'real' THEN ${m.real} / 1000000 WHEN 'text' THEN (${m.text}) / 1000000 END`,
+      part: `CASE typeof(${v}) WHEN 'integer' THEN 0 WHEN 'real' THEN ${m.real} % 1000000 WHEN 'text' THEN (${m.text}) % 1000000 END`,
     };
   },
   byArrival: 'INDEXED BY usage_events_arrival',
 };
 
+/**
+ * A property as SQLite's JSON text: a number's digits, a string in its quotes. Its plain sum is an
+ * integer only when every value is a JSON integer (a quoted string makes it a real); so no string
+ * that SQLite's arithmetic reads as an integer (" 12 ") passes that way.
+ */
+const sqliteJson = (name: string) => `properties -> '$."${name}"'`;
+
 /** One event's row on SQLite, where a prepared single-row INSERT per event is the fastest. */
 const INSERT_ONE = `${INSERT_HEAD}${SQLITE.tuple} ON CONFLICT DO NOTHING`;
 
-/** A JSON number, or a string that is one (as SQLite's arithmetic reads it); other values count as 0. */
+/** A JSON number, or a string that is one as ingestion takes it (no exponent, no spaces); other strings count as 0. */
 const pgNumber = (name: string) =>
   `CASE jsonb_typeof(properties -> '${name}') WHEN 'number' THEN (properties ->> '${name}')::numeric
-   WHEN 'string' THEN CASE WHEN properties ->> '${name}' ~ '^\\s*[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?\\s*$'
+   WHEN 'string' THEN CASE WHEN properties ->> '${name}' ~ '^-?[0-9]+([.][0-9]+)?$'
      THEN (properties ->> '${name}')::numeric ELSE 0 END END`;
 
 const POSTGRES: PropertySql = {
@@ -346,6 +374,7 @@ export class SqlUsageEventRepo implements UsageEventRepo {
       text = `${this.p.byArrival} WHERE organisation_id = ? AND seq > ? AND subscription_id = ? AND event_name = ? AND ts >= ? AND ts < ?`;
       params = [org, afterSeq, scope.subscriptionId, scope.eventName, scope.from, scope.to];
     }
+    if (scope.onTime) text += ' AND late = 0';
     return this.filtered(text, params, metric);
   }
 
@@ -487,10 +516,10 @@ export class SqlUsageEventRepo implements UsageEventRepo {
   }
 
   /**
-   * The sum of the property in micro-units. While every value is an integer, SQLite's own sum is
-   * exact (an integer result) and costs what the bare aggregate costs; otherwise each value is
-   * rounded to micro-units and those integers summed, and past 2^63 micro-units (SQLite refuses with
-   * "integer overflow") two exact sums, whole units and millionths, are joined in BigInt.
+   * The sum of the property in micro-units. While every value is a JSON integer, SQLite's own sum is
+   * exact (an integer result, `sqliteJson`) and costs about what the bare aggregate costs; otherwise
+   * each value is rounded to micro-units and those integers summed, and past 2^63 micro-units (SQLite
+   * refuses with "integer overflow") two exact sums, whole units and millionths, are joined in BigInt.
    */
   private async sumOf(from: string, property: string, params: unknown[], withCount: boolean): Promise<{ sum: bigint; count: bigint }> {
     const count = withCount ? `count(${this.p.prop(property)})` : '0';
@@ -499,7 +528,7 @@ export class SqlUsageEventRepo implements UsageEventRepo {
       return { sum: row.s ?? 0n, count: BigInt(row.n) };
     }
     try {
-      const plain = await this.sql.getExact(`SELECT sum(${this.p.prop(property)}) AS s, ${count} AS n ${from}`, ...params) as { s: bigint | number | null; n: bigint };
+      const plain = await this.sql.getExact(`SELECT sum(${sqliteJson(property)}) AS s, ${count} AS n ${from}`, ...params) as { s: bigint | number | null; n: bigint };
       if (plain.s === null) return { sum: 0n, count: plain.n };
       if (typeof plain.s === 'bigint') return { sum: plain.s * 1_000_000n, count: plain.n };
       const row = await this.sql.getExact(`SELECT sum(${this.p.micros(property)}) AS s, ${count} AS n ${from}`, ...params) as { s: bigint | null; n: bigint };
