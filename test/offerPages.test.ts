@@ -94,17 +94,19 @@ async function open(url: string, headers: Record<string, string> = {}): Promise<
 }
 
 const csrfOf = (page: Page) => /name="csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
+/** The fingerprint of the terms an accept or sign form carries ('' on other forms). */
+const termsOf = (page: Page) => /name="terms" value="([^"]*)"/.exec(page.text)?.[1] ?? '';
 
-
-/** Opens the recipient's page and posts its form to `action` with the page's CSRF token. */
+/** Opens the recipient's page and posts its form to `action` with the page's CSRF token and terms. */
 async function submit(link: string, action: string, fields: Record<string, string>) {
   const page = await open(link);
-  const response = await postForm(`${link}/${action}`, { csrf: csrfOf(page), ...fields });
+  const response = await postForm(`${link}/${action}`, { csrf: csrfOf(page), terms: termsOf(page), ...fields });
   if (response.location) expect(new URL(response.location, `${link}/${action}`).href).toBe(link);
   return response;
 }
 
-const getOffer = (o: any) => ok(env.mcp, 'get_offer', { id: o.id });
+/** The offer as REST answers it: in full, with each recipient's signed document. */
+const getOffer = async (o: any) => (await env.http('GET', `/offers/${o.id}`)).body;
 
 async function fetchBytes(url: string, token: string | null = env.org.apiKey) {
   const res = await fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {} });
@@ -145,7 +147,7 @@ describe('the offer page over HTTP', () => {
     expect((await getOffer(o)).recipients[0].link).toBe(a);
     const listed = await env.http('GET', `/offers?customer=${o.customer.id}`);
     expect(listed.body.data[0].recipients[1].link).toBe(b);
-    expect(o).toMatchObject({ signedDocument: null, auditLogDocument: null, recipients: [{ signedDocument: null }, { signedDocument: null }] });
+    expect(await getOffer(o)).toMatchObject({ signedDocument: null, auditLogDocument: null, recipients: [{ signedDocument: null }, { signedDocument: null }] });
 
     const proxied = await setup({ publicUrl: 'https://billing.example/base' });
     try {

@@ -214,6 +214,25 @@ describe('the portal over HTTP', () => {
     expect((await ok(env.mcp, 'list_payment_methods', { id: c.id })).data).toEqual([]);
   });
 
+  it('shows every field error at once: a wrong IBAN with a blank account holder and no mandate, and adds nothing', async () => {
+    const c = await ok(env.mcp, 'create_customer', { lastName: 'Hasty' });
+    const url = await openPortal(c.id);
+    const csrf = hidden((await get(`${url}/bank-account`)).text, 'csrf');
+    const wrong = 'DE02 1203 0000 0000 2020 52';
+    const res = await postForm(`${url}/bank-account`, { csrf, iban: wrong, accountHolder: ' ' });
+    expect(res.status).toBe(422);
+    const api = await fails(env.mcp, 'create_payment_method', { id: c.id, type: 'sepa_debit', sepaDebit: { iban: wrong, accountHolder: 'Ada' } }, 422);
+    expect(res.text).toContain(`id="iban-error">IBAN ${api.violations[0].message.replace('sepaDebit.iban ', '')}.</p>`);
+    expect(res.text).toContain('id="accountHolder-error">Account holder must be 1 to 255 characters and not blank.</p>');
+    expect(res.text).toContain('id="mandate-error">Please confirm the mandate to pay by direct debit.</p>');
+    expect(res.text.match(/class="field-error"/g)).toHaveLength(3);
+
+    const holderOnly = await postForm(`${url}/bank-account`, { csrf, iban: IBAN, accountHolder: ' ', mandate: 'yes' });
+    expect(holderOnly.text.match(/class="field-error"/g)).toHaveLength(1);
+    expect((await ok(env.mcp, 'list_payment_methods', { id: c.id })).data).toEqual([]);
+    expect((await ok(env.mcp, 'list_sepa_mandates', { id: c.id })).data).toEqual([]);
+  });
+
   it('adds a SEPA account with its mandate, then shows the overview (Post/Redirect/Get)', async () => {
     const c = await ok(env.mcp, 'create_customer', { lastName: 'Saver' });
     const url = await openPortal(c.id);

@@ -254,8 +254,9 @@ const dateIn = (timeZone: string) => (instant: string | null) => (instant ? (zon
 
 /**
  * The signed offer as an A4 PDF in the standard fonts: seller and offer facts, description, sections
- * (their markdown as text), the subscription's items and prices, the first invoice (the estimate with
- * its tax and totals), and each signature with name, e-mail, time and how it was given.
+ * (their markdown as text), the subscription's start and term, its items and prices with their
+ * discounts, the trial, the first invoice (the estimate with its tax and totals), and each signature
+ * with name, e-mail, time and how it was given.
  */
 export async function renderSignedOfferPdf(doc: SignedOfferDocument): Promise<Buffer> {
   const p = doc.presentation;
@@ -282,6 +283,10 @@ export async function renderSignedOfferPdf(doc: SignedOfferDocument): Promise<Bu
   }
 
   w.heading(`Subscription: ${offer.subscription.plan.name}`);
+  const { start, activatedBy, term } = p.contract;
+  const seller = p.seller.legalName ?? p.seller.name;
+  w.paragraph(`Starts: ${start ? date(start) : activatedBy === 'signing' ? 'when the offer is signed' : `when ${seller} activates it, after the offer is signed`}`);
+  w.paragraph(`Term: ${term}`);
   table(
     w,
     [
@@ -290,8 +295,13 @@ export async function renderSignedOfferPdf(doc: SignedOfferDocument): Promise<Bu
       { title: 'Price', width: 130 },
       { title: 'Billed', width: 125 },
     ],
-    p.items.map((i) => [i.name, quantityText(i.quantity), i.price, i.billing]),
+    // Each discount on a row of its own under its item.
+    p.items.flatMap((i) => [[i.name, quantityText(i.quantity), i.price, i.billing], ...i.discounts.map((d) => [d, '', '', ''])]),
   );
+  if (p.trial) {
+    const free = p.trial.items;
+    w.paragraph(`Free trial until ${date(p.trial.until)}: ${free.join(', ')} ${free.length > 1 ? 'are' : 'is'} free until then and billed from then.`);
+  }
 
   const e = p.estimate;
   if (e) {

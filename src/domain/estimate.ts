@@ -1,5 +1,6 @@
 import { conflict } from '../errors.js';
 import type { Estimate } from '../schemas/estimate.js';
+import type { SubscriptionRecord } from '../store/ports/subscriptions.js';
 import type { Tx } from '../store/store.js';
 import { CatalogueCache, computeDue } from './billing/compute.js';
 import { zoned } from './dates.js';
@@ -33,12 +34,23 @@ function render(e: Omit<Estimate, 'estimate'>, header: string[]): string {
 const NOT_YET_ACTIVE = new Set(['draft', 'offer']);
 
 /**
+ * An offer's subscription whose startDate has passed starts when the offer is signed (startDate
+ * cleared: activation starts it), rather than billing every period since then at once: the record as
+ * signing at `now` leaves it. Any other subscription is returned as it is.
+ */
+export function offerStartAt(record: SubscriptionRecord, now: Date): SubscriptionRecord {
+  if (record.status !== 'offer' || record.startDate === null || record.startDate >= now.toISOString()) return record;
+  return { ...record, startDate: null };
+}
+
+/**
  * The invoice the next billing run would create for the subscription (CONTRACT section 8): the
  * billing run's own computation (`computeDue`) with nothing written, for the first billing date still
  * to bill, usage measured so far included. For an unchanged subscription the invoice equals it line
  * for line and cent for cent. A draft or offer subscription is billed as activation at `now` would
- * leave it (`activatedState`, in memory): its first invoice. A cancelled or terminated one shows its
- * final invoice until that is issued; a paused one is not billed and has none.
+ * leave it (`activatedState`, in memory; an offer's with a passed start as signing starts it,
+ * `offerStartAt`): its first invoice. A cancelled or terminated one shows its final invoice until
+ * that is issued; a paused one is not billed and has none.
  */
 export async function estimateInvoice(tx: Tx, org: string, id: string, now: Date): Promise<Estimate> {
   const stored = await loadSubscription(tx, org, id);
@@ -48,7 +60,7 @@ export async function estimateInvoice(tx: Tx, org: string, id: string, now: Date
       `Subscription ${stored.number} is paused: nothing is billed while paused, so there is no next invoice to estimate; resume_subscription bills the periods that came due`,
     );
   }
-  const { record, items } = preview ? await activatedState(tx, org, stored, now) : { record: stored, items: undefined };
+  const { record, items } = preview ? await activatedState(tx, org, offerStartAt(stored, now), now) : { record: stored, items: undefined };
   const { customer, address, drafts } = await computeDue(tx, org, record, { asOf: null, now, cache: new CatalogueCache(), items });
   const draft = drafts[0];
   if (!draft) {

@@ -11,7 +11,7 @@ import type { OfferRecord, RecipientRecord } from '../store/ports/offers.js';
 import type { Tx } from '../store/store.js';
 import type { InvoiceAddressInput } from './billingDetails.js';
 import type { Links } from './links.js';
-import { presentOffer, type OfferPresentation } from './offerPresentation.js';
+import { presentOffer, termsFingerprint, type OfferPresentation } from './offerPresentation.js';
 import { acceptOffer, isExpired, loadByRecipient, submitOfferInvoiceDetails, toOffer } from './offers.js';
 import { signingEvent, VIEW_LOG_INTERVAL_MS, withEvent } from './offerSigning.js';
 import { getOrganisation } from './organisation.js';
@@ -44,6 +44,8 @@ export interface RecipientPage {
   seller: Organisation;
   /** The offer as shown; null in the message states. */
   presentation: OfferPresentation | null;
+  /** The fingerprint of the terms shown (`termsFingerprint`), which the page's form sends back; null in the message states. */
+  terms: string | null;
   /** Whether this visit is still to be logged as a view (see `recordRecipientView`). */
   logView: boolean;
 }
@@ -78,6 +80,7 @@ export async function recipientPage(tx: Tx, org: string, recipientId: string, no
     recipient: offer.recipients.find((r) => r.id === recipientId)!,
     seller: presentation?.seller ?? (await getOrganisation(tx, org)),
     presentation,
+    terms: presentation && termsFingerprint(presentation),
     logView: shown && !(await viewedSince(tx, org, record, recipientId, client, now)),
   };
 }
@@ -103,12 +106,41 @@ export interface RecipientConsent {
   fullName: string;
   /** The terms box ticked. */
   agreed: boolean;
+  /** The fingerprint of the terms the page showed (`RecipientPage.terms`). */
+  terms: string;
 }
 
 /**
- * The recipient accepts (`click`) or signs (`esignature`) on the page: their typed name must be theirs
- * and the terms box ticked (422 naming the field); in any state but `act`, or for an offer of the
- * other mode, a 409 (the page then shows what is the case).
+ * A refusal of a recipient's step that the offer's state does not explain (an inactive customer
+ * cannot get the subscription), in the recipient's words: the API's reason speaks to the seller and
+ * names tools. The page shows it with the offer.
+ */
+async function refusalForRecipient(tx: Tx, org: string, record: OfferRecord, what: string): Promise<AppError> {
+  const seller = await getOrganisation(tx, org);
+  const name = seller.legalName ?? seller.name;
+  const customer = await tx.customers.get(org, record.customerId);
+  const why = customer?.status === 'STATUS_ACTIVE' ? `${name} cannot conclude this offer at the moment` : `your customer account with ${name} is not active`;
+  const contact = record.contactPerson;
+  const whom = contact ? `${contact.firstName} ${contact.lastName} (${contact.email}) at ${name}` : name;
+  return conflict(`Your ${what} was not recorded: ${why}. Please contact ${whom}.`);
+}
+
+/** `step`, with a conflict it meets reworded for the recipient (`refusalForRecipient`). */
+async function forRecipient<T>(tx: Tx, org: string, record: OfferRecord, what: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    if (err instanceof AppError && err.kind === 'conflict') throw await refusalForRecipient(tx, org, record, what);
+    throw err;
+  }
+}
+
+/**
+ * The recipient accepts (`click`) or signs (`esignature`) on the page: the terms the page showed must
+ * still be the offer's (a 409 asking to review it again otherwise; nothing is recorded), their typed
+ * name must be theirs and the terms box ticked (422 naming the field); in any state but `act`, or for
+ * an offer of the other mode, a 409 (the page then shows what is the case); a refusal of the step
+ * itself (`refusalForRecipient`), a 409 the page shows.
  */
 export async function acceptAsRecipient(
   tx: Tx,
@@ -123,7 +155,12 @@ export async function acceptAsRecipient(
   const { record, recipient } = await loadRecipient(tx, org, recipientId);
   if (record.acceptanceMode !== mode) throw conflict(`Offer ${record.number} has acceptanceMode ${record.acceptanceMode}, not ${mode}`);
   const state = stateOf(record, recipient, now);
-  if (state !== 'act') throw conflict(`Offer ${record.number} cannot be ${mode === 'click' ? 'accepted' : 'signed'} by this recipient now (${state})`);
+  const [verb, done] = mode === 'click' ? ['accept', 'accepted'] : ['sign', 'signed'];
+  if (state !== 'act') throw conflict(`Offer ${record.number} cannot be ${done} by this recipient now (${state})`);
+  const shown = await presentOffer(tx, org, await toOffer(tx, org, record, now, links), now);
+  if (consent.terms !== termsFingerprint(shown)) {
+    throw conflict(`This offer has changed since the page was loaded. Please review it as it is now and ${verb} again: nothing was ${done}.`);
+  }
   const name = `${recipient.firstName} ${recipient.lastName}`;
   const typed = consent.fullName.trim().replace(/\s+/g, ' ');
   const violations: Violation[] = [];
@@ -131,10 +168,16 @@ export async function acceptAsRecipient(
   else if (!sameName(typed, name)) violations.push({ propertyPath: 'fullName', message: `Enter your full name as this offer names you: ${name}.`, code: 'name_mismatch' });
   if (!consent.agreed) violations.push({ propertyPath: 'agree', message: 'Tick the box to confirm that you agree.', code: 'required' });
   if (violations.length) throw invalidMany(violations);
-  return acceptOffer(tx, org, record.id, { recipient: recipientId }, now, links, { via: 'page', ...client, signerName: typed });
+  const actor = { via: 'page' as const, ...client, signerName: typed };
+  return forRecipient(tx, org, record, mode === 'click' ? 'acceptance' : 'signature', () =>
+    acceptOffer(tx, org, record.id, { recipient: recipientId }, now, links, actor),
+  );
 }
 
-/** The invoice address that completes a click acceptance, given on the page (validated as the API validates it). */
+/**
+ * The invoice address that completes a click acceptance, given on the page (validated as the API
+ * validates it); in any state but `invoice_details` a 409 (the page then shows what is the case).
+ */
 export async function submitInvoiceDetailsAsRecipient(
   tx: Tx,
   org: string,
@@ -144,8 +187,13 @@ export async function submitInvoiceDetailsAsRecipient(
   now: Date,
   links: Links,
 ): Promise<Offer> {
-  const { record } = await loadRecipient(tx, org, recipientId);
-  return submitOfferInvoiceDetails(tx, org, record.id, { invoiceAddress }, now, links, { via: 'page', ...client, signerName: null }, recipientId);
+  const { record, recipient } = await loadRecipient(tx, org, recipientId);
+  const state = stateOf(record, recipient, now);
+  if (state !== 'invoice_details') throw conflict(`Offer ${record.number} takes no invoice details now (${state})`);
+  const actor = { via: 'page' as const, ...client, signerName: null };
+  return forRecipient(tx, org, record, 'invoice address', () =>
+    submitOfferInvoiceDetails(tx, org, record.id, { invoiceAddress }, now, links, actor, recipientId),
+  );
 }
 
 /** The signed offer's PDF for its recipient (the token opens it without a key); 404 before it is signed. */

@@ -1,7 +1,8 @@
 /**
- * The text of an offer's sections: `{{ name }}` placeholders filled from the offer's customVariables.
- * Plain replacement, nothing evaluated and nothing escaped (the text is markdown or plain text, never
- * HTML here): a value is inserted as it is, a number formatted for the offer's locale.
+ * The text of an offer's sections: `{{ name }}` placeholders filled from the offer's customVariables
+ * (the offer's name and description take none). Plain replacement, nothing evaluated and nothing
+ * escaped (the text is markdown or plain text, never HTML here): a value is inserted as it is, a
+ * number formatted for the offer's locale.
  */
 import type { Violation } from '../errors.js';
 import type { CustomVariables } from '../schemas/offers.js';
@@ -36,6 +37,26 @@ export function placeholderViolations(sections: readonly SectionText[], variable
       }
     }
   });
+  return out;
+}
+
+/**
+ * A placeholder in the offer's `name` or `description` (each given only when sent with a new value),
+ * as a violation at the field. Only sections are filled from customVariables: name and description
+ * read as written everywhere (get_offer, list_offers, events, the page), and a filled-in copy would
+ * make the page say something the API does not.
+ */
+export function plainTextViolations(fields: { name?: string | undefined; description?: string | null | undefined }): Violation[] {
+  const out: Violation[] = [];
+  for (const field of ['name', 'description'] as const) {
+    const placeholder = fields[field]?.match(PLACEHOLDER)?.[0];
+    if (placeholder === undefined) continue;
+    out.push({
+      propertyPath: field,
+      message: `${field} contains ${placeholder}, but placeholders are filled in sections only (the ${field} is shown as written); write the text itself, or move it into a section`,
+      code: 'placeholder_not_allowed',
+    });
+  }
   return out;
 }
 

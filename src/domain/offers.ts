@@ -19,11 +19,13 @@ import type { OfferFilter, OfferRecord, RecipientRecord } from '../store/ports/o
 import type { Tx } from '../store/store.js';
 import { createInvoiceAddress, defaultInvoiceAddress, type InvoiceAddressInput } from './billingDetails.js';
 import { customerIdOf, findCustomer } from './customers.js';
+import { offerStartAt } from './estimate.js';
 import { emitEvent } from './events.js';
 import type { Links } from './links.js';
 import { presentOffer } from './offerPresentation.js';
 import { keepSignedDocuments, signingEvent, signingLogOf, THROUGH_API, withEvent, type SigningActor } from './offerSigning.js';
-import { placeholderViolations, renderText } from './offerText.js';
+import { placeholderViolations, plainTextViolations, renderText } from './offerText.js';
+import { createCustomPricePlan, getPricePlan, priceChangesOf, pricePlanAt } from './products.js';
 import { customerViolation } from './statusRules.js';
 import { createSubscription, settleOfferSubscription, withdrawOfferSubscription, type CreateSubscriptionInput } from './subscriptions/lifecycle.js';
 
@@ -223,6 +225,27 @@ function futureViolation(validUntil: string, now: Date): Violation | undefined {
   };
 }
 
+/**
+ * A start before now is refused: signing would bill every period since then at once. One that passes
+ * while the offer is open starts the subscription at its signing instead (`offerStartAt`).
+ */
+function pastStartViolation(startDate: string | undefined, now: Date): Violation | undefined {
+  if (startDate === undefined || Date.parse(startDate) >= now.getTime()) return undefined;
+  return {
+    propertyPath: 'subscription.startDate',
+    message: `subscription.startDate must not lie in the past (before ${now.toISOString()}): signing would bill every period since then at once; give a later date, or omit it to start the subscription when the offer is signed`,
+    code: 'in_the_past',
+  };
+}
+
+/** Placeholders in a name or description the patch changes (`plainTextViolations`). */
+function changedTextViolations(o: OfferRecord, p: OfferPatch): Violation[] {
+  return plainTextViolations({
+    name: p.name !== o.name ? p.name : undefined,
+    description: p.description !== o.description ? p.description : undefined,
+  });
+}
+
 function recipientViolations(recipients: readonly RecipientInput[]): Violation[] {
   const seen = new Set<string>();
   const out: Violation[] = [];
@@ -271,6 +294,8 @@ export async function createOffer(tx: Tx, org: string, input: OfferInput, now: D
           code: 'not_found',
         },
     futureViolation(input.validUntil, now),
+    pastStartViolation(input.subscription.startDate, now),
+    ...plainTextViolations({ name: input.name, description: input.description }),
     ...recipientViolations(input.recipients),
     ...placeholderViolations(input.sections, input.customVariables, true),
   ]);
@@ -370,12 +395,14 @@ export async function updateOffer(tx: Tx, org: string, id: string, patch: OfferP
         `Offer ${current.number} is ${current.status}, so only name may change; frozen field${changed.length > 1 ? 's' : ''} sent with a different value: ${changed.join(', ')}. Leave ${changed.length > 1 ? 'them' : 'it'} out (or send the current value).`,
       );
     }
+    throwIf(changedTextViolations(current, patch));
     const next: OfferRecord = { ...current, name: patch.name ?? current.name, updatedAt: now.toISOString() };
     await tx.offers.update(org, next);
     return toUpdateShape(next);
   }
   throwIf([
     patch.validUntil !== undefined && !UNCHANGED.validUntil(current, patch) ? futureViolation(patch.validUntil, now) : undefined,
+    ...changedTextViolations(current, patch),
     ...(patch.sections ?? patch.customVariables
       ? placeholderViolations(patch.sections ?? current.sections, patch.customVariables ?? current.customVariables, patch.sections !== undefined)
       : []),
@@ -403,11 +430,71 @@ export async function updateOffer(tx: Tx, org: string, id: string, patch: OfferP
 // The state machine.
 
 /**
+ * The prices an offer shows freeze when it leaves open (a recipient has accepted or signed them): each
+ * item priced by a catalogue price plan with a price gets a price plan of its own (custom, as
+ * order_subscription_products' customPricePlan makes), a copy at the price valid now, so that a later
+ * update_price_plan reaches neither the page, the signed document nor the signed subscription's
+ * invoices. Tiered plans stay: their tiers never change. The copy takes over the catalogue plan's
+ * entitlements, so the subscription keeps what that plan entitled it to.
+ */
+async function freezePrices(tx: Tx, org: string, record: OfferRecord, now: Date): Promise<void> {
+  const at = now.toISOString();
+  for (const item of await tx.subscriptions.items(org, [record.subscriptionId])) {
+    const catalogue = await getPricePlan(tx, org, item.pricePlanId);
+    if (catalogue.custom || catalogue.price === null) continue;
+    const plan = pricePlanAt(catalogue, await priceChangesOf(tx, org, catalogue.id), at);
+    const copy = await createCustomPricePlan(
+      tx,
+      org,
+      plan.product,
+      {
+        type: plan.type,
+        currencyCode: plan.currencyCode,
+        price: { amount: plan.price!.amount },
+        packageSize: plan.packageSize ?? undefined,
+        internalName: `Accepted in offer ${record.number} (price plan ${plan.id})`,
+        applyTrial: plan.applyTrial,
+        payInAdvance: plan.payInAdvance,
+        proRata: plan.proRata,
+        freeUnits: plan.freeUnits,
+        billingInterval: plan.billingInterval,
+        showPricePerInterval: plan.showPricePerInterval,
+      },
+      now,
+    );
+    await copyEntitlements(tx, org, plan.id, copy.id, now);
+    await tx.subscriptions.updateItem(org, { ...item, pricePlanId: copy.id, updatedAt: at });
+  }
+}
+
+const FEATURE_PAGE = 100;
+
+/** Every feature's entitlement on price plan `from`, given to price plan `to` too. */
+async function copyEntitlements(tx: Tx, org: string, from: string, to: string, now: Date): Promise<void> {
+  for (let page = 1; ; page += 1) {
+    const { rows } = await tx.features.list(org, {}, { page, limit: FEATURE_PAGE, descending: false });
+    for (const feature of rows) {
+      const entitlement = await tx.features.findEntitlement(org, feature.id, { product: null, pricePlan: from });
+      if (entitlement) await tx.features.insertEntitlement(org, { ...entitlement, id: newId(), pricePlan: to, createdAt: now.toISOString() });
+    }
+    if (rows.length < FEATURE_PAGE) return;
+  }
+}
+
+/** A start that passed while the offer waited: the subscription starts at the signing (`offerStartAt`). */
+async function startAtSigning(tx: Tx, org: string, subscriptionId: string, now: Date): Promise<void> {
+  const current = (await tx.subscriptions.get(org, subscriptionId))!;
+  const started = offerStartAt(current, now);
+  if (started !== current) await tx.subscriptions.update(org, { ...started, updatedAt: now.toISOString() });
+}
+
+/**
  * signed: signedAt set, the proposed subscription activated (autoActivateSubscription) or made draft,
  * and the signed offer and its audit log kept. The document shows the offer as its recipients saw it:
  * presented before the subscription is settled.
  */
 async function sign(tx: Tx, org: string, record: OfferRecord, now: Date, links: Links): Promise<OfferRecord> {
+  await startAtSigning(tx, org, record.subscriptionId, now);
   const presentation = await presentOffer(tx, org, await toOffer(tx, org, record, now, links), now);
   await settleOfferSubscription(tx, org, record.subscriptionId, record.autoActivateSubscription, now);
   const signed: OfferRecord = { ...record, status: 'signed', signedAt: now.toISOString() };
@@ -435,7 +522,10 @@ export async function loadByRecipient(tx: Tx, org: string, recipientId: string):
 
 /**
  * A recipient accepts or signs (`actor`: the seller recording it through the API, or the recipient on
- * the offer page). Emits `offer.accepted`, and `offer.signed` when it signs the offer.
+ * the offer page), the terms as they are now: through the API the seller acts for the recipient and
+ * has no page to have shown older ones (the page checks its own, `acceptAsRecipient`). The first
+ * acceptance or signature freezes the prices (`freezePrices`). Emits `offer.accepted`, and
+ * `offer.signed` when it signs the offer.
  */
 export async function acceptOffer(
   tx: Tx,
@@ -470,6 +560,7 @@ export async function acceptOffer(
     const waiting = current.recipients.filter((r) => r.signingStatus !== 'signed').map((r) => r.email);
     throw conflict(`Recipient ${recipient.email} has already signed offer ${current.number}; still to sign: ${waiting.join(', ')}`);
   }
+  if (current.status === 'open') await freezePrices(tx, org, current, now);
   const at = now.toISOString();
   const recipients = current.recipients.map((r) => (r.id === recipient.id ? { ...r, signingStatus: 'signed' as const, signedAt: at } : r));
   const event = signingEvent(recipient.id, mode === 'click' ? 'accepted' : 'signed', actor, now);

@@ -1,7 +1,9 @@
 /**
  * The offer page of each recipient (issue 18), opened by the token in their link: the offer as they
  * will be billed, and the one action their state allows (accept, sign, give the invoice address).
- * Forms are Post/Redirect/Get; a form with mistakes is shown again with them next to its fields.
+ * Forms are Post/Redirect/Get; a form with mistakes is shown again with them next to its fields, a
+ * refused step that the page's state does not explain with the refusal above the offer. The accept
+ * and sign forms carry the fingerprint of the terms shown, so that what is accepted is what was read.
  */
 import { COUNTRY_CODES } from '../domain/countries.js';
 import type { OfferPresentation } from '../domain/offerPresentation.js';
@@ -24,10 +26,14 @@ import type { PageContext, PageResult, PageRoute } from './app.js';
 import { document, html, pagesRoot, type Html } from './html.js';
 import { renderMarkdown } from './markdown.js';
 
-/** What a form sent back with mistakes: a message per field, and the values to show again. */
+/**
+ * What a form sent back with mistakes: a message per field, and the values to show again; or a
+ * refusal of the step as a whole (`refusal`), which the page shows above the offer.
+ */
 interface FormState {
   errors: Record<string, string>;
   values: Record<string, string>;
+  refusal?: string;
 }
 
 const BLANK: FormState = { errors: {}, values: {} };
@@ -102,14 +108,26 @@ function sections(p: OfferPresentation): Html {
   )}`;
 }
 
+/** When the subscription starts: a start date ahead, else what activates it. */
+function startText(p: OfferPresentation): string {
+  const { start, activatedBy } = p.contract;
+  if (start) return onDate(start, p.timeZone);
+  return activatedBy === 'signing' ? 'When the offer is signed' : `When ${p.seller.legalName ?? p.seller.name} activates it, after the offer is signed`;
+}
+
 function items(p: OfferPresentation): Html {
+  const trial = p.trial;
   return html`<section aria-labelledby="subscription"><h2 id="subscription">Your subscription</h2>
 <p>Plan: <strong>${p.offer.subscription.plan.name}</strong></p>
+<dl><dt>Starts</dt><dd>${startText(p)}</dd><dt>Term</dt><dd>${p.contract.term}</dd></dl>
 <table><caption>Items and their prices</caption>
 <thead><tr><th scope="col">Item</th><th scope="col" class="num">Quantity</th><th scope="col">Price</th></tr></thead>
 <tbody>${p.items.map(
-    (i) => html`<tr><td>${i.name}<br><span class="muted">${i.billing}</span></td><td class="num">${i.quantity}</td><td>${i.price}</td></tr>`,
-  )}</tbody></table></section>`;
+    (i) =>
+      html`<tr><td>${i.name}<br><span class="muted">${i.billing}</span>${i.discounts.map((d) => html`<br>${d}`)}</td><td class="num">${i.quantity}</td><td>${i.price}</td></tr>`,
+  )}</tbody></table>${
+    trial ? html`<p>Free trial until ${onDate(trial.until, p.timeZone)}: ${trial.items.join(', ')} ${trial.items.length > 1 ? 'are' : 'is'} free until then and billed from then.</p>` : ''
+  }</section>`;
 }
 
 /**
@@ -161,6 +179,11 @@ function signatures(page: RecipientPage, timeZone: string): Html {
   )}</ul></section>`;
 }
 
+/** A refusal of the step, above the offer: what is the case, and that nothing was recorded. */
+function refusal(form: FormState): Html | '' {
+  return form.refusal ? html`<div class="errors" role="alert"><p>${form.refusal}</p></div>` : '';
+}
+
 function errorSummary(form: FormState): Html | '' {
   return Object.keys(form.errors).length ? html`<div class="errors" role="alert"><p>Please correct the fields marked below.</p></div>` : '';
 }
@@ -197,12 +220,12 @@ const ACTIONS: Record<OfferShownState, (ctx: PageContext, token: string, page: R
     const a = addresses(ctx, token);
     const name = `${page.recipient.firstName} ${page.recipient.lastName}`;
     if (page.offer.acceptanceMode === 'click') {
-      return html`<form method="post" action="${a.accept}" class="card" aria-labelledby="act"><h2 id="act">Accept this offer</h2>${errorSummary(form)}${csrfField(ctx, token)}
+      return html`<form method="post" action="${a.accept}" class="card" aria-labelledby="act"><h2 id="act">Accept this offer</h2>${errorSummary(form)}${csrfField(ctx, token)}${termsField(page)}
 ${textField({ name: 'fullName', label: 'Your full name', value: name, required: true, autocomplete: 'name' }, form)}
 ${agreeBox('I have read this offer and accept it, with its prices and terms.', form)}
 <button type="submit">Accept offer</button></form>`;
     }
-    return html`<form method="post" action="${a.sign}" class="card" aria-labelledby="act"><h2 id="act">Sign this offer</h2>${errorSummary(form)}${csrfField(ctx, token)}
+    return html`<form method="post" action="${a.sign}" class="card" aria-labelledby="act"><h2 id="act">Sign this offer</h2>${errorSummary(form)}${csrfField(ctx, token)}${termsField(page)}
 <p>Type your full name (${name}) to sign.</p>
 ${textField({ name: 'fullName', label: 'Your full name', value: '', required: true, autocomplete: 'name' }, form)}
 ${agreeBox('I sign this offer electronically and agree to its prices and terms.', form)}
@@ -221,6 +244,11 @@ ${agreeBox('I sign this offer electronically and agree to its prices and terms.'
 
 function csrfField(ctx: PageContext, token: string): Html {
   return html`<input type="hidden" name="csrf" value="${ctx.csrf(token)}">`;
+}
+
+/** The fingerprint of the terms this page shows: accepting or signing is of these terms only. */
+function termsField(page: RecipientPage): Html {
+  return html`<input type="hidden" name="terms" value="${page.terms ?? ''}">`;
 }
 
 function invoiceDetailsForm(ctx: PageContext, token: string, page: RecipientPage, form: FormState): Html {
@@ -279,7 +307,7 @@ function message(ctx: PageContext, token: string, page: RecipientPage): PageResu
 function render(ctx: PageContext, token: string, page: RecipientPage, form: FormState = BLANK, status = 200): PageResult {
   const p = page.presentation;
   if (!p || !showsOffer(page.state)) return message(ctx, token, page);
-  const body = html`${header(p)}${sections(p)}${items(p)}${p.estimate ? firstInvoice(p.estimate, p) : ''}${signatures(page, p.timeZone)}${ACTIONS[page.state](ctx, token, page, form)}`;
+  const body = html`${refusal(form)}${header(p)}${sections(p)}${items(p)}${p.estimate ? firstInvoice(p.estimate, p) : ''}${signatures(page, p.timeZone)}${ACTIONS[page.state](ctx, token, page, form)}`;
   return { html: document({ title: `${p.offer.name} – offer ${p.offer.number}`, path: ctx.path, body }), status };
 }
 
@@ -302,16 +330,35 @@ function fieldErrors(violations: readonly Violation[], prefix = ''): Record<stri
 }
 
 /**
- * Runs a step of the recipient; then back to the page (303). A step the offer's state no longer
- * allows (409) goes back to the page too, which says why; mistakes show the form again (422).
+ * A refused step (409). When the page no longer offers the form (`offered`: expired meanwhile, signed
+ * in another tab, the other mode's form, a second click), back to the page, whose state says what is
+ * the case. When it still does, the state explains nothing: the page is shown again with the refusal
+ * above the offer (the terms changed since it was loaded, the customer is inactive).
  */
-async function step(ctx: PageContext, values: Record<string, string>, run: () => Promise<unknown>, prefix = ''): Promise<PageResult> {
+async function refused(ctx: PageContext, detail: string, values: Record<string, string>, offered: (page: RecipientPage) => boolean): Promise<PageResult> {
+  const { org, id, token } = subject(ctx);
+  const page = await ctx.read((tx) => recipientPage(tx, org, id, ctx.now, ctx.links, ctx.client));
+  if (!offered(page)) return { redirect: addresses(ctx, token).page };
+  return render(ctx, token, page, { errors: {}, values, refusal: detail }, 409);
+}
+
+/**
+ * Runs a step of the recipient; then back to the page (303). A refusal (409) goes back to the page
+ * too, or shows it with the refusal (`refused`); mistakes show the form again (422).
+ */
+async function step(
+  ctx: PageContext,
+  values: Record<string, string>,
+  offered: (page: RecipientPage) => boolean,
+  run: () => Promise<unknown>,
+  prefix = '',
+): Promise<PageResult> {
   const { token } = subject(ctx);
   try {
     await run();
   } catch (err) {
     if (err instanceof AppError && err.kind === 'validation') return show(ctx, { errors: fieldErrors(err.violations ?? [], prefix), values }, 422);
-    if (err instanceof AppError && err.kind === 'conflict') return { redirect: addresses(ctx, token).page };
+    if (err instanceof AppError && err.kind === 'conflict') return refused(ctx, err.message, values, offered);
     throw err;
   }
   return { redirect: addresses(ctx, token).page };
@@ -325,8 +372,9 @@ function consentRoute(path: string, mode: 'click' | 'esignature'): PageRoute {
       const { org, id, token } = subject(ctx);
       const form = await ctx.form(token);
       const fullName = form.get('fullName') ?? '';
-      const consent = { fullName, agreed: form.get('agree') === 'yes' };
-      return step(ctx, { fullName }, () => ctx.write((tx) => acceptAsRecipient(tx, org, id, mode, consent, ctx.client, ctx.now, ctx.links)));
+      const consent = { fullName, agreed: form.get('agree') === 'yes', terms: form.get('terms') ?? '' };
+      const offered = (page: RecipientPage) => page.state === 'act' && page.offer.acceptanceMode === mode;
+      return step(ctx, { fullName }, offered, () => ctx.write((tx) => acceptAsRecipient(tx, org, id, mode, consent, ctx.client, ctx.now, ctx.links)));
     },
   };
 }
@@ -353,6 +401,7 @@ export const OFFER_PAGES: readonly PageRoute[] = [
       return step(
         ctx,
         entered,
+        (page) => page.state === 'invoice_details',
         () => ctx.write((tx) => submitInvoiceDetailsAsRecipient(tx, org, id, address, ctx.client, ctx.now, ctx.links)),
         'invoiceAddress.',
       );

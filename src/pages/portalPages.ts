@@ -12,7 +12,7 @@ import {
 } from '../domain/portal.js';
 import { customerName } from '../domain/emails.js';
 import { getOrganisation } from '../domain/organisation.js';
-import { AppError, type ErrorKind, type Violation } from '../errors.js';
+import { AppError, invalidMany, type ErrorKind, type Violation } from '../errors.js';
 import { inputError } from '../registry/validation.js';
 import type { PaymentMethod } from '../schemas/billingDetails.js';
 import { dateTimeInput } from '../schemas/common.js';
@@ -234,6 +234,25 @@ async function sellerName(tx: Tx, session: PortalSubject): Promise<string> {
   return seller.legalName ?? seller.name;
 }
 
+/**
+ * What the domain code (the IBAN's check, the mandate's) says of a form whose schema check failed
+ * already, in a unit rolled back whatever it finds: the form shows every field's error at once, not
+ * the IBAN's only after the account holder is fixed.
+ */
+async function domainViolations(ctx: PageContext, form: BankAccountForm): Promise<Violation[]> {
+  const checked = new Error('bank account checked');
+  try {
+    await asCustomer(ctx, 'write', async (tx, s) => {
+      await addPortalBankAccount(tx, s.org, s.customerId, form, ctx.now);
+      throw checked;
+    });
+  } catch (err) {
+    if (err instanceof AppError && err.kind === 'validation') return err.violations ?? [];
+    if (err !== checked) throw err;
+  }
+  return [];
+}
+
 /** What the bank account form shows besides the form: the seller, and the creditor a mandate would be given to. */
 async function bankAccountContext(tx: Tx, s: PortalSubject): Promise<{ seller: string; creditor: PortalCreditor | null }> {
   return { seller: await sellerName(tx, s), creditor: await portalCreditor(tx, s.org) };
@@ -280,7 +299,7 @@ export const PORTAL_PAGES: readonly PageRoute[] = [
       const parsed = sepaDebitFields.safeParse({ iban: form.iban, accountHolder: form.accountHolder });
       const refused = parsed.success
         ? await refusal(() => asCustomer(ctx, 'write', (tx, s) => addPortalBankAccount(tx, s.org, s.customerId, { ...form, ...parsed.data }, ctx.now)), ['validation'])
-        : inputError(parsed.error, 'validation');
+        : invalidMany([...(inputError(parsed.error, 'validation').violations ?? []), ...(await domainViolations(ctx, form))]);
       if (!refused) return { redirect: `${portalLinks(ctx).home}?notice=bank-account-added` };
       const { seller, creditor } = await asCustomer(ctx, 'read', bankAccountContext);
       return { html: bankAccountPage(ctx, seller, creditor, form, fieldErrors(refused.violations ?? [])), status: 422 };

@@ -11,7 +11,7 @@ import { emailSchema } from './emails.js';
 import { featureSchema, subscriptionEntitlementSchema } from './features.js';
 import { invoiceListItemSchema, invoiceSchema } from './invoices.js';
 import { measurementSchema } from './measurements.js';
-import { offerListItemSchema, offerSchema } from './offers.js';
+import { offerListItemSchema, offerRecipientSchema, offerSchema, offerSectionSchema } from './offers.js';
 import { installmentSchema, paymentPlanSchema, type PaymentPlanListItem } from './paymentPlans.js';
 import { sepaMandateSchema, sepaXmlPaymentSchema, sepaXmlStatementSchema } from './sepa.js';
 import { periodSchema, subscriptionItemSchema, subscriptionSchema, type Subscription } from './subscriptions.js';
@@ -271,10 +271,53 @@ export const paymentPlanListView: McpView<Page<PaymentPlanListItem>> = {
 };
 
 const offerCommon = { customer: customerRef };
-export const offerView = offerSchema.extend(offerCommon);
+
+/** A recipient without its signedDocument, which is its link + "/signed.pdf". */
+const offerRecipientView = offerRecipientSchema.omit({ signedDocument: true }).extend({
+  link: offerRecipientSchema.shape.link.describe("The recipient's offer page (URL with their own token, no key); once signed, link + \"/signed.pdf\" is their signed PDF."),
+});
+
+/**
+ * get_offer: each section once, as written (the form update_offer takes back; `rendered` would be the
+ * same text with the customVariables beside it filled in, and a model that sent it back would lose
+ * the placeholders).
+ */
+export const offerView = offerSchema.extend({
+  ...offerCommon,
+  recipients: z.array(offerRecipientView),
+  sections: z.array(
+    offerSectionSchema.omit({ rendered: true }).extend({
+      content: offerSectionSchema.shape.content.describe('As written: recipients read its {{name}} placeholders filled from customVariables.'),
+    }),
+  ),
+});
+
 export const offerRow = offerListItemSchema
   .pick({ id: true, number: true, name: true, status: true, expired: true, acceptanceMode: true, validUntil: true, signedAt: true })
   .extend({ ...offerCommon, subscription: offerListItemSchema.shape.subscription.pick({ id: true, number: true, status: true }) });
+
+/**
+ * create_offer: what a model goes on with, not what it just sent: the row, the defaults it may have
+ * left out, each recipient's id (for accept_offer) and page to pass on, and the sections by title.
+ */
+export const offerCreatedView = offerRow
+  .extend(offerSchema.pick({ dealType: true, locale: true, autoActivateSubscription: true }).shape)
+  .extend({
+    recipients: z.array(offerRecipientView.pick({ id: true, email: true, firstName: true, lastName: true, link: true })),
+    sections: z.array(offerSectionSchema.pick({ id: true, title: true })).describe('get_offer shows their text.'),
+  });
+
+/**
+ * What a transition answers (accept, invoice details, archive): the offer's state, that is its row,
+ * its subscription's status and dates, each recipient's signing status and, once signed, the PDF.
+ */
+export const offerStateView = offerRow.extend({
+  subscription: offerSchema.shape.subscription.pick({ id: true, number: true, status: true, startDate: true, activatedAt: true }),
+  recipients: z
+    .array(offerRecipientSchema.pick({ id: true, email: true, signingStatus: true, signedAt: true }))
+    .describe('get_offer shows their signing logs and pages.'),
+  signedDocument: offerSchema.shape.signedDocument,
+});
 
 export const featureRow = featureSchema.omit({ config: true, description: true });
 

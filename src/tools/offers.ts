@@ -21,9 +21,14 @@ import {
   offerSchema,
   offerUpdateSchema,
 } from '../schemas/offers.js';
-import { listView, offerRow, offerView } from '../schemas/views.js';
+import { listView, offerCreatedView, offerRow, offerStateView, offerView } from '../schemas/views.js';
 
-const ref = (what: string) => z.string().min(1).max(255).describe(what);
+const RECIPIENT_ID = "must be the id of one of the offer's recipients (its recipients[].id): 1 to 255 characters";
+const recipientId = z
+  .string()
+  .min(1, { message: RECIPIENT_ID })
+  .max(255, { message: RECIPIENT_ID })
+  .describe("Id of the recipient (the offer's recipients[].id).");
 const requiredText = (what: string) =>
   z
     .string()
@@ -53,10 +58,14 @@ const sections = z
   .array(section)
   .max(50, { message: 'must contain at most 50 sections' })
   .describe('Text sections, in order.');
+/** zod would answer "invalid key in record" and "invalid input" (a value of none of the types): these say what is allowed. */
+const VARIABLE_NAME = 'is not a valid variable name: use 1 to 64 of A-Z, a-z, 0-9 and _, not starting with a digit, e.g. seat_count';
+const VARIABLE_VALUE = 'must be a string of at most 1000 characters, a number or a boolean; not an object, array or null';
 const customVariables = z
   .record(
-    z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, { message: 'must be 1 to 64 of A-Z, a-z, 0-9 and _, not starting with a digit' }),
-    z.union([z.string().max(1000, { message: 'must be at most 1000 characters' }), z.number(), z.boolean()]),
+    z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/),
+    z.union([z.string().max(1000, { message: 'must be at most 1000 characters' }), z.number(), z.boolean()], { error: VARIABLE_VALUE }),
+    { error: (issue) => (issue.code === 'invalid_key' ? VARIABLE_NAME : undefined) },
   )
   .refine((v) => Object.keys(v).length <= 100, { message: 'must have at most 100 variables' })
   .describe('Values of the {{name}} placeholders in sections, each of which must be defined; at most 100.');
@@ -65,12 +74,22 @@ const autoActivateSubscription = z
   .boolean()
   .describe('true: signing activates the subscription; false: it stays draft for activate_subscription.');
 const crmDealId = nullableText('Deal id in a CRM');
+/**
+ * https only: the picture is for showing the contact person to customers, on pages served over
+ * https, where an http picture is mixed content (blocked, and fetched in clear); any other scheme
+ * (javascript:, data:) is no picture to link to. The pattern shows a model the rule in the schema.
+ */
+const HTTPS_URL = 'must be an https URL of a picture, e.g. https://example.com/sam.png';
+const avatar = z
+  .url({ protocol: /^https$/, message: HTTPS_URL, abort: true })
+  .regex(/^https:\/\//i, { message: HTTPS_URL })
+  .max(2048, { message: 'must be at most 2048 characters' });
 const contactPerson = z
   .strictObject({
     firstName: requiredText('First name'),
     lastName: requiredText('Last name'),
     email: email.describe('E-mail address.'),
-    avatar: z.url({ message: 'must be an absolute URL' }).max(2048).nullable().optional().describe('Picture URL.'),
+    avatar: avatar.nullable().optional().describe('Picture URL.'),
   })
   .nullable()
   .describe("The seller's contact person shown on the offer.");
@@ -124,7 +143,7 @@ export const offerOperations = [
       subscription,
     }),
     output: offerSchema,
-    mcp: { output: offerView },
+    mcp: { output: offerCreatedView },
     handler: (ctx, input) => createOffer(ctx.tx, ctx.org, input, ctx.now, ctx.links),
   }),
   defineOperation({
@@ -203,10 +222,10 @@ export const offerOperations = [
     annotations: { destructiveHint: false },
     input: z.strictObject({
       ...noBody,
-      recipient: ref("Id of the recipient (the offer's recipients[].id)."),
+      recipient: recipientId,
     }),
     output: offerSchema,
-    mcp: { output: offerView },
+    mcp: { output: offerStateView },
     handler: (ctx, { id, ...input }) => {
       deliverAfterCommit(ctx);
       return acceptOffer(ctx.tx, ctx.org, id, input, ctx.now, ctx.links);
@@ -225,7 +244,7 @@ export const offerOperations = [
     annotations: { destructiveHint: false },
     input: z.strictObject({ ...noBody, invoiceAddress: offerInvoiceAddress }),
     output: offerSchema,
-    mcp: { output: offerView },
+    mcp: { output: offerStateView },
     handler: (ctx, { id, ...input }) => {
       deliverAfterCommit(ctx);
       return submitOfferInvoiceDetails(ctx.tx, ctx.org, id, input, ctx.now, ctx.links);
@@ -243,7 +262,7 @@ export const offerOperations = [
     annotations: { destructiveHint: true },
     input: z.strictObject(noBody),
     output: offerSchema,
-    mcp: { output: offerView },
+    mcp: { output: offerStateView },
     handler: (ctx, input) => archiveOffer(ctx.tx, ctx.org, input.id, ctx.now, ctx.links),
   }),
 ];

@@ -333,7 +333,7 @@ export const subscriptionOperations = [
     name: 'order_subscription_products',
     title: 'Order products for a subscription',
     description:
-      'Add products to a draft, active or paused subscription as addon items; all or nothing. Each entry takes exactly one of pricePlan or customPricePlan.',
+      "Add products to a draft, active or paused subscription, or an open offer's, as addon items; all or nothing. Each entry takes exactly one of pricePlan or customPricePlan.",
     toolset: 'subscriptions',
     method: 'POST',
     path: '/subscriptions/{id}/products',

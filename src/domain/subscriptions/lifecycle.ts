@@ -244,20 +244,31 @@ export async function createSubscription(
 }
 
 /**
+ * What can still be done about an offer's terms once it has left open, per its status: only an open
+ * or signing offer can be archived (CONTRACT section 5, "Offers").
+ */
+const FROZEN_TERMS_WAY_OUT = {
+  signing: 'To change the terms, withdraw the offer (archive_offer) and make a new one (create_offer) with the new terms; only name may still change.',
+  awaiting_invoice_details:
+    "It can no longer be withdrawn: it waits only for the invoice address, and submit_offer_invoice_details completes it (signed); from then on the subscription is the customer's own and changes like any other. Only name may change meanwhile.",
+  archived: 'Nothing of it changes any more; to propose other terms, make a new offer (create_offer).',
+} as const;
+
+/**
  * The terms an offer proposes are its subscription's (items, quantities, discounts, periods, billing
  * group, start date, ...): they may change while the offer is open (its page shows them as they are),
  * and are frozen once it has left open, since a recipient has then accepted or signed them: a change
  * (`changes` names what the request would change; none, nothing is refused) is a 409 naming the
- * offer, its status and the way out (archive it and create a new offer). A subscription still in
- * status offer belongs to a signing or awaiting_invoice_details offer; a terminated one that never
- * ran to an archived offer. A signed offer's subscription is the customer's own (active or draft):
- * its signed document is kept as signed, and the subscription changes as any other.
+ * offer, its status and what still works in that status (`FROZEN_TERMS_WAY_OUT`). A subscription
+ * still in status offer belongs to a signing or awaiting_invoice_details offer; a terminated one that
+ * never ran to an archived offer. A signed offer's subscription is the customer's own (active or
+ * draft): its signed document is kept as signed, and the subscription changes as any other.
  */
 export async function assertOfferTermsOpen(tx: Tx, org: string, record: SubscriptionRecord, changes: readonly string[]): Promise<void> {
   if (changes.length === 0) return;
   if (record.status !== 'offer' && !(record.status === 'terminated' && record.activatedAt === null)) return;
   const offer = await tx.offers.findBySubscription(org, record.id);
-  if (!offer || offer.status === 'open') return;
+  if (!offer || offer.status === 'open' || offer.status === 'signed') return;
   const signed = offer.recipients.filter((r) => r.signingStatus === 'signed').length;
   const state =
     offer.status === 'archived'
@@ -265,7 +276,7 @@ export async function assertOfferTermsOpen(tx: Tx, org: string, record: Subscrip
       : `${offer.status} (${signed} of ${offer.recipients.length} recipient${offer.recipients.length > 1 ? 's' : ''} ${offer.acceptanceMode === 'click' ? 'accepted' : 'signed'})`;
   throw conflict(
     `Subscription ${record.number} is proposed by offer ${offer.number}, which is ${state}: the terms of an offer are frozen once it has left open, so ${changes.join(', ')} cannot change. ` +
-      `To change the terms, withdraw the offer (archive_offer) and make a new one (create_offer) with the new terms; only name may still change.`,
+      FROZEN_TERMS_WAY_OUT[offer.status],
   );
 }
 
