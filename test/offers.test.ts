@@ -555,6 +555,7 @@ describe("an offer's terms once it has left open", () => {
       await fails(env.mcp, 'order_subscription_products', order, 409),
       await fails(env.mcp, 'update_subscription', { id: sub.id, periods: [{ contractPeriod: '24M', cancellationPeriod: '1M' }] }, 409),
       await fails(env.mcp, 'update_subscription_item', { id: base.id, quantity: 7 }, 409),
+      await fails(env.mcp, 'update_subscription_item', { id: base.id, billingEnd: '2027-01-15T10:00:00Z' }, 409),
     ];
     for (const problem of refusals) {
       expect(problem.detail).toContain(`offer ${o.number}, which is signing`);
@@ -562,6 +563,7 @@ describe("an offer's terms once it has left open", () => {
     }
     expect(refusals[1].detail).toContain('so periods cannot change');
     expect(refusals[2].detail).toContain('quantity cannot change');
+    expect(refusals[3].detail).toContain('billingEnd cannot change');
     const http = await env.http('POST', `/subscriptions/${sub.id}/products`, { body: { products: order.products } });
     expect(http.status).toBe(409);
 
