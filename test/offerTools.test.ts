@@ -255,3 +255,17 @@ describe('compact offer results', () => {
     expect(rest.body.recipients[0]).toHaveProperty('signingLog');
   });
 });
+
+describe('an offer named by its number', () => {
+  it('every offer tool and route takes the number (OFF-…) where it takes the id', async () => {
+    const created = await ok(env.mcp, 'create_offer', offerArgs({ acceptanceMode: 'click', recipients: [recipients[0]] }));
+    expect((await ok(env.mcp, 'get_offer', { id: created.number })).id).toBe(created.id);
+    expect((await ok(env.mcp, 'update_offer', { id: created.number, name: 'By number' })).name).toBe('By number');
+    expect((await env.http('GET', `/offers/${created.number}`)).body.id).toBe(created.id);
+    expect((await ok(env.mcp, 'accept_offer', { id: created.number, recipient: created.recipients[0].id })).status).toBe('awaiting_invoice_details');
+    expect((await ok(env.mcp, 'submit_offer_invoice_details', { id: created.number, invoiceAddress: address })).status).toBe('signed');
+    const document = await ok(env.mcp, 'get_offer_signed_document', { id: created.number });
+    expect(document).toMatchObject({ offer: created.id, number: created.number });
+    expect((await fails(env.mcp, 'get_offer', { id: 'OFF-999999' }, 404)).detail).toBe('Offer OFF-999999 was not found; list_offers shows the ids');
+  });
+});

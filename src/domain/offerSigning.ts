@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { renderOfferAuditLogPdf, renderSignedOfferPdf } from '../documents/offerPdf.js';
-import { AppError, conflict, notFound } from '../errors.js';
+import { AppError, conflict } from '../errors.js';
 import { newId } from '../ids.js';
 import type { AcceptanceMode } from '../schemas/offers.js';
 import type { OfferDocumentInfo, OfferDocumentKind, OfferRecord, SigningEventKind, SigningEventRecord } from '../store/ports/offers.js';
@@ -108,9 +108,7 @@ export interface StoredOfferDocument {
 }
 
 /** A document of a signed offer; 409 naming the status before it is signed, 404 for an offer signed before documents were kept. */
-export async function getOfferDocument(tx: Tx, org: string, offerId: string, kind: OfferDocumentKind): Promise<StoredOfferDocument> {
-  const offer = await tx.offers.get(org, offerId);
-  if (!offer) throw notFound('Offer', offerId);
+export async function getOfferDocument(tx: Tx, org: string, offer: OfferRecord, kind: OfferDocumentKind): Promise<StoredOfferDocument> {
   const what = kind === 'signed' ? 'signed document' : 'audit log document';
   if (offer.status !== 'signed') {
     throw conflict(`Offer ${offer.number} is ${offer.status}: its ${what} is made when it is signed (every recipient who must sign has signed)`);

@@ -174,14 +174,16 @@ export async function toOffer(tx: Tx, org: string, record: OfferRecord, now: Dat
   };
 }
 
-async function load(tx: Tx, org: string, id: string): Promise<OfferRecord> {
-  const record = await tx.offers.get(org, id);
-  if (!record) throw notFound('Offer', id);
+/** The offer an input names by its id or its number (OFF-000001); 404 when neither. */
+export async function loadOffer(tx: Tx, org: string, ref: string): Promise<OfferRecord> {
+  const record = (await tx.offers.get(org, ref)) ?? (await tx.offers.getByNumber(org, ref));
+  if (!record) throw notFound('Offer', ref);
   return record;
 }
 
+
 export async function getOffer(tx: Tx, org: string, id: string, now: Date, links: Links): Promise<Offer> {
-  return toOffer(tx, org, await load(tx, org, id), now, links);
+  return toOffer(tx, org, await loadOffer(tx, org, id), now, links);
 }
 
 export async function listOffers(
@@ -387,7 +389,7 @@ function toUpdateShape(o: OfferRecord): OfferUpdate {
  * is accepted).
  */
 export async function updateOffer(tx: Tx, org: string, id: string, patch: OfferPatch, now: Date): Promise<OfferUpdate> {
-  const current = await load(tx, org, id);
+  const current = await loadOffer(tx, org, id);
   if (current.status !== 'open') {
     const changed = changedFields(current, patch);
     if (changed.length) {
@@ -536,7 +538,7 @@ export async function acceptOffer(
   links: Links,
   actor: SigningActor = THROUGH_API,
 ): Promise<Offer> {
-  const current = await load(tx, org, id);
+  const current = await loadOffer(tx, org, id);
   const mode = current.acceptanceMode;
   const from = ACCEPT_FROM[mode];
   if (!from.includes(current.status)) {
@@ -590,7 +592,7 @@ export async function submitOfferInvoiceDetails(
   actor: SigningActor = THROUGH_API,
   recipient?: string,
 ): Promise<Offer> {
-  const current = await load(tx, org, id);
+  const current = await loadOffer(tx, org, id);
   if (current.status !== 'awaiting_invoice_details') {
     throw conflict(
       `Cannot submit invoice details for offer ${current.number}: its status is ${current.status}; invoice details are taken only while awaiting_invoice_details (after a click acceptance by a customer without an invoice address)`,
@@ -603,7 +605,7 @@ export async function submitOfferInvoiceDetails(
 }
 
 export async function archiveOffer(tx: Tx, org: string, id: string, now: Date, links: Links): Promise<Offer> {
-  const current = await load(tx, org, id);
+  const current = await loadOffer(tx, org, id);
   if (!ARCHIVE_FROM.includes(current.status)) {
     throw conflict(`Cannot archive offer ${current.number}: its status is ${current.status}; archiving is allowed only from ${ARCHIVE_FROM.join(' or ')}`);
   }

@@ -31,7 +31,7 @@ export const timestamps = {
 export const pathId = (what: string) => id.describe(`Id of the ${what}.`);
 
 /** Resources whose inputs accept their human number wherever they accept their id, with an example number. */
-const NUMBERS = { customer: 'CUS-000001', subscription: 'SUB-000001', invoice: 'INV-2026-000001' } as const;
+const NUMBERS = { customer: 'CUS-000001', subscription: 'SUB-000001', invoice: 'INV-2026-000001', offer: 'OFF-000001' } as const;
 export type Numbered = keyof typeof NUMBERS;
 
 /** An input naming a customer, subscription or invoice: "Id or number (CUS-000001) of the customer". */

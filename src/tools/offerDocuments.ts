@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { loadOffer } from '../domain/offers.js';
 import { getOfferDocument, type StoredOfferDocument } from '../domain/offerSigning.js';
 import { defineOperation } from '../registry/operation.js';
-import { pathId } from '../schemas/common.js';
+import { idOrNumber } from '../schemas/common.js';
 import type { OfferDocumentKind } from '../store/ports/offers.js';
 
 const PDF = 'application/pdf' as const;
@@ -29,14 +30,14 @@ function documentOperation(kind: OfferDocumentKind, name: string, title: string,
     path: `/offers/{id}/${LINK_KIND[kind]}-document`,
     permission: 'offer:read',
     kind: 'read',
-    input: z.strictObject({ id: pathId('offer') }),
+    input: z.strictObject({ id: idOrNumber('offer') }),
     // The handler's result: the link, and the stored bytes the REST route answers (never part of the MCP result).
     output: documentLinkSchema.extend({ document: z.custom<StoredOfferDocument>() }),
     mcp: { output: documentLinkSchema },
     restDocument: { mediaType: PDF, render: async (result) => result.document.pdf, filename },
     resourceLinks: (result) => [{ type: 'resource_link', uri: result.url, name: filename(result), mimeType: PDF }],
     handler: async (ctx, input) => {
-      const document = await getOfferDocument(ctx.tx, ctx.org, input.id, kind);
+      const document = await getOfferDocument(ctx.tx, ctx.org, await loadOffer(ctx.tx, ctx.org, input.id), kind);
       const { offer, number, sha256, createdAt } = document;
       return { offer, number, url: ctx.links.offerDocument(offer, LINK_KIND[kind]), mimeType: PDF, sha256, createdAt, document };
     },

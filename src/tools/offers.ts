@@ -12,7 +12,7 @@ import { invoiceAddressFields } from './billingDetails.js';
 import { deliverAfterCommit } from './invoices.js';
 import { subscriptionInputShape } from './subscriptions.js';
 import { defineOperation } from '../registry/operation.js';
-import { dateTimeInput, filterBy, idOrNumber, listOf, pageInput, pageRequest, pathId, text255, toPage } from '../schemas/common.js';
+import { dateTimeInput, filterBy, idOrNumber, listOf, pageInput, pageRequest, text255, toPage } from '../schemas/common.js';
 import {
   ACCEPTANCE_MODES,
   DEAL_TYPES,
@@ -103,7 +103,7 @@ export const offerInvoiceAddress = z
   .strictObject(invoiceAddressFields)
   .describe("The customer's invoice address, as in create_invoice_address.");
 
-const noBody = { id: pathId('offer') };
+const noBody = { id: idOrNumber('offer') };
 
 export const offerOperations = [
   defineOperation({
@@ -193,7 +193,7 @@ export const offerOperations = [
     permission: 'offer:write',
     kind: 'update',
     input: z.strictObject({
-      id: pathId('offer'),
+      id: idOrNumber('offer'),
       name: name.optional(),
       description: description.optional().describe('Introduction or summary; null clears it.'),
       locale: locale.optional(),

@@ -88,6 +88,8 @@ export interface OfferRepo {
   /** Writes the offer's fields and each recipient's signing status and time (events and documents have their own methods). */
   update(org: string, o: OfferRecord): Promise<void>;
   get(org: string, id: string): Promise<OfferRecord | undefined>;
+  /** The offer numbered `number` (OFF-000001) in the organisation. */
+  getByNumber(org: string, number: string): Promise<OfferRecord | undefined>;
   /** The offer that has this recipient. */
   findByRecipient(org: string, recipientId: string): Promise<OfferRecord | undefined>;
   /** The offer that proposes the subscription, if one does. */

@@ -230,6 +230,10 @@ export class SqlOfferRepo implements OfferRepo {
     return this.withParts(org, await this.sql.get<OfferRow>('SELECT * FROM offers WHERE organisation_id = ? AND id = ?', org, id));
   }
 
+  async getByNumber(org: string, number: string): Promise<OfferRecord | undefined> {
+    return this.withParts(org, await this.sql.get<OfferRow>('SELECT * FROM offers WHERE organisation_id = ? AND number = ?', org, number));
+  }
+
   async findBySubscription(org: string, subscriptionId: string): Promise<OfferRecord | undefined> {
     return this.withParts(org, await this.sql.get<OfferRow>('SELECT * FROM offers WHERE subscription_id = ? AND +organisation_id = ?', subscriptionId, org));
   }
