@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -349,6 +350,38 @@ describe('WAL checkpoints in a worker thread', () => {
     expect(sizes.some((size, i) => i > 0 && size < sizes[i - 1]! / 2)).toBe(true);
     expect((await store.read((tx) => tx.system.listOrganisations())).length).toBe(96);
     await store.close();
+  });
+
+  it('a write waiting for its checkpoint keeps the process alive: a script with nothing else to do commits and ends', async () => {
+    const f = file();
+    openDatabase(f).close();
+    // Another connection leaves more WAL than RESTART_BYTES uncheckpointed, so the store's next write
+    // waits for the worker's checkpoint (drain) before it begins: the built store, in a process of its own.
+    const script = path.join(path.dirname(f), 'write.mjs');
+    fs.writeFileSync(
+      script,
+      `
+      import Database from ${JSON.stringify(path.resolve('node_modules/better-sqlite3/lib/index.js'))};
+      import { SqliteStore } from ${JSON.stringify(path.resolve('dist/store/sqlite.js'))};
+      import { createOrganisation } from ${JSON.stringify(path.resolve('dist/server.js'))};
+      const file = ${JSON.stringify(f)};
+      const store = SqliteStore.open(file, { synchronous: 'full' });
+      const raw = new Database(file);
+      raw.pragma('wal_autocheckpoint = 0');
+      raw.exec('CREATE TABLE ballast (b BLOB)');
+      raw.transaction(() => { for (let i = 0; i < 20; i++) raw.prepare('INSERT INTO ballast VALUES (zeroblob(1048576))').run(); })();
+      await createOrganisation(store, 'After the checkpoint');
+      console.log('committed');
+      await store.close();
+      raw.close();
+    `,
+    );
+    // A file, not --eval: an evaluated module keeps the process alive by itself.
+    const child = spawnSync(process.execPath, [script], { encoding: 'utf8' });
+    expect({ status: child.status, stdout: child.stdout.trim(), stderr: child.stderr }).toEqual({ status: 0, stdout: 'committed', stderr: '' });
+    const db = new Database(f, { readonly: true });
+    expect(db.prepare("SELECT count(*) AS n FROM organisations WHERE name = 'After the checkpoint'").get()).toEqual({ n: 1 });
+    db.close();
   });
 
   it('spaces its checkpoints to copy about 256 pages each: a trickle of small commits is not synced twice per commit', async () => {

@@ -130,6 +130,7 @@ export class Checkpointer {
   drain(): Promise<void> {
     if (this.stopped) return Promise.resolve();
     const drained = new Promise<void>((resolve) => this.drains.push(resolve));
+    this.holdWhileAwaited();
     if (!this.running) {
       if (this.timer) clearTimeout(this.timer);
       this.timer = undefined;
@@ -156,6 +157,7 @@ export class Checkpointer {
     const finished = this.finishing;
     this.finishing = [];
     for (const resolve of finished) resolve();
+    this.holdWhileAwaited();
     if (!outcome.ok) return this.fail(outcome.error);
     if (this.previousAt !== undefined) {
       const pagesPerMs = Math.max(outcome.copied, 1) / Math.max(this.lastAt - this.previousAt, 1);
@@ -163,6 +165,17 @@ export class Checkpointer {
     }
     if (this.drains.length) this.start();
     else if (this.wanted) this.request();
+  }
+
+  /**
+   * The worker keeps the process alive while a write waits for its checkpoint (`drain`), and only
+   * then: an awaited checkpoint of an unreferenced worker let a process with nothing else to do
+   * (a script using the store, `billing-mcp jobs run`) end in the middle of its write.
+   */
+  private holdWhileAwaited(): void {
+    if (this.stopped) return;
+    if (this.drains.length + this.finishing.length > 0) this.worker.ref();
+    else this.worker.unref();
   }
 
   private fail(message: string): void {
