@@ -77,11 +77,13 @@ describe("an offer's subscription start", () => {
     expect(invoices.map((lines) => lines.map((l) => l[1]))).toEqual([[4990]]);
   });
 
-  it('set in the past on the open offer\'s subscription starts it at the signing, not with every period since', async () => {
+  it("set in the past on the open offer's subscription is a 422 at startDate, as at create_offer; a later one is taken", async () => {
     const o = await ok(env.mcp, 'create_offer', args());
-    await ok(env.mcp, 'update_subscription', { id: o.subscription.id, periods, startDate: '2020-01-01T00:00:00Z' });
+    const problem = await fails(env.mcp, 'update_subscription', { id: o.subscription.id, periods, startDate: '2020-01-01T00:00:00Z' }, 422);
+    expect(problem.violations).toEqual([expect.objectContaining({ propertyPath: 'startDate', code: 'in_the_past' })]);
+    expect((await ok(env.mcp, 'get_subscription', { id: o.subscription.id })).startDate).toBeNull();
+    expect((await ok(env.mcp, 'update_subscription', { id: o.subscription.id, periods, startDate: LATER })).startDate).toBe(LATER);
     expect((await acceptOnPage(o.recipients[0].link)).status).toBe(303);
-    expect(await ok(env.mcp, 'get_subscription', { id: o.subscription.id })).toMatchObject({ status: 'active', startDate: NOW });
-    expect(await billAt(env, NOW, o.subscription.id)).toHaveLength(1);
+    expect(await ok(env.mcp, 'get_subscription', { id: o.subscription.id })).toMatchObject({ status: 'active', startDate: LATER });
   });
 });

@@ -338,6 +338,14 @@ export async function updateSubscription(tx: Tx, org: string, id: string, input:
   }
   const violations: Array<Violation | undefined> = [];
   violations.push(groupViolation);
+  // An offer proposes its start as create_offer takes it: not in the past (signing would bill every period since).
+  if (current.status === 'offer' && wantedStart && wantedStart !== current.startDate && Date.parse(wantedStart) < now.getTime()) {
+    violations.push({
+      propertyPath: 'startDate',
+      message: `startDate of an offer's subscription must not lie in the past (before ${now.toISOString()}): signing would bill every period since then at once; give a later date, or null to start it when the offer is signed`,
+      code: 'in_the_past',
+    });
+  }
   violations.push(...(await billingDetailViolations(tx, org, current.customerId, input, now)));
   if (input.number !== undefined && input.number !== current.number) violations.push(await numberViolation(tx, org, input.number, current.id));
   if (input.customFields !== undefined) violations.push(...(await validateCustomFields(tx, org, 'subscription', input.customFields)));
