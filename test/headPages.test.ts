@@ -87,3 +87,16 @@ describe('HEAD on the link pages', () => {
     expect((await ok(env.mcp, 'get_offer', { id: o.id })).recipients[0].signingLog).toEqual([`${NOW} viewed the offer page`]);
   });
 });
+
+describe('a page asked for with a method it does not answer', () => {
+  it('is a 405 naming the methods it answers; an address no page has stays a 404', async () => {
+    const post = await fetch(`${env.url}/pages/offers/some.token`, { method: 'POST' });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('GET, HEAD');
+    expect(await post.text()).toContain('This address answers GET, HEAD only.');
+    const get = await fetch(`${env.url}/pages/offers/some.token/accept`);
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toBe('POST');
+    expect((await fetch(`${env.url}/pages/nothing/here/at/all`, { method: 'POST' })).status).toBe(404);
+  });
+});

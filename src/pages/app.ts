@@ -145,7 +145,14 @@ export function createPages(routes: readonly PageRoute[], deps: PageDeps) {
     }
     const found = router.find(read as 'GET' | 'POST', path);
     if (!found) {
-      sendPage(req, res, 404, messagePage(path, NOT_FOUND_TITLE, NOT_FOUND_TEXT));
+      // A page that exists for another method (a form's action opened by GET, a POST to a page): 405 with Allow.
+      const allowed = (['GET', 'POST'] as const).filter((m) => router.find(m, path));
+      if (allowed.length) {
+        const allow = allowed.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m])).join(', ');
+        sendPage(req, res, 405, messagePage(path, 'Method not allowed', `This address answers ${allow} only.`), { Allow: allow });
+      } else {
+        sendPage(req, res, 404, messagePage(path, NOT_FOUND_TITLE, NOT_FOUND_TEXT));
+      }
       return true;
     }
     try {
