@@ -149,8 +149,8 @@ describe('CLI', () => {
       env: { ...process.env, LOG_LEVEL: 'silent', BILLING_JOBS_INTERVAL_MS: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    let err = '';
     try {
-      let err = '';
       const base = await new Promise<string>((resolve, reject) => {
         child.stderr.on('data', (chunk: Buffer) => {
           err += chunk.toString();
@@ -163,7 +163,9 @@ describe('CLI', () => {
       expect(customers.status).toBe(200);
       expect((await fetch(`${base}/readyz`)).status).toBe(200);
       await dropDatabase(admin, name);
-      const down = await fetch(`${base}/readyz`);
+      const down = await fetch(`${base}/readyz`).catch((e: Error) => {
+        throw new Error(`serve did not answer once its database was dropped (${e.message}): ${err}`);
+      });
       expect([down.status, down.headers.get('retry-after')]).toEqual([503, '5']);
       expect((await fetch(`${base}/healthz`)).status).toBe(200);
     } finally {
