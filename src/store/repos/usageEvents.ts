@@ -12,7 +12,6 @@ import type {
 import { type BucketHashes, ClaimFilter, type ClaimFilterCache, HashList, hashId, type IdHash, type Segment } from '../claimFilter.js';
 import type { Sql } from '../sql.js';
 
-// A scope's `onTime`, which `where` reads (an invoiced interval's reading, `metricReading` in domain/aggregation.ts).
 interface Row {
   seq: number;
   event_id: string;
