@@ -181,7 +181,6 @@ export async function loadOffer(tx: Tx, org: string, ref: string): Promise<Offer
   return record;
 }
 
-
 export async function getOffer(tx: Tx, org: string, id: string, now: Date, links: Links): Promise<Offer> {
   return toOffer(tx, org, await loadOffer(tx, org, id), now, links);
 }
@@ -469,17 +468,10 @@ async function freezePrices(tx: Tx, org: string, record: OfferRecord, now: Date)
   }
 }
 
-const FEATURE_PAGE = 100;
-
 /** Every feature's entitlement on price plan `from`, given to price plan `to` too. */
 async function copyEntitlements(tx: Tx, org: string, from: string, to: string, now: Date): Promise<void> {
-  for (let page = 1; ; page += 1) {
-    const { rows } = await tx.features.list(org, {}, { page, limit: FEATURE_PAGE, descending: false });
-    for (const feature of rows) {
-      const entitlement = await tx.features.findEntitlement(org, feature.id, { product: null, pricePlan: from });
-      if (entitlement) await tx.features.insertEntitlement(org, { ...entitlement, id: newId(), pricePlan: to, createdAt: now.toISOString() });
-    }
-    if (rows.length < FEATURE_PAGE) return;
+  for (const entitlement of await tx.features.pricePlanEntitlements(org, from)) {
+    await tx.features.insertEntitlement(org, { ...entitlement, id: newId(), pricePlan: to, createdAt: now.toISOString() });
   }
 }
 

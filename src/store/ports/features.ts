@@ -22,6 +22,8 @@ export interface FeatureRepo {
   insertEntitlement(org: string, e: Entitlement): Promise<void>;
   /** The feature's entitlement on that product or price plan, if it has one. */
   findEntitlement(org: string, featureId: string, target: { product: string | null; pricePlan: string | null }): Promise<Entitlement | undefined>;
+  /** The entitlements given on a price plan, one per feature. */
+  pricePlanEntitlements(org: string, pricePlanId: string): Promise<Entitlement[]>;
   /** The subscription gains every feature that is active now. */
   grantActiveFeatures(org: string, subscriptionId: string, at: string): Promise<void>;
   /** Every subscription of the organisation gains the feature (those that have it keep their grant). */

@@ -107,6 +107,16 @@ export class SqlFeatureRepo implements FeatureRepo {
     return row && toEntitlement(row);
   }
 
+  async pricePlanEntitlements(org: string, pricePlanId: string): Promise<Entitlement[]> {
+    const rows = await this.sql.all<EntitlementRow>(
+      `SELECT id AS e_id, feature_id AS e_feature_id, product_id AS e_product_id, price_plan_id AS e_price_plan_id, value AS e_value, created_at AS e_created_at
+         FROM entitlements WHERE organisation_id = ? AND price_plan_id = ? ORDER BY feature_id`,
+      org,
+      pricePlanId,
+    );
+    return rows.map(toEntitlement);
+  }
+
   async insertEntitlement(org: string, e: Entitlement): Promise<void> {
     await this.sql.run(
       `INSERT INTO entitlements (id, organisation_id, feature_id, product_id, price_plan_id, value, created_at)
