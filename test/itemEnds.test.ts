@@ -182,6 +182,11 @@ describe('ending an item of a running subscription', () => {
     const bad = await env.http('PATCH', `/subscription-items/${addon.id}`, { body: { billingEnd: 'next month', name: 'Renamed' }, contentType: 'application/merge-patch+json' });
     expect(bad.status).toBe(422);
     expect(bad.body.violations[0].propertyPath).toBe('billingEnd');
+    // Every operation's path parameters are named apart from the fields its body takes.
+    const unknown = await env.http('PATCH', `/subscription-items/${addon.id}`, { body: { endDate: '2027-06-01T00:00:00Z' }, contentType: 'application/merge-patch+json' });
+    expect(unknown.body.violations[0].message).toBe(
+      "'endDate' is not a field of the input; allowed: quantity, name, description, furtherInformation, billingEnd, besides the path parameter id",
+    );
     const patched = await env.http('PATCH', `/subscription-items/${addon.id}`, { body: { billingEnd: '2027-06-01T00:00:00Z' }, contentType: 'application/merge-patch+json' });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ name: `Rest ${n}`, billingEnd: '2027-06-01T00:00:00.000Z' });

@@ -4,6 +4,7 @@ import type { Config, Toolset } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Links } from '../domain/links.js';
 import type { Store, Tx } from '../store/store.js';
+import { inPath } from './validation.js';
 import type { McpView } from './view.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -183,8 +184,13 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodT
   handler(ctx: OperationContext, input: z.output<I>): Promise<z.output<O>>;
 }
 
-/** Keeps the input and output types of one operation tied together. */
+/**
+ * Keeps the input and output types of one operation tied together, and marks the input fields its
+ * REST route takes from the path (`inPath`: an unknown key is told them apart from the body's fields).
+ */
 export function defineOperation<I extends z.ZodObject, O extends z.ZodType, B extends z.ZodType = z.ZodType>(op: Operation<I, O, B>): Operation {
+  const params = pathParams(op as unknown as Operation);
+  if (params.length) inPath(op.input, params);
   return op as unknown as Operation;
 }
 

@@ -9,8 +9,7 @@ import {
   updateOverdueRule,
 } from '../domain/dunning.js';
 import { MAX_AMOUNT_CENTS } from '../domain/invoices.js';
-import { defineOperation, pathParams } from '../registry/operation.js';
-import { inPath } from '../registry/validation.js';
+import { defineOperation } from '../registry/operation.js';
 import { idOrNumber, listOf, MINOR, paged, pageInput, pathId, text255 } from '../schemas/common.js';
 import { dunningStepSchema, OVERDUE_RULE_TYPES, overdueRuleSchema } from '../schemas/dunning.js';
 import { listView, overdueRuleRow } from '../schemas/views.js';
@@ -151,5 +150,3 @@ export const dunningOperations = [
   }),
 ];
 
-// Over REST the path carries these fields: an unknown body field is told the fields the body takes.
-for (const op of dunningOperations) inPath(op.input, pathParams(op));

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { renderDunningLetter } from '../documents/dunningLetter.js';
 import { dunningLetter, type DunningLetterSource } from '../domain/dunning.js';
-import { defineOperation, pathParams } from '../registry/operation.js';
-import { inPath } from '../registry/validation.js';
+import { defineOperation } from '../registry/operation.js';
 import { idOrNumber } from '../schemas/common.js';
 
 const PDF = 'application/pdf' as const;
@@ -49,5 +48,3 @@ export const dunningLetterOperations = [
   }),
 ];
 
-// Over REST the path carries these fields: an unknown body field is told the fields the body takes.
-for (const op of dunningLetterOperations) inPath(op.input, pathParams(op));

@@ -20,8 +20,7 @@ import {
   type SepaStatementDocument,
 } from '../domain/sepa.js';
 import { BODY_LIMIT } from '../http/body.js';
-import { defineOperation, pathParams, type OperationContext } from '../registry/operation.js';
-import { inPath } from '../registry/validation.js';
+import { defineOperation, type OperationContext } from '../registry/operation.js';
 import { bicInput, date, dateTimeInput, filterBy, idOrNumber, listOf, pageInput, pathId, paged, text255 } from '../schemas/common.js';
 import {
   SEPA_PAYMENT_STATUSES,
@@ -312,5 +311,3 @@ export const sepaOperations = [
   }),
 ];
 
-// Over REST the path carries these fields: an unknown body field is told the fields the body takes.
-for (const op of sepaOperations) inPath(op.input, pathParams(op));
