@@ -112,7 +112,7 @@ describe('a mandate is never expired when it is recorded', () => {
 });
 
 describe('list_sepa_xml_payments', () => {
-  it('filters by customer, by id or number, over REST and MCP', async () => {
+  it('filters by customer, by id or number, over REST and MCP; an unknown customer is a 404', async () => {
     env.setNow('2027-05-03T09:00:00Z');
     const { token, mcp } = await creditorOrg('Two Debtors');
     const a = await sepaCustomer(mcp, 'Debtor A', { mandateReference: 'MND-A', signingDate: '2027-05-01' });
@@ -125,7 +125,7 @@ describe('list_sepa_xml_payments', () => {
     expect(rest.status).toBe(200);
     expect(rest.body.data.map((p: any) => p.customer)).toEqual([a.customer.id, a.customer.id]);
     expect((await ok(mcp, 'list_sepa_xml_payments', { customer: b.customer.id })).data).toHaveLength(1);
-    expect((await ok(mcp, 'list_sepa_xml_payments', { customer: 'CUS-999999' })).data).toEqual([]);
+    expect((await fails(mcp, 'list_sepa_xml_payments', { customer: 'CUS-999999' }, 404)).detail).toBe('Customer CUS-999999 was not found; list_customers shows the ids');
   });
 });
 

@@ -115,12 +115,7 @@ export async function findCustomer(tx: Tx, org: string, ref: string): Promise<Cu
   return (await tx.customers.get(org, ref)) ?? (await tx.customers.getByNumber(org, ref));
 }
 
-/** The id of the customer `ref` (id or number) names, for a list filter; `ref` itself, matching nothing, when none does. */
-export async function customerIdOf(tx: Tx, org: string, ref: string): Promise<string> {
-  return (await findCustomer(tx, org, ref))?.id ?? ref;
-}
-
-/** The customer `ref` (id or number) names; a 404 when none does. */
+/** The customer `ref` (id or number) names; a 404 when none does (a list's `customer` filter too). */
 export async function getCustomer(tx: Tx, org: string, ref: string): Promise<Customer> {
   const customer = await findCustomer(tx, org, ref);
   if (!customer) throw notFound('Customer', ref);

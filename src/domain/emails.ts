@@ -11,7 +11,7 @@ import type { Email, EmailKind } from '../schemas/emails.js';
 import type { Invoice } from '../schemas/invoices.js';
 import type { EmailAttachment, EmailFilter, Recipient } from '../store/ports/emails.js';
 import type { Tx } from '../store/store.js';
-import { customerIdOf } from './customers.js';
+import { getCustomer } from './customers.js';
 import { zoned } from './dates.js';
 import { invoiceIdOf } from './invoices.js';
 import { formatMoney } from '../values/money.js';
@@ -122,7 +122,7 @@ export async function queueInvoiceEmail(tx: Tx, org: string, invoice: Invoice, c
 }
 
 export async function listEmails(tx: Tx, org: string, filter: EmailFilter, page: PageRequest) {
-  const customer = filter.customer === undefined ? undefined : await customerIdOf(tx, org, filter.customer);
+  const customer = filter.customer === undefined ? undefined : (await getCustomer(tx, org, filter.customer)).id;
   const invoice = filter.invoice === undefined ? undefined : await invoiceIdOf(tx, org, filter.invoice);
   return tx.emails.list(org, { ...filter, customer, invoice }, page);
 }

@@ -8,7 +8,7 @@ import type { InvoiceFilter, IssuedParties } from '../store/ports/invoices.js';
 import type { SubscriptionRecord } from '../store/ports/subscriptions.js';
 import type { Tx } from '../store/store.js';
 import { billingAddressOf } from './billingDetails.js';
-import { customerIdOf, findCustomer } from './customers.js';
+import { findCustomer, getCustomer } from './customers.js';
 import { addInterval, toIso, zoned } from './dates.js';
 import { decimal, formatDecimal, fractionDigits, multiply, parseDecimal, roundedUnits, unitsAt } from '../values/decimal.js';
 import { queueInvoiceEmail } from './emails.js';
@@ -532,7 +532,7 @@ export async function invoiceIdOf(tx: Tx, org: string, ref: string): Promise<str
  * given by number; `dueBefore` and `overdueAt` may carry any offset and are compared in UTC.
  */
 export async function listInvoices(tx: Tx, org: string, filter: InvoiceFilter, page: PageRequest) {
-  const customer = filter.customer === undefined ? undefined : await customerIdOf(tx, org, filter.customer);
+  const customer = filter.customer === undefined ? undefined : (await getCustomer(tx, org, filter.customer)).id;
   const subscription = filter.subscription === undefined ? undefined : await subscriptionIdOf(tx, org, filter.subscription);
   const utc = (instant: string | undefined) => (instant === undefined ? undefined : new Date(instant).toISOString());
   return tx.invoices.list(org, { ...filter, customer, subscription, dueBefore: utc(filter.dueBefore), overdueAt: utc(filter.overdueAt) }, page);

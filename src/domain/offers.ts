@@ -18,7 +18,7 @@ import type {
 import type { OfferFilter, OfferRecord, RecipientRecord } from '../store/ports/offers.js';
 import type { Tx } from '../store/store.js';
 import { createInvoiceAddress, defaultInvoiceAddress, type InvoiceAddressInput } from './billingDetails.js';
-import { customerIdOf, findCustomer } from './customers.js';
+import { findCustomer, getCustomer } from './customers.js';
 import { offerStartAt } from './estimate.js';
 import { emitEvent } from './events.js';
 import type { Links } from './links.js';
@@ -108,7 +108,13 @@ export function isExpired(record: OfferRecord, now: Date): boolean {
 
 const hasDocument = (record: OfferRecord, kind: 'signed' | 'audit_log') => record.documents.some((d) => d.kind === kind);
 
-function toRecipient(org: string, record: OfferRecord, r: RecipientRecord, links: Links): OfferRecipient {
+/**
+ * Whether a read shows each recipient's `link`: the page accepts or signs the offer with no key, so
+ * only a reader that may accept it (`offer:write`) gets it; to a reader with `offer:read` alone it is null.
+ */
+export type RecipientLinks = 'shown' | 'withheld';
+
+function toRecipient(org: string, record: OfferRecord, r: RecipientRecord, links: Links, recipientLinks: RecipientLinks): OfferRecipient {
   return {
     id: r.id,
     email: r.email,
@@ -119,7 +125,7 @@ function toRecipient(org: string, record: OfferRecord, r: RecipientRecord, links
     signingLog: signingLogOf(record, r.id),
     signedAt: r.signedAt,
     signedDocument: hasDocument(record, 'signed') ? links.offerRecipientDocument(org, r.id) : null,
-    link: links.offerRecipient(org, r.id),
+    link: recipientLinks === 'shown' ? links.offerRecipient(org, r.id) : null,
   };
 }
 
@@ -137,7 +143,7 @@ async function subscriptionOf(tx: Tx, org: string, id: string): Promise<OfferSub
   };
 }
 
-async function toListItem(tx: Tx, org: string, record: OfferRecord, now: Date, links: Links): Promise<OfferListItem> {
+async function toListItem(tx: Tx, org: string, record: OfferRecord, now: Date, links: Links, recipientLinks: RecipientLinks): Promise<OfferListItem> {
   return {
     id: record.id,
     number: record.number,
@@ -153,7 +159,7 @@ async function toListItem(tx: Tx, org: string, record: OfferRecord, now: Date, l
     sections: record.sections.map((s) => s.id),
     customVariables: record.customVariables,
     validUntil: record.validUntil,
-    recipients: record.recipients.map((r) => toRecipient(org, record, r, links)),
+    recipients: record.recipients.map((r) => toRecipient(org, record, r, links, recipientLinks)),
     auditLogDocument: hasDocument(record, 'audit_log') ? links.offerDocument(record.id, 'audit-log') : null,
     signedDocument: hasDocument(record, 'signed') ? links.offerDocument(record.id, 'signed') : null,
     signedAt: record.signedAt,
@@ -166,10 +172,10 @@ async function toListItem(tx: Tx, org: string, record: OfferRecord, now: Date, l
 }
 
 /** The offer's read shape (GET /offers/{id}): its links under `links`, sections with their placeholders filled. */
-export async function toOffer(tx: Tx, org: string, record: OfferRecord, now: Date, links: Links): Promise<Offer> {
+export async function toOffer(tx: Tx, org: string, record: OfferRecord, now: Date, links: Links, recipientLinks: RecipientLinks = 'shown'): Promise<Offer> {
   const render = (text: string) => renderText(text, record.customVariables, record.locale);
   return {
-    ...(await toListItem(tx, org, record, now, links)),
+    ...(await toListItem(tx, org, record, now, links, recipientLinks)),
     sections: record.sections.map((s) => ({ ...s, rendered: { title: render(s.title), content: render(s.content) } })),
   };
 }
@@ -181,8 +187,8 @@ export async function loadOffer(tx: Tx, org: string, ref: string): Promise<Offer
   return record;
 }
 
-export async function getOffer(tx: Tx, org: string, id: string, now: Date, links: Links): Promise<Offer> {
-  return toOffer(tx, org, await loadOffer(tx, org, id), now, links);
+export async function getOffer(tx: Tx, org: string, id: string, now: Date, links: Links, recipientLinks: RecipientLinks): Promise<Offer> {
+  return toOffer(tx, org, await loadOffer(tx, org, id), now, links, recipientLinks);
 }
 
 export async function listOffers(
@@ -192,11 +198,12 @@ export async function listOffers(
   page: PageRequest,
   now: Date,
   links: Links,
+  recipientLinks: RecipientLinks,
 ): Promise<{ rows: OfferListItem[]; total: number }> {
-  const customer = filter.customer === undefined ? undefined : await customerIdOf(tx, org, filter.customer);
+  const customer = filter.customer === undefined ? undefined : (await getCustomer(tx, org, filter.customer)).id;
   const { rows, total } = await tx.offers.list(org, { ...filter, customer }, page);
   const items: OfferListItem[] = [];
-  for (const r of rows) items.push(await toListItem(tx, org, r, now, links));
+  for (const r of rows) items.push(await toListItem(tx, org, r, now, links, recipientLinks));
   return { rows: items, total };
 }
 

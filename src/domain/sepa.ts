@@ -19,7 +19,7 @@ import type {
 } from '../store/ports/sepa.js';
 import type { Tx } from '../store/store.js';
 import { getPaymentMethod } from './billingDetails.js';
-import { customerIdOf, getCustomer } from './customers.js';
+import { getCustomer } from './customers.js';
 import { addressingOf, queueEmail } from './emails.js';
 import { formatMoney } from '../values/money.js';
 import { ibanProblem, maskIban, normaliseIban, sepaIbanProblem } from './iban.js';
@@ -543,7 +543,7 @@ export async function getSepaXmlPayment(tx: Tx, org: string, id: string, now: Da
 /** Collections filtered by statement (id), invoice and customer (id or number) and status. */
 export async function listSepaXmlPayments(tx: Tx, org: string, filter: SepaPaymentFilter, page: PageRequest, now: Date) {
   const invoice = filter.invoice === undefined ? undefined : await invoiceIdOf(tx, org, filter.invoice);
-  const customer = filter.customer === undefined ? undefined : await customerIdOf(tx, org, filter.customer);
+  const customer = filter.customer === undefined ? undefined : (await getCustomer(tx, org, filter.customer)).id;
   const query: SepaPaymentFilter = { ...filter, invoice, customer };
   const { rows, total } = await tx.sepa.listPayments(org, query, page);
   return { rows: rows.map((p) => paymentView(p, now)), total };

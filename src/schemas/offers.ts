@@ -35,7 +35,10 @@ export const offerRecipientSchema = z.object({
   signingLog: z.array(z.string()).describe('"<date-time> <event>" lines, oldest first.'),
   signedAt: dateTime.nullable(),
   signedDocument: z.string().nullable().describe("The signed PDF, opened by the link's token (no key); null until signed."),
-  link: z.string().describe("The recipient's offer page (URL with their own token, no key): read, accept or sign there."),
+  link: z
+    .string()
+    .nullable()
+    .describe("The recipient's offer page (URL with their own token, no key): read, accept or sign there. null to a key without offer:write."),
 });
 export type OfferRecipient = z.infer<typeof offerRecipientSchema>;
 

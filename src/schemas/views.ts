@@ -272,9 +272,11 @@ export const paymentPlanListView: McpView<Page<PaymentPlanListItem>> = {
 
 const offerCommon = { customer: customerRef };
 
+/** What a recipient's link is (create_offer answers it always; reads to keys with offer:write). */
+const PAGE = "The recipient's offer page (URL with their own token, no key); once signed, link + \"/signed.pdf\" is their signed PDF.";
 /** A recipient without its signedDocument, which is its link + "/signed.pdf". */
 const offerRecipientView = offerRecipientSchema.omit({ signedDocument: true }).extend({
-  link: offerRecipientSchema.shape.link.describe("The recipient's offer page (URL with their own token, no key); once signed, link + \"/signed.pdf\" is their signed PDF."),
+  link: offerRecipientSchema.shape.link.describe(`${PAGE} null without offer:write.`),
 });
 
 /**
@@ -303,7 +305,7 @@ export const offerRow = offerListItemSchema
 export const offerCreatedView = offerRow
   .extend(offerSchema.pick({ dealType: true, locale: true, autoActivateSubscription: true }).shape)
   .extend({
-    recipients: z.array(offerRecipientView.pick({ id: true, email: true, firstName: true, lastName: true, link: true })),
+    recipients: z.array(offerRecipientView.pick({ id: true, email: true, firstName: true, lastName: true }).extend({ link: z.string().describe(PAGE) })),
     sections: z.array(offerSectionSchema.pick({ id: true, title: true })).describe('get_offer shows their text.'),
   });
 

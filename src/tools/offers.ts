@@ -1,10 +1,12 @@
 import { z } from 'zod';
+import { can, type Principal } from '../auth/keys.js';
 import {
   acceptOffer,
   archiveOffer,
   createOffer,
   getOffer,
   listOffers,
+  type RecipientLinks,
   submitOfferInvoiceDetails,
   updateOffer,
 } from '../domain/offers.js';
@@ -105,6 +107,9 @@ export const offerInvoiceAddress = z
 
 const noBody = { id: idOrNumber('offer') };
 
+/** A recipient's link accepts or signs the offer: reads show it to a key that may (offer:write), else null. */
+const recipientLinks = (principal: Principal): RecipientLinks => (can(principal, 'offer:write') ? 'shown' : 'withheld');
+
 export const offerOperations = [
   defineOperation({
     name: 'create_offer',
@@ -164,7 +169,7 @@ export const offerOperations = [
     mcp: listView(offerRow),
     handler: async (ctx, { customer, status, ...rest }) => {
       const page = pageRequest(rest);
-      const { rows, total } = await listOffers(ctx.tx, ctx.org, { customer, status }, page, ctx.now, ctx.links);
+      const { rows, total } = await listOffers(ctx.tx, ctx.org, { customer, status }, page, ctx.now, ctx.links, recipientLinks(ctx.principal));
       return toPage(rows, total, page);
     },
   }),
@@ -180,7 +185,7 @@ export const offerOperations = [
     input: z.strictObject(noBody),
     output: offerSchema,
     mcp: { output: offerView },
-    handler: (ctx, input) => getOffer(ctx.tx, ctx.org, input.id, ctx.now, ctx.links),
+    handler: (ctx, input) => getOffer(ctx.tx, ctx.org, input.id, ctx.now, ctx.links, recipientLinks(ctx.principal)),
   }),
   defineOperation({
     name: 'update_offer',

@@ -10,7 +10,7 @@ import type { Tx } from '../../store/store.js';
 import { findBillingGroup } from '../billingGroups.js';
 import { getInvoiceAddress, getPaymentMethod } from '../billingDetails.js';
 import { discountsByItem, findCoupon } from '../coupons.js';
-import { customerIdOf } from '../customers.js';
+import { getCustomer } from '../customers.js';
 import { termsAfter, toIso, zoned } from '../dates.js';
 import { memo } from '../memo.js';
 import { type CatalogueLookups, getPlan } from '../plans.js';
@@ -242,7 +242,7 @@ export async function listSubscriptions(
   page: PageRequest,
   now: Date,
 ): Promise<{ rows: Subscription[]; total: number }> {
-  const customer = filter.customer === undefined ? undefined : await customerIdOf(tx, org, filter.customer);
+  const customer = filter.customer === undefined ? undefined : (await getCustomer(tx, org, filter.customer)).id;
   const { rows, total } = await tx.subscriptions.list(org, { ...filter, customer }, page);
   return { rows: await toResources(tx, org, rows, now), total };
 }
