@@ -13,6 +13,7 @@ import type { Store, Tx } from '../../store/store.js';
 import { creditable } from '../creditNotes.js';
 import { creditBalanceAfter, getInvoice, invoiceTotals, issueBilledInvoice, issueCreditNote, refuseIfPlanned } from '../invoices.js';
 import { findSubscription } from '../subscriptions/records.js';
+import { BillingBatch } from './batch.js';
 import { CatalogueCache, computeDue, type DraftLine } from './compute.js';
 
 /** Thrown inside a unit of work whose charge another run billed first: the unit rolls back, the subscription counts as skipped. */
@@ -194,9 +195,9 @@ const DUE_PAGE = 2000;
  * date, then organisation and subscription): the due items' index read page by page, so that a run
  * over tens of thousands of subscriptions does not hold the event loop for one long query.
  */
-async function dueSubscriptions(store: Store, asOf: string, org: string | undefined): Promise<Array<{ org: string; subscriptionId: string }>> {
+async function dueSubscriptions(store: Store, asOf: string, org: string | undefined): Promise<Target[]> {
   const seen = new Set<string>();
-  const out: Array<{ org: string; subscriptionId: string }> = [];
+  const out: Target[] = [];
   let after: DueItem | null = null;
   for (;;) {
     const from: DueItem | null = after;
@@ -233,49 +234,69 @@ function emptyRun(request: RunRequest, subscription: string | null): BillingRun 
   };
 }
 
-/**
- * One billing run: each due subscription (or the one asked for) billed in its own unit of work,
- * yielding to the event loop every SLICE_MS so that the server stays responsive; the units of
- * LINGER_MS commit together. One recorded run per organisation. A subscription that fails is listed with its
- * error and the run goes on.
- */
-export async function runBilling(deps: RunDeps, request: RunRequest): Promise<BillingRun[]> {
-  const { store } = deps;
-  const started = Date.now();
-  let targets: Array<{ org: string; subscriptionId: string }>;
-  let only: string | null = null;
-  if (request.subscription !== undefined) {
-    const org = request.org as string;
-    const ref = request.subscription;
-    const record = await store.read((tx) => findSubscription(tx, org, ref));
-    if (!record) throw notFound('Subscription', ref);
-    only = record.id;
-    targets = [{ org, subscriptionId: record.id }];
-  } else {
-    targets = await dueSubscriptions(store, request.asOf.toISOString(), request.org);
+interface Target {
+  org: string;
+  subscriptionId: string;
+}
+
+/** The run's outcomes per organisation, and where a subscription's outcome goes. */
+class RunRecorder {
+  readonly runs = new Map<string, BillingRun>();
+
+  constructor(
+    private readonly request: RunRequest,
+    private readonly only: string | null,
+    private readonly deps: RunDeps,
+  ) {
+    if (request.org) this.runs.set(request.org, emptyRun(request, only));
   }
-  const runs = new Map<string, BillingRun>();
-  if (request.org) runs.set(request.org, emptyRun(request, only));
-  const cache = new CatalogueCache();
+
+  private runOf(org: string): BillingRun {
+    let run = this.runs.get(org);
+    if (!run) this.runs.set(org, (run = emptyRun(this.request, this.only)));
+    return run;
+  }
+
+  outcome(target: Target, outcome: BillingOutcome): void {
+    recordOutcome(this.runOf(target.org), target.subscriptionId, outcome, this.deps);
+  }
+
+  failure(target: Target, err: unknown): void {
+    recordFailure(this.runOf(target.org), target.subscriptionId, err);
+  }
+}
+
+/** A batch's unit failed as a whole: it rolls back (whatever the error) and its subscriptions are billed one at a time. */
+class BatchFailed extends Error {}
+
+/** At most this many subscriptions of one organisation share a batch (one savepoint, one read ahead, one flush of their writes). */
+const BATCH_MAX = 64;
+
+/** The size of a run's first batch, before the pace of billing is known. */
+const FIRST_BATCH = 4;
+
+/**
+ * Each target billed in a unit of work of its own, yielding to the event loop every SLICE_MS; the
+ * units of LINGER_MS commit together where the store has a group commit.
+ */
+async function billEach(deps: RunDeps, request: RunRequest, targets: readonly Target[], cache: CatalogueCache, recorder: RunRecorder): Promise<void> {
+  const { store } = deps;
   const outcomes: Array<Promise<void>> = [];
   let slice = performance.now();
-  for (const { org, subscriptionId } of targets) {
-    let run = runs.get(org);
-    if (!run) runs.set(org, (run = emptyRun(request, only)));
-    const counted = run;
+  for (const target of targets) {
     let ran!: () => void;
     const done = new Promise<void>((resolve) => (ran = resolve));
     const unit = store.transaction(
       async (tx) => {
         try {
-          return await billSubscription(tx, org, subscriptionId, request.asOf, request.now, deps.settings, cache);
+          return await billSubscription(tx, target.org, target.subscriptionId, request.asOf, request.now, deps.settings, cache);
         } finally {
           ran();
         }
       },
       { lingerMs: LINGER_MS },
     );
-    outcomes.push(unit.then((outcome) => recordOutcome(counted, subscriptionId, outcome, deps), (err: unknown) => recordFailure(counted, subscriptionId, err)));
+    outcomes.push(unit.then((outcome) => recorder.outcome(target, outcome), (err: unknown) => recorder.failure(target, err)));
     // With a group commit the next unit starts as soon as this one has run, without waiting for its
     // COMMIT: the units of one slice share one disk sync, each still in its own savepoint. Where each
     // unit commits alone (PostgreSQL), the next one waits for it: two in flight would both move the
@@ -287,9 +308,101 @@ export async function runBilling(deps: RunDeps, request: RunRequest): Promise<Bi
     }
   }
   await Promise.all(outcomes);
+}
+
+/**
+ * The targets billed in batches, for a store with a group commit: a few subscriptions of one
+ * organisation share one unit of work (`BillingBatch`): their rows read ahead in one statement each,
+ * their invoices, events, e-mails, charge keys and progress written in multi-row statements at its
+ * end. A batch is sized to take about SLICE_MS at the pace of the one before (at most twice its size
+ * and BATCH_MAX). A batch in which anything fails (a subscription's error, a charge another run
+ * billed) rolls back as a whole, and its subscriptions are then billed one at a time (`billEach`),
+ * so that each still succeeds, is skipped or fails on its own.
+ */
+async function billInBatches(deps: RunDeps, request: RunRequest, targets: readonly Target[], cache: CatalogueCache, recorder: RunRecorder): Promise<void> {
+  const { store } = deps;
+  const outcomes: Array<Promise<void>> = [];
+  const retry: Target[] = [];
+  let next = 0;
+  let size = FIRST_BATCH;
+  let slice = performance.now();
+  while (next < targets.length) {
+    const org = targets[next]!.org;
+    let end = next + 1;
+    while (end < targets.length && end - next < size && targets[end]!.org === org) end++;
+    const batch = targets.slice(next, end);
+    next = end;
+    let ran!: () => void;
+    const done = new Promise<void>((resolve) => (ran = resolve));
+    const unit = store.transaction(
+      async (tx) => {
+        const started = performance.now();
+        try {
+          const shared = new BillingBatch(tx);
+          await shared.prefetch(
+            org,
+            batch.map((t) => t.subscriptionId),
+          );
+          const billed: BillingOutcome[] = [];
+          for (const target of batch) billed.push(await billSubscription(shared.tx, org, target.subscriptionId, request.asOf, request.now, deps.settings, cache));
+          await shared.flush();
+          return billed;
+        } catch (err) {
+          throw new BatchFailed(err instanceof Error ? err.message : String(err));
+        } finally {
+          // About SLICE_MS at this batch's pace, growing at most twofold: a batch of quick skips says little of the next.
+          const each = (performance.now() - started) / batch.length;
+          size = Math.max(1, Math.min(BATCH_MAX, 2 * batch.length, Math.floor(SLICE_MS / Math.max(each, 0.01))));
+          ran();
+        }
+      },
+      { lingerMs: LINGER_MS },
+    );
+    outcomes.push(
+      unit.then(
+        (billed) => billed.forEach((outcome, i) => recorder.outcome(batch[i]!, outcome)),
+        () => void retry.push(...batch),
+      ),
+    );
+    await Promise.race([done, unit.then(noop, noop)]);
+    if (performance.now() - slice >= SLICE_MS) {
+      await yieldToLoop();
+      slice = performance.now();
+    }
+  }
+  await Promise.all(outcomes);
+  if (retry.length) await billEach(deps, request, retry, cache, recorder);
+}
+
+/**
+ * One billing run: each due subscription (or the one asked for) billed in its own unit of work
+ * (`billEach`), or in batches that behave as such where the store has a group commit
+ * (`billInBatches`), yielding to the event loop every SLICE_MS so that the server stays responsive.
+ * One recorded run per organisation. A subscription that fails is listed with its error and the run
+ * goes on.
+ */
+export async function runBilling(deps: RunDeps, request: RunRequest): Promise<BillingRun[]> {
+  const { store } = deps;
+  const started = Date.now();
+  let targets: Target[];
+  let only: string | null = null;
+  if (request.subscription !== undefined) {
+    const org = request.org as string;
+    const ref = request.subscription;
+    const record = await store.read((tx) => findSubscription(tx, org, ref));
+    if (!record) throw notFound('Subscription', ref);
+    only = record.id;
+    targets = [{ org, subscriptionId: record.id }];
+  } else {
+    targets = await dueSubscriptions(store, request.asOf.toISOString(), request.org);
+  }
+  const recorder = new RunRecorder(request, only, deps);
+  const cache = new CatalogueCache();
+  if (store.groupCommit && targets.length > 1) await billInBatches(deps, request, targets, cache, recorder);
+  else await billEach(deps, request, targets, cache, recorder);
   const finishedAt = new Date(request.now.getTime() + (Date.now() - started)).toISOString();
   const recorded: BillingRun[] = [];
-  for (const [org, run] of runs) {
+  for (const [org, run] of recorder.runs) {
     if (!request.recordEmpty && run.subscriptionsBilled === 0 && run.subscriptionsFailed === 0) continue;
     const final = { ...run, finishedAt };
     await store.transaction((tx) => tx.billing.insertRun(org, final));

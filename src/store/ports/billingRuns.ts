@@ -25,6 +25,8 @@ export interface BillingRunRepo {
   dueItems(asOf: string, org: string | undefined, after: DueItem | null, limit: number): Promise<DueItem[]>;
   /** Claims the keys for the invoice; returns how many were free (a taken key is left as it is). */
   claim(org: string, keys: readonly BilledChargeKey[], invoiceId: string): Promise<number>;
+  /** `claim` of many keys, each for its invoice, in multi-row statements; returns how many were free. */
+  claimAll(org: string, claims: ReadonlyArray<BilledChargeKey & { invoiceId: string }>): Promise<number>;
   /** The invoice that billed this charge, or undefined when none did. */
   invoiceOfCharge(org: string, key: BilledChargeKey): Promise<string | undefined>;
   insertRun(org: string, run: BillingRun): Promise<void>;

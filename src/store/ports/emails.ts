@@ -60,6 +60,8 @@ export interface EmailRepo {
   /** Every e-mail address of the customer, oldest first. */
   addressesOf(org: string, customerId: string): Promise<CustomerEmail[]>;
   insert(org: string, email: NewEmail): Promise<void>;
+  /** `insert` of many, in multi-row statements. */
+  insertMany(org: string, emails: readonly NewEmail[]): Promise<void>;
   get(org: string, id: string): Promise<Email | undefined>;
   list(org: string, filter: EmailFilter, page: PageRequest): Promise<{ rows: Email[]; total: number }>;
   /**

@@ -72,9 +72,13 @@ export interface AttemptResult {
 
 export interface EventRepo {
   insertEvent(org: string, event: EventRecord): Promise<void>;
+  /** `insertEvent` of many, in multi-row statements. */
+  insertEvents(org: string, events: readonly EventRecord[]): Promise<void>;
   /** Enabled webhooks of the organisation subscribed to the event type. */
   subscribers(org: string, type: EventType): Promise<Subscriber[]>;
   insertDelivery(org: string, delivery: NewDelivery): Promise<void>;
+  /** `insertDelivery` of many, in multi-row statements. */
+  insertDeliveries(org: string, deliveries: readonly NewDelivery[]): Promise<void>;
   getDelivery(org: string, id: string): Promise<WebhookDelivery | undefined>;
   listDeliveries(
     org: string,

@@ -42,8 +42,12 @@ export type ListedInvoice = Invoice & { customerRef: InvoiceCustomer };
 export interface InvoiceRepo {
   /** The invoice with its lines; payments are added with `insertPayment`. */
   insert(org: string, invoice: Invoice): Promise<void>;
+  /** `insert` of many invoices, their rows and their lines in multi-row statements. */
+  insertMany(org: string, invoices: readonly Invoice[]): Promise<void>;
   /** Written once, when the invoice is issued. */
   insertParties(org: string, invoiceId: string, parties: IssuedParties): Promise<void>;
+  /** `insertParties` of many invoices, in multi-row statements. */
+  insertManyParties(org: string, rows: ReadonlyArray<{ invoiceId: string; parties: IssuedParties }>): Promise<void>;
   /** Undefined for drafts and for invoices issued before migration 036. */
   getParties(org: string, invoiceId: string): Promise<IssuedParties | undefined>;
   /** Writes the header (status, number, amounts paid, credited and applied, dates); lines, payments and dunningOf are not touched. */

@@ -112,6 +112,8 @@ export interface SubscriptionRepo {
   insert(org: string, s: SubscriptionRecord): Promise<void>;
   update(org: string, s: SubscriptionRecord): Promise<void>;
   get(org: string, id: string): Promise<SubscriptionRecord | undefined>;
+  /** The subscriptions of these ids that exist, in no particular order. */
+  getMany(org: string, ids: readonly string[]): Promise<SubscriptionRecord[]>;
   getByNumber(org: string, number: string): Promise<SubscriptionRecord | undefined>;
   numberTaken(org: string, number: string, exceptId?: string): Promise<boolean>;
   list(
@@ -128,7 +130,6 @@ export interface SubscriptionRepo {
 
   insertItem(org: string, item: ItemRecord): Promise<void>;
   updateItem(org: string, item: ItemRecord): Promise<void>;
-  /** The billing progress of an item after a billing run's invoice (only these columns change). */
   insertQuantityChange(org: string, change: QuantityChange): Promise<void>;
   /** The quantity changes of these items, oldest first. */
   quantityChanges(org: string, itemIds: readonly string[]): Promise<QuantityChange[]>;
@@ -136,6 +137,8 @@ export interface SubscriptionRepo {
   updateItemsBilling(org: string, progress: readonly ItemBillingProgress[]): Promise<void>;
   /** `lastBillingAt` of a subscription after a billing run's invoices (only it and updatedAt change). */
   updateLastBilling(org: string, id: string, lastBillingAt: string, updatedAt: string): Promise<void>;
+  /** `updateLastBilling` of many subscriptions, in multi-row statements. */
+  updateLastBillings(org: string, rows: ReadonlyArray<{ id: string; lastBillingAt: string; updatedAt: string }>): Promise<void>;
   getItem(org: string, id: string): Promise<ItemRecord | undefined>;
   items(org: string, subscriptionIds: readonly string[]): Promise<ItemRecord[]>;
 

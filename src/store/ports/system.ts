@@ -37,6 +37,8 @@ export interface SystemRepo {
   revokeApiKey(id: string, at: string): Promise<void>;
   /** Next value of a per-organisation sequence (customer numbers, subscription numbers, …). */
   nextCounter(organisationId: string, name: string): Promise<number>;
+  /** Sets a counter that `nextCounter` created to `value` (a batch of units that numbered several documents writes its last number once). */
+  setCounter(organisationId: string, name: string, value: number): Promise<void>;
   getIdempotency(organisationId: string, key: string): Promise<IdempotencyRecord | undefined>;
   saveIdempotency(organisationId: string, key: string, rec: IdempotencyRecord): Promise<void>;
   purgeIdempotency(before: string): Promise<number>;

@@ -61,7 +61,14 @@ export class SqlBillingRunRepo implements BillingRunRepo {
   }
 
   async claim(org: string, keys: readonly BilledChargeKey[], invoiceId: string): Promise<number> {
-    const rows = keys.map((k) => ({ organisation_id: org, item_id: k.itemId, period_key: k.periodKey, kind: k.kind, invoice_id: invoiceId }));
+    return await this.claimAll(
+      org,
+      keys.map((k) => ({ ...k, invoiceId })),
+    );
+  }
+
+  async claimAll(org: string, claims: ReadonlyArray<BilledChargeKey & { invoiceId: string }>): Promise<number> {
+    const rows = claims.map((k) => ({ organisation_id: org, item_id: k.itemId, period_key: k.periodKey, kind: k.kind, invoice_id: k.invoiceId }));
     return await this.sql.insertMany('billed_charges', rows, 'ON CONFLICT DO NOTHING');
   }
 

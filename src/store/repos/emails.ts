@@ -86,25 +86,31 @@ export class SqlEmailRepo implements EmailRepo {
   }
 
   async insert(org: string, e: NewEmail): Promise<void> {
-    await this.sql.run(
-      `INSERT INTO emails (id, organisation_id, kind, customer_id, invoice_id, recipients, subject, body_text, body_html, attachments,
-         status, attempts, last_error, next_attempt_at, sent_at, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, NULL, ?, ?)`,
-      e.id,
-      org,
-      e.kind,
-      e.customer,
-      e.invoice,
-      JSON.stringify(e.to),
-      e.subject,
-      e.text,
-      e.html,
-      JSON.stringify(e.attachments),
-      e.status,
-      e.lastError,
-      e.status === 'queued' ? e.createdAt : null,
-      e.createdAt,
-      e.createdAt,
+    await this.insertMany(org, [e]);
+  }
+
+  async insertMany(org: string, emails: readonly NewEmail[]): Promise<void> {
+    await this.sql.insertMany(
+      'emails',
+      emails.map((e) => ({
+        id: e.id,
+        organisation_id: org,
+        kind: e.kind,
+        customer_id: e.customer,
+        invoice_id: e.invoice,
+        recipients: JSON.stringify(e.to),
+        subject: e.subject,
+        body_text: e.text,
+        body_html: e.html,
+        attachments: JSON.stringify(e.attachments),
+        status: e.status,
+        attempts: 0,
+        last_error: e.lastError,
+        next_attempt_at: e.status === 'queued' ? e.createdAt : null,
+        sent_at: null,
+        created_at: e.createdAt,
+        updated_at: e.createdAt,
+      })),
     );
   }
 

@@ -55,14 +55,13 @@ export class SqlEventRepo implements EventRepo {
   constructor(private readonly sql: Sql) {}
 
   async insertEvent(org: string, e: EventRecord): Promise<void> {
-    await this.sql.run(
-      'INSERT INTO events (id, organisation_id, type, subject_id, data, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-      e.id,
-      org,
-      e.type,
-      e.subjectId,
-      JSON.stringify(e.data),
-      e.createdAt,
+    await this.insertEvents(org, [e]);
+  }
+
+  async insertEvents(org: string, events: readonly EventRecord[]): Promise<void> {
+    await this.sql.insertMany(
+      'events',
+      events.map((e) => ({ id: e.id, organisation_id: org, type: e.type, subject_id: e.subjectId, data: JSON.stringify(e.data), created_at: e.createdAt })),
     );
   }
 
@@ -75,20 +74,27 @@ export class SqlEventRepo implements EventRepo {
   }
 
   async insertDelivery(org: string, d: NewDelivery): Promise<void> {
-    await this.sql.run(
-      `INSERT INTO webhook_deliveries (id, organisation_id, webhook_id, event_id, event_type, event_version, body, status,
-         attempts, round_attempts, next_attempt_at, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, 0, ?, ?, ?)`,
-      d.id,
-      org,
-      d.webhookId,
-      d.eventId,
-      d.eventType,
-      d.eventVersion,
-      d.body,
-      d.nextAttemptAt,
-      d.createdAt,
-      d.createdAt,
+    await this.insertDeliveries(org, [d]);
+  }
+
+  async insertDeliveries(org: string, deliveries: readonly NewDelivery[]): Promise<void> {
+    await this.sql.insertMany(
+      'webhook_deliveries',
+      deliveries.map((d) => ({
+        id: d.id,
+        organisation_id: org,
+        webhook_id: d.webhookId,
+        event_id: d.eventId,
+        event_type: d.eventType,
+        event_version: d.eventVersion,
+        body: d.body,
+        status: 'pending',
+        attempts: 0,
+        round_attempts: 0,
+        next_attempt_at: d.nextAttemptAt,
+        created_at: d.createdAt,
+        updated_at: d.createdAt,
+      })),
     );
   }
 

@@ -112,55 +112,66 @@ export class SqlInvoiceRepo implements InvoiceRepo {
   constructor(private readonly sql: Sql) {}
 
   async insert(org: string, inv: Invoice): Promise<void> {
-    const taxes: StoredTax[] = inv.taxes.map((t) => ({ rateE4: toE4(t.rate), netAmount: t.netAmount, taxAmount: t.taxAmount }));
-    await this.sql.run(
-      `INSERT INTO invoices (id, organisation_id, number, customer_id, subscription_id, status, currency_code, net_amount,
-         tax_amount, gross_amount, amount_settled, amount_credited, credit_applied, taxes, issued_at, due_at, original_due_at,
-         dunning_of, paid_at, voided_at, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      inv.id,
-      org,
-      inv.number,
-      inv.customer,
-      inv.subscription,
-      inv.status,
-      inv.currencyCode,
-      inv.netAmount,
-      inv.taxAmount,
-      inv.grossAmount,
-      inv.amountPaid + inv.amountCredited + inv.creditApplied,
-      inv.amountCredited,
-      inv.creditApplied,
-      JSON.stringify(taxes),
-      inv.issuedAt,
-      inv.dueAt,
-      inv.originalDueAt,
-      inv.dunningOf,
-      inv.paidAt,
-      inv.voidedAt,
-      inv.createdAt,
-      inv.updatedAt,
+    await this.insertMany(org, [inv]);
+  }
+
+  async insertMany(org: string, invoices: readonly Invoice[]): Promise<void> {
+    await this.sql.insertMany(
+      'invoices',
+      invoices.map((inv) => ({
+        id: inv.id,
+        organisation_id: org,
+        number: inv.number,
+        customer_id: inv.customer,
+        subscription_id: inv.subscription,
+        status: inv.status,
+        currency_code: inv.currencyCode,
+        net_amount: inv.netAmount,
+        tax_amount: inv.taxAmount,
+        gross_amount: inv.grossAmount,
+        amount_settled: inv.amountPaid + inv.amountCredited + inv.creditApplied,
+        amount_credited: inv.amountCredited,
+        credit_applied: inv.creditApplied,
+        taxes: JSON.stringify(inv.taxes.map((t): StoredTax => ({ rateE4: toE4(t.rate), netAmount: t.netAmount, taxAmount: t.taxAmount }))),
+        issued_at: inv.issuedAt,
+        due_at: inv.dueAt,
+        original_due_at: inv.originalDueAt,
+        dunning_of: inv.dunningOf,
+        paid_at: inv.paidAt,
+        voided_at: inv.voidedAt,
+        created_at: inv.createdAt,
+        updated_at: inv.updatedAt,
+      })),
     );
     await this.sql.insertMany(
       'invoice_lines',
-      inv.lines.map((l) => ({
-        id: l.id,
-        organisation_id: org,
-        invoice_id: inv.id,
-        position: l.position,
-        description: l.description,
-        quantity: l.quantity,
-        unit_amount_decimal: l.unitAmountDecimal,
-        net_amount: l.netAmount,
-        tax_rate_e4: toE4(l.taxRate),
-        period_start: l.periodStart,
-        period_end: l.periodEnd,
-      })),
+      invoices.flatMap((inv) =>
+        inv.lines.map((l) => ({
+          id: l.id,
+          organisation_id: org,
+          invoice_id: inv.id,
+          position: l.position,
+          description: l.description,
+          quantity: l.quantity,
+          unit_amount_decimal: l.unitAmountDecimal,
+          net_amount: l.netAmount,
+          tax_rate_e4: toE4(l.taxRate),
+          period_start: l.periodStart,
+          period_end: l.periodEnd,
+        })),
+      ),
     );
   }
 
   async insertParties(org: string, invoiceId: string, parties: IssuedParties): Promise<void> {
-    await this.sql.run('INSERT INTO invoice_parties (invoice_id, organisation_id, parties) VALUES (?, ?, ?)', invoiceId, org, JSON.stringify(parties));
+    await this.insertManyParties(org, [{ invoiceId, parties }]);
+  }
+
+  async insertManyParties(org: string, rows: ReadonlyArray<{ invoiceId: string; parties: IssuedParties }>): Promise<void> {
+    await this.sql.insertMany(
+      'invoice_parties',
+      rows.map((r) => ({ invoice_id: r.invoiceId, organisation_id: org, parties: JSON.stringify(r.parties) })),
+    );
   }
 
   async getParties(org: string, invoiceId: string): Promise<IssuedParties | undefined> {

@@ -177,6 +177,14 @@ const itemColumns = (i: ItemRecord) => ({
 });
 
 /** The statement that moves `size` items' billing on. */
+/** Rows a multi-row UPDATE sets at most (a subscription's items usually all at once): few statement variants to cache. */
+const ROWS_PER_UPDATE = 32;
+
+const lastBillingsUpdate = (size: number) =>
+  `UPDATE subscriptions SET last_billing_at = v.column2, updated_at = v.column3
+     FROM (VALUES ${Array.from({ length: size }, () => '(?, ?, ?)').join(', ')}) AS v
+    WHERE subscriptions.id = v.column1 AND subscriptions.organisation_id = ?`;
+
 const itemsBillingUpdate = (size: number) =>
   `UPDATE subscription_items SET last_billed_at = v.column2, last_billed_from = v.column3, last_billed_to = v.column4,
      next_billing_at = v.column5, updated_at = v.column6
@@ -197,6 +205,13 @@ export class SqlSubscriptionRepo implements SubscriptionRepo {
   async get(org: string, id: string): Promise<SubscriptionRecord | undefined> {
     const row = await this.sql.get<SubscriptionRow>('SELECT * FROM subscriptions WHERE organisation_id = ? AND id = ?', org, id);
     return row && toSubscription(row);
+  }
+
+  async getMany(org: string, ids: readonly string[]): Promise<SubscriptionRecord[]> {
+    if (ids.length === 0) return [];
+    // `+organisation_id`: by the organisation's index SQLite would read every subscription of it; by id it reads these.
+    const rows = await this.sql.all<SubscriptionRow>('SELECT * FROM subscriptions WHERE +organisation_id = ? AND id IN (SELECT value FROM json_each(?))', org, JSON.stringify(ids));
+    return rows.map(toSubscription);
   }
 
   async getByNumber(org: string, number: string): Promise<SubscriptionRecord | undefined> {
@@ -286,9 +301,8 @@ export class SqlSubscriptionRepo implements SubscriptionRepo {
   }
 
   async updateItemsBilling(org: string, progress: readonly ItemBillingProgress[]): Promise<void> {
-    // Up to 32 items a statement (a subscription's, usually all at once): few statement variants to cache.
     for (let i = 0; i < progress.length; ) {
-      const size = Math.min(32, progress.length - i);
+      const size = Math.min(ROWS_PER_UPDATE, progress.length - i);
       const params: unknown[] = [];
       for (const end = i + size; i < end; i++) {
         const p = progress[i]!;
@@ -300,7 +314,16 @@ export class SqlSubscriptionRepo implements SubscriptionRepo {
 
 
   async updateLastBilling(org: string, id: string, lastBillingAt: string, updatedAt: string): Promise<void> {
-    await this.sql.run('UPDATE subscriptions SET last_billing_at = ?, updated_at = ? WHERE organisation_id = ? AND id = ?', lastBillingAt, updatedAt, org, id);
+    await this.updateLastBillings(org, [{ id, lastBillingAt, updatedAt }]);
+  }
+
+  async updateLastBillings(org: string, rows: ReadonlyArray<{ id: string; lastBillingAt: string; updatedAt: string }>): Promise<void> {
+    for (let i = 0; i < rows.length; ) {
+      const size = Math.min(ROWS_PER_UPDATE, rows.length - i);
+      const params: unknown[] = [];
+      for (const end = i + size; i < end; i++) params.push(rows[i]!.id, rows[i]!.lastBillingAt, rows[i]!.updatedAt);
+      await this.sql.run(this.sql.textOf('updateLastBillings', [], size, () => lastBillingsUpdate(size)), ...params, org);
+    }
   }
 
   async getItem(org: string, id: string): Promise<ItemRecord | undefined> {

@@ -93,6 +93,10 @@ export class SqlSystemRepo implements SystemRepo {
     return (row as { value: number }).value;
   }
 
+  async setCounter(organisationId: string, name: string, value: number): Promise<void> {
+    await this.sql.run('UPDATE counters SET value = ? WHERE organisation_id = ? AND name = ?', value, organisationId, name);
+  }
+
   async getIdempotency(organisationId: string, key: string): Promise<IdempotencyRecord | undefined> {
     return await this.sql.get<IdempotencyRecord>(
       `SELECT operation, request_hash AS requestHash, response_status AS responseStatus,
