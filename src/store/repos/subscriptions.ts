@@ -176,15 +176,16 @@ const itemColumns = (i: ItemRecord) => ({
   updated_at: i.updatedAt,
 });
 
-/** The statement that moves `size` items' billing on. */
 /** Rows a multi-row UPDATE sets at most (a subscription's items usually all at once): few statement variants to cache. */
 const ROWS_PER_UPDATE = 32;
 
+/** The statement that moves `size` subscriptions' `lastBillingAt` on. */
 const lastBillingsUpdate = (size: number) =>
   `UPDATE subscriptions SET last_billing_at = v.column2, updated_at = v.column3
      FROM (VALUES ${Array.from({ length: size }, () => '(?, ?, ?)').join(', ')}) AS v
     WHERE subscriptions.id = v.column1 AND subscriptions.organisation_id = ?`;
 
+/** The statement that moves `size` items' billing on. */
 const itemsBillingUpdate = (size: number) =>
   `UPDATE subscription_items SET last_billed_at = v.column2, last_billed_from = v.column3, last_billed_to = v.column4,
      next_billing_at = v.column5, updated_at = v.column6
