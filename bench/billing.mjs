@@ -3,11 +3,11 @@
 // 1,000,000) measurement values in the billed period: `runBilling` from dist/ against the bare SQL
 // that reads the same aggregates and inserts the same invoice rows (prepared statements, one
 // transaction), each on its own copy of the same seeded file. While the project's run goes, the real
-// HTTP server (same process, same store) is polled on GET /healthz every ~10 ms, and
-// `monitorEventLoopDelay` watches the loop. Targets: >= 2,000 subscriptions/s, <= 3x the bare SQL,
+// HTTP server (same process, same store) is polled on GET /healthz every ~10 ms from a process of its
+// own, and `monitorEventLoopDelay` watches the loop. Targets: >= 2,000 subscriptions/s, <= 3x the bare SQL,
 // no event-loop block above 50 ms.
+import { fork } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import inspector from 'node:inspector';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -150,7 +150,7 @@ export async function seed(file) {
  * then the invoice row and its five lines; prepared statements, one transaction, amounts computed
  * inline (the flat prices and per-unit prices of the plan, 19 % tax).
  */
-function bare(file, org) {
+export function bare(file, org) {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
@@ -237,39 +237,18 @@ function bare(file, org) {
   return { ms, invoices, lines, net };
 }
 
-/** GET /healthz every POLL_MS on one keep-alive connection; latencies in ms. */
-function pollHealthz(url) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const latencies = [];
-  let stopped = false;
-  const once = () =>
-    new Promise((resolve, reject) => {
-      const t = performance.now();
-      http
-        .get(`${url}/healthz`, { agent }, (res) => {
-          res.resume();
-          res.on('end', () => {
-            if (res.statusCode !== 200) reject(new Error(`healthz ${res.statusCode}`));
-            latencies.push(performance.now() - t);
-            resolve();
-          });
-        })
-        .on('error', reject);
-    });
-  const done = (async () => {
-    while (!stopped) {
-      const t = performance.now();
-      await once();
-      const left = POLL_MS - (performance.now() - t);
-      if (left > 0) await new Promise((r) => setTimeout(r, left));
-    }
-  })();
+/** GET /healthz every POLL_MS from a process of its own (bench/healthz-poller.mjs); `stop()` gives the latencies in ms. */
+async function pollHealthz(url) {
+  const child = fork(new URL('./healthz-poller.mjs', import.meta.url), [url, String(POLL_MS)]);
+  const failed = new Promise((_, reject) => child.once('exit', (code) => reject(new Error(`the /healthz poller stopped with code ${code}`))));
+  failed.catch(() => undefined);
+  await Promise.race([new Promise((resolve) => child.once('message', resolve)), failed]);
   return {
     async stop() {
-      stopped = true;
-      await done;
-      agent.destroy();
-      const sorted = [...latencies].sort((a, b) => a - b);
+      const answer = new Promise((resolve) => child.once('message', resolve));
+      child.send('stop');
+      const { latencies } = await Promise.race([answer, failed]);
+      const sorted = latencies.sort((a, b) => a - b);
       return { requests: sorted.length, p50Ms: round(percentile(sorted, 50)), p99Ms: round(percentile(sorted, 99)), maxMs: round(sorted[sorted.length - 1]) };
     },
   };
@@ -300,7 +279,7 @@ async function ours(store, totals) {
   });
   const server = await startHttp(app, '127.0.0.1', 0);
   try {
-    const poller = pollHealthz(server.url);
+    const poller = await pollHealthz(server.url);
     await new Promise((r) => setTimeout(r, 200));
     const histogram = monitorEventLoopDelay({ resolution: 1 });
     histogram.enable();
@@ -328,8 +307,17 @@ async function ours(store, totals) {
 const BILLED = `SELECT (SELECT count(*) FROM invoice_lines WHERE invoice_id IN (SELECT id FROM invoices WHERE issued_at > '${T0.toISOString()}')) AS lines,
   (SELECT sum(net_amount) FROM invoices WHERE issued_at > '${T0.toISOString()}') AS net`;
 
+/** Reads the file through once, so that the page cache holds it. */
+function warm(file) {
+  const fd = fs.openSync(file, 'r');
+  const chunk = Buffer.allocUnsafe(1 << 20);
+  while (fs.readSync(fd, chunk) > 0);
+  fs.closeSync(fd);
+}
+
 /** `ours` on a copy of the seeded SQLite file. */
 async function oursOnSqlite(file) {
+  warm(file);
   const store = SqliteStore.open(file);
   return ours(store, async () => store.db.prepare(BILLED).get());
 }
@@ -409,7 +397,11 @@ export async function benchBilling() {
       fs.closeSync(fd);
     }
     fs.rmSync(file);
-    // Bare first, then ours: both read files the seeding has just written (in the page cache).
+    // Bare first, then ours, each file read through just before its run: the page cache then holds
+    // it, as a server's cache holds a database in use, rather than what the kernel's reclaim left of
+    // it (this VM's DAMON reclaim evicts pages unused for seconds: the runs read them from disk then,
+    // and single subscriptions took 10 ms).
+    warm(bareFile);
     const b = bare(bareFile, seeded.org);
     fs.rmSync(bareFile);
     for (const f of ['-wal', '-shm']) fs.rmSync(bareFile + f, { force: true });
