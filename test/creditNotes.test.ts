@@ -317,7 +317,7 @@ describe('credit note tools', () => {
     // Another organisation sees none of it.
     expect((await env.http('GET', `/credit-notes/${created.body.id}`)).status).toBe(404);
     expect((await env.http('POST', `/invoices/${invA.id}/credit-notes`, { body: { reason: 'x' } })).status).toBe(404);
-    expect((await env.http('GET', `/credit-notes?invoice=${invA.id}`)).body.data).toEqual([]);
+    expect((await env.http('GET', `/credit-notes?invoice=${invA.id}`)).status).toBe(404);
     expect((await env.http('GET', '/credit-notes/nothing')).status).toBe(404);
     expect((await env.http('POST', `/invoices/${invA.id}/credit-notes`, { token: org.apiKey, body: { reason: '' } })).status).toBe(422);
     expect((await env.http('POST', `/invoices/${invA.id}/credit-notes`, { token: org.apiKey, body: { amount: 0, reason: 'x' } })).status).toBe(422);

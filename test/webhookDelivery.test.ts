@@ -56,17 +56,18 @@ async function deliveryIn(mcp: Client, webhookId: string, status: string): Promi
 }
 
 /**
- * A delivery in full (with its payload and attemptLog; MCP list rows leave those out): the REST list
- * and get_webhook_delivery over REST and MCP show the same.
+ * A delivery in full (with its payload and attemptLog, which list rows leave out, REST's as MCP's):
+ * get_webhook_delivery over REST and MCP shows the same, and the REST list row is the rest of it.
  */
 async function fullDelivery(org: Org, webhookId: string, id: string, target: TestEnv = env): Promise<any> {
   const res = await target.http('GET', `/webhooks/${webhookId}/deliveries?limit=100`, { token: org.apiKey });
   expect(res.status).toBe(200);
   const listed = res.body.data.find((d: { id: string }) => d.id === id);
   const got = await target.http('GET', `/webhook-deliveries/${id}`, { token: org.apiKey });
-  expect(got.body).toEqual(listed);
-  expect(await ok(await target.mcpFor(org.apiKey), 'get_webhook_delivery', { id })).toEqual(listed);
-  return listed;
+  const { payload: _payload, attemptLog: _attemptLog, ...row } = got.body;
+  expect(listed).toEqual(row);
+  expect(await ok(await target.mcpFor(org.apiKey), 'get_webhook_delivery', { id })).toEqual(got.body);
+  return got.body;
 }
 
 /** A delivery whose attempt failed and that now waits for its retry (not one still on its first attempt). */
@@ -391,6 +392,23 @@ describe('list_webhook_deliveries and retry_webhook_delivery', () => {
     expect(retried.body.id).toBe(failed.id);
     expect((await env.http('POST', '/webhook-deliveries/01J00000000000000000000000/retry', { token })).status).toBe(404);
     expect((await env.http('GET', '/webhooks/0195c2a4-7f1e-7c3a-9b7e-2f1d3c4b5a69/deliveries', { token })).status).toBe(404);
+  });
+
+  it('lists summary rows over REST and MCP: the body and attempt log are get_webhook_delivery\'s', async () => {
+    const { mcp, webhook, org } = await world();
+    receiver.respond = (_r, n) => (n === 0 ? 500 : 200);
+    await createPlan(mcp);
+    const delivery = await deliveryIn(mcp, webhook.id, 'delivered');
+    const rest = await env.http('GET', `/webhooks/${webhook.id}/deliveries`, { token: org.apiKey });
+    const viaMcp = (await ok(mcp, 'list_webhook_deliveries', { id: webhook.id })).data;
+    const got = await env.http('GET', `/webhook-deliveries/${delivery.id}`, { token: org.apiKey });
+    expect(got.body.payload.event.id).toBe(delivery.id);
+    expect(got.body.attemptLog.map((a: { statusCode: number }) => a.statusCode)).toEqual([500, 200]);
+    const { payload: _payload, attemptLog: _attemptLog, ...row } = got.body;
+    expect(row).toMatchObject({ id: delivery.id, webhook: webhook.id, eventType: 'payment_plan.created', status: 'delivered', attempts: 2, lastStatusCode: 200 });
+    for (const rows of [rest.body.data, viaMcp]) {
+      expect(rows).toEqual([row]);
+    }
   });
 
   it("answers 404 for another organisation's webhook or delivery, and 403 without the permission", async () => {

@@ -5,7 +5,7 @@ import type { Invoice } from '../schemas/invoices.js';
 import type { CreditNoteFilter } from '../store/ports/creditNotes.js';
 import type { Tx } from '../store/store.js';
 import { getCustomer } from './customers.js';
-import { getInvoice, invoiceIdOf, issueCreditNote, refuseIfPlanned, statusConflict } from './invoices.js';
+import { getInvoice, issueCreditNote, refuseIfPlanned, statusConflict } from './invoices.js';
 import { formatMoney } from '../values/money.js';
 
 /**
@@ -64,7 +64,7 @@ export async function getCreditNote(tx: Tx, org: string, ref: string): Promise<C
 }
 
 export async function listCreditNotes(tx: Tx, org: string, filter: CreditNoteFilter, page: PageRequest) {
-  const invoice = filter.invoice === undefined ? undefined : await invoiceIdOf(tx, org, filter.invoice);
+  const invoice = filter.invoice === undefined ? undefined : (await getInvoice(tx, org, filter.invoice)).id;
   const customer = filter.customer === undefined ? undefined : (await getCustomer(tx, org, filter.customer)).id;
   return tx.creditNotes.list(org, { invoice, customer }, page);
 }

@@ -13,7 +13,7 @@ import type { EmailAttachment, EmailFilter, Recipient } from '../store/ports/ema
 import type { Tx } from '../store/store.js';
 import { getCustomer } from './customers.js';
 import { zoned } from './dates.js';
-import { invoiceIdOf } from './invoices.js';
+import { getInvoice } from './invoices.js';
 import { formatMoney } from '../values/money.js';
 
 /**
@@ -123,7 +123,7 @@ export async function queueInvoiceEmail(tx: Tx, org: string, invoice: Invoice, c
 
 export async function listEmails(tx: Tx, org: string, filter: EmailFilter, page: PageRequest) {
   const customer = filter.customer === undefined ? undefined : (await getCustomer(tx, org, filter.customer)).id;
-  const invoice = filter.invoice === undefined ? undefined : await invoiceIdOf(tx, org, filter.invoice);
+  const invoice = filter.invoice === undefined ? undefined : (await getInvoice(tx, org, filter.invoice)).id;
   return tx.emails.list(org, { ...filter, customer, invoice }, page);
 }
 

@@ -18,7 +18,7 @@ import { formatMoney, percentOf, RATE_SCALE, rateOfE4, rateToE4 } from '../value
 import { canonicalQuantity, QUANTITY_DIGITS } from './quantity.js';
 import { getOrganisation } from './organisation.js';
 import { endPlanOfSettledInvoice } from './paymentPlans.js';
-import { findSubscription, subscriptionIdOf } from './subscriptions/records.js';
+import { findSubscription, loadSubscription } from './subscriptions/records.js';
 
 /* ---------------------------------------------------------------------------------------------
  * Invoice math: integers of the currency's minor unit, in the exact decimal arithmetic of
@@ -515,16 +515,11 @@ export async function findInvoice(tx: Tx, org: string, ref: string): Promise<Inv
   return (await tx.invoices.get(org, ref)) ?? (await tx.invoices.getByNumber(org, ref));
 }
 
-/** The invoice `ref` (id or number) names; a 404 when none does. */
+/** The invoice `ref` (id or number) names; a 404 when none does (a list's `invoice` filter too). */
 export async function getInvoice(tx: Tx, org: string, ref: string): Promise<Invoice> {
   const invoice = await findInvoice(tx, org, ref);
   if (!invoice) throw notFound('Invoice', ref);
   return invoice;
-}
-
-/** The id of the invoice `ref` (id or number) names, for a list filter; `ref` itself, matching nothing, when none does. */
-export async function invoiceIdOf(tx: Tx, org: string, ref: string): Promise<string> {
-  return (await findInvoice(tx, org, ref))?.id ?? ref;
 }
 
 /**
@@ -533,7 +528,7 @@ export async function invoiceIdOf(tx: Tx, org: string, ref: string): Promise<str
  */
 export async function listInvoices(tx: Tx, org: string, filter: InvoiceFilter, page: PageRequest) {
   const customer = filter.customer === undefined ? undefined : (await getCustomer(tx, org, filter.customer)).id;
-  const subscription = filter.subscription === undefined ? undefined : await subscriptionIdOf(tx, org, filter.subscription);
+  const subscription = filter.subscription === undefined ? undefined : (await loadSubscription(tx, org, filter.subscription)).id;
   const utc = (instant: string | undefined) => (instant === undefined ? undefined : new Date(instant).toISOString());
   return tx.invoices.list(org, { ...filter, customer, subscription, dueBefore: utc(filter.dueBefore), overdueAt: utc(filter.overdueAt) }, page);
 }

@@ -10,7 +10,7 @@ import type { PaymentPlanFilter } from '../store/ports/paymentPlans.js';
 import type { Tx } from '../store/store.js';
 import { paymentMethodViolation } from './billingDetails.js';
 import { emitEvent } from './events.js';
-import { applyInvoicePayment, findInvoice, getInvoice, invoiceIdOf, makeDueNow, paymentTime } from './invoices.js';
+import { applyInvoicePayment, findInvoice, getInvoice, makeDueNow, paymentTime } from './invoices.js';
 import { formatMoney } from '../values/money.js';
 import { assertPayingCustomer } from './statusRules.js';
 
@@ -285,7 +285,7 @@ export async function getPaymentPlan(tx: Tx, org: string, id: string): Promise<P
 }
 
 export async function listPaymentPlans(tx: Tx, org: string, filter: PaymentPlanFilter, page: PageRequest) {
-  const invoice = filter.invoice === undefined ? undefined : await invoiceIdOf(tx, org, filter.invoice);
+  const invoice = filter.invoice === undefined ? undefined : (await getInvoice(tx, org, filter.invoice)).id;
   return tx.paymentPlans.list(org, { ...filter, invoice }, page);
 }
 

@@ -23,7 +23,7 @@ import { getCustomer } from './customers.js';
 import { addressingOf, queueEmail } from './emails.js';
 import { formatMoney } from '../values/money.js';
 import { ibanProblem, maskIban, normaliseIban, sepaIbanProblem } from './iban.js';
-import { applyInvoicePayment, getInvoice, invoiceIdOf, reopenInvoicePayment } from './invoices.js';
+import { applyInvoicePayment, getInvoice, reopenInvoicePayment } from './invoices.js';
 import { recordPaymentPlanPayment, returnInstallmentCollection } from './paymentPlans.js';
 import { earliestCollectionDate, isTarget2BusinessDay, nextBusinessDay } from './target2.js';
 
@@ -542,7 +542,7 @@ export async function getSepaXmlPayment(tx: Tx, org: string, id: string, now: Da
 
 /** Collections filtered by statement (id), invoice and customer (id or number) and status. */
 export async function listSepaXmlPayments(tx: Tx, org: string, filter: SepaPaymentFilter, page: PageRequest, now: Date) {
-  const invoice = filter.invoice === undefined ? undefined : await invoiceIdOf(tx, org, filter.invoice);
+  const invoice = filter.invoice === undefined ? undefined : (await getInvoice(tx, org, filter.invoice)).id;
   const customer = filter.customer === undefined ? undefined : (await getCustomer(tx, org, filter.customer)).id;
   const query: SepaPaymentFilter = { ...filter, invoice, customer };
   const { rows, total } = await tx.sepa.listPayments(org, query, page);

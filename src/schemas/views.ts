@@ -18,7 +18,7 @@ import { periodSchema, subscriptionItemSchema, subscriptionSchema, type Subscrip
 import { taxGroupSchema } from './taxGroups.js';
 import { measurementValueSchema, usageEntrySchema, type MeasurementValue } from './usage.js';
 import { usageEventListSchema, usageEventSchema } from './usageEvents.js';
-import { webhookDeliverySchema } from './webhookDeliveries.js';
+import { webhookDeliveryRowSchema } from './webhookDeliveries.js';
 
 /**
  * The compact forms MCP answers with (CONTRACT section 8, "MCP results"): nested resources become
@@ -325,7 +325,8 @@ export const featureRow = featureSchema.omit({ config: true, description: true }
 
 export const subscriptionEntitlementRow = subscriptionEntitlementSchema.extend({ feature: featureRef });
 
-export const deliveryRow = webhookDeliverySchema.omit({ payload: true, attemptLog: true });
+/** REST's row too (list_webhook_deliveries): get_webhook_delivery shows the body and attempt log. */
+export const deliveryRow = webhookDeliveryRowSchema;
 
 export const overdueRuleRow = overdueRuleSchema.omit({ emailTemplate: true, documentTemplate: true, createdAt: true, updatedAt: true });
 

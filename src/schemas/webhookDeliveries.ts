@@ -37,3 +37,10 @@ export const webhookDeliverySchema = z.object({
   ...timestamps,
 });
 export type WebhookDelivery = z.infer<typeof webhookDeliverySchema>;
+
+/**
+ * A row of a webhook's delivery list (REST and MCP): the delivery without its body and attempt log,
+ * which get_webhook_delivery answers (a body is a whole resource: 26 rows were about 39 KB).
+ */
+export const webhookDeliveryRowSchema = webhookDeliverySchema.omit({ payload: true, attemptLog: true });
+export type WebhookDeliveryRow = z.infer<typeof webhookDeliveryRowSchema>;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { getWebhookDelivery, listWebhookDeliveries, retryWebhookDelivery } from '../domain/events.js';
 import { defineOperation } from '../registry/operation.js';
 import { listOf, pageInput, pageRequest, pathId, toPage } from '../schemas/common.js';
-import { DELIVERY_STATUSES, webhookDeliverySchema } from '../schemas/webhookDeliveries.js';
+import { DELIVERY_STATUSES, webhookDeliveryRowSchema, webhookDeliverySchema } from '../schemas/webhookDeliveries.js';
 import { deliveryRow, listView } from '../schemas/views.js';
 
 export const webhookDeliveryOperations = [
@@ -24,7 +24,7 @@ export const webhookDeliveryOperations = [
         .optional()
         .describe('Only deliveries in this status.'),
     }),
-    output: listOf(webhookDeliverySchema),
+    output: listOf(webhookDeliveryRowSchema),
     mcp: listView(deliveryRow),
     handler: async (ctx, { id, status, ...rest }) => {
       const page = pageRequest(rest);

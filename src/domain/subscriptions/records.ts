@@ -4,7 +4,7 @@ import { newId } from '../../ids.js';
 import type { ItemRecord, SubscriptionRecord } from '../../store/ports/subscriptions.js';
 import type { Tx } from '../../store/store.js';
 
-/** The subscription `ref` (id or number) names; a 404 when none does. */
+/** The subscription `ref` (id or number) names; a 404 when none does (a list's `subscription` filter too). */
 export async function loadSubscription(tx: Tx, org: string, ref: string): Promise<SubscriptionRecord> {
   const record = await findSubscription(tx, org, ref);
   if (!record) throw notFound('Subscription', ref);
@@ -15,12 +15,6 @@ export async function loadSubscription(tx: Tx, org: string, ref: string): Promis
 export async function findSubscription(tx: Tx, org: string, ref: string): Promise<SubscriptionRecord | undefined> {
   return (await tx.subscriptions.get(org, ref)) ?? (await tx.subscriptions.getByNumber(org, ref));
 }
-
-/** The id of the subscription `ref` (id or number) names, for a list filter; `ref` itself, matching nothing, when none does. */
-export async function subscriptionIdOf(tx: Tx, org: string, ref: string): Promise<string> {
-  return (await findSubscription(tx, org, ref))?.id ?? ref;
-}
-
 
 export function blankItem(subscriptionId: string, productId: string, pricePlanId: string, type: 'charge' | 'addon', quantity: string, at: string): ItemRecord {
   return {

@@ -1,5 +1,5 @@
 import type { PageRequest } from '../../schemas/common.js';
-import type { DeliveryStatus, WebhookDelivery } from '../../schemas/webhookDeliveries.js';
+import type { DeliveryStatus, WebhookDelivery, WebhookDeliveryRow } from '../../schemas/webhookDeliveries.js';
 import type { EventType } from '../../schemas/webhooks.js';
 
 export interface EventRecord {
@@ -80,12 +80,13 @@ export interface EventRepo {
   /** `insertDelivery` of many, in multi-row statements. */
   insertDeliveries(org: string, deliveries: readonly NewDelivery[]): Promise<void>;
   getDelivery(org: string, id: string): Promise<WebhookDelivery | undefined>;
+  /** A page of the webhook's deliveries as list rows: neither body nor attempt log is read. */
   listDeliveries(
     org: string,
     webhookId: string,
     filter: { status?: DeliveryStatus | undefined },
     page: PageRequest,
-  ): Promise<{ rows: WebhookDelivery[]; total: number }>;
+  ): Promise<{ rows: WebhookDeliveryRow[]; total: number }>;
   /** A new round: pending, due at `dueAt`, its retries counted afresh. */
   reschedule(org: string, id: string, dueAt: string, at: string): Promise<void>;
   /** Across organisations, for the delivery worker: webhooks whose earliest pending delivery is due at `now`, earliest first. */

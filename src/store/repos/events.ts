@@ -1,5 +1,5 @@
 import type { PageRequest } from '../../schemas/common.js';
-import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery } from '../../schemas/webhookDeliveries.js';
+import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery, WebhookDeliveryRow } from '../../schemas/webhookDeliveries.js';
 import type { EventType } from '../../schemas/webhooks.js';
 import type {
   AttemptOutcome,
@@ -12,6 +12,12 @@ import type {
   Subscriber,
 } from '../ports/events.js';
 import type { Sql } from '../sql.js';
+
+/** The columns of a delivery's list row (`ListedRow`): all but its body. */
+const LISTED_COLUMNS =
+  'id, webhook_id, event_type, event_version, status, attempts, next_attempt_at, last_attempt_at, last_status_code, last_error, delivered_at, created_at, updated_at';
+
+type ListedRow = Omit<DeliveryRow, 'body'>;
 
 interface DeliveryRow {
   id: string;
@@ -106,13 +112,14 @@ export class SqlEventRepo implements EventRepo {
   async listDeliveries(org: string, webhookId: string, filter: { status?: DeliveryStatus | undefined }, page: PageRequest) {
     const { rows, total } =
       filter.status === undefined
-        ? await this.sql.page<DeliveryRow>('FROM webhook_deliveries WHERE organisation_id = ? AND webhook_id = ?', [org, webhookId], page)
-        : await this.sql.page<DeliveryRow>(
+        ? await this.sql.page<ListedRow>('FROM webhook_deliveries WHERE organisation_id = ? AND webhook_id = ?', [org, webhookId], page, LISTED_COLUMNS)
+        : await this.sql.page<ListedRow>(
             'FROM webhook_deliveries WHERE organisation_id = ? AND webhook_id = ? AND status = ?',
             [org, webhookId, filter.status],
             page,
+            LISTED_COLUMNS,
           );
-    return { rows: await this.assemble(org, rows), total };
+    return { rows: rows.map(listed), total };
   }
 
   async reschedule(org: string, id: string, dueAt: string, at: string): Promise<void> {
@@ -252,26 +259,38 @@ export class SqlEventRepo implements EventRepo {
       org,
       ...ids,
     );
-    return rows.map((r) => ({
-      id: r.id,
-      webhook: r.webhook_id,
-      eventType: r.event_type,
-      eventVersion: r.event_version,
-      status: r.status,
-      attempts: r.attempts,
-      nextAttemptAt: r.next_attempt_at,
-      lastAttemptAt: r.last_attempt_at,
-      lastStatusCode: r.last_status_code,
-      lastError: r.last_error,
-      deliveredAt: r.delivered_at,
-      payload: JSON.parse(r.body) as WebhookDelivery['payload'],
-      attemptLog: attempts
-        .filter((a) => a.delivery_id === r.id)
-        .map(
-          (a): DeliveryAttempt => ({ attemptedAt: a.attempted_at, statusCode: a.status_code, error: a.error, durationMs: a.duration_ms }),
-        ),
-      createdAt: r.created_at,
-      updatedAt: r.updated_at,
-    }));
+    return rows.map((r) => {
+      const { createdAt, updatedAt, ...row } = listed(r);
+      return {
+        ...row,
+        payload: JSON.parse(r.body) as WebhookDelivery['payload'],
+        attemptLog: attempts
+          .filter((a) => a.delivery_id === r.id)
+          .map(
+            (a): DeliveryAttempt => ({ attemptedAt: a.attempted_at, statusCode: a.status_code, error: a.error, durationMs: a.duration_ms }),
+          ),
+        createdAt,
+        updatedAt,
+      };
+    });
   }
+}
+
+/** A delivery's list row: what a stored delivery shows without its body and attempt log. */
+function listed(r: ListedRow): WebhookDeliveryRow {
+  return {
+    id: r.id,
+    webhook: r.webhook_id,
+    eventType: r.event_type,
+    eventVersion: r.event_version,
+    status: r.status,
+    attempts: r.attempts,
+    nextAttemptAt: r.next_attempt_at,
+    lastAttemptAt: r.last_attempt_at,
+    lastStatusCode: r.last_status_code,
+    lastError: r.last_error,
+    deliveredAt: r.delivered_at,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
 }
