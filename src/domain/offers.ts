@@ -328,6 +328,8 @@ export async function createOffer(tx: Tx, org: string, input: OfferInput, now: D
     contactPerson: newContactPerson(input.contactPerson),
     signedAt: null,
     archivedAt: null,
+    termsFrozenAt: null,
+    frozenTrialPeriod: null,
     recipients: input.recipients.map((r) => ({
       id: newId(),
       email: r.email,
@@ -475,6 +477,20 @@ async function freezePrices(tx: Tx, org: string, record: OfferRecord, now: Date)
   }
 }
 
+/**
+ * The terms freeze when the offer first leaves open: its prices (`freezePrices`), and the trial the
+ * plan gives now, which activation gives the subscription even if the plan's `trialPeriod` changes
+ * later (`activatedState`). Written at once: signing in the same step activates by it.
+ */
+async function freezeTerms(tx: Tx, org: string, record: OfferRecord, now: Date): Promise<OfferRecord> {
+  await freezePrices(tx, org, record, now);
+  const subscription = (await tx.subscriptions.get(org, record.subscriptionId))!;
+  const trialPeriod = (await tx.plans.get(org, subscription.planId))?.trialPeriod ?? null;
+  const frozen: OfferRecord = { ...record, termsFrozenAt: now.toISOString(), frozenTrialPeriod: trialPeriod, updatedAt: now.toISOString() };
+  await tx.offers.update(org, frozen);
+  return frozen;
+}
+
 /** Every feature's entitlement on price plan `from`, given to price plan `to` too. */
 async function copyEntitlements(tx: Tx, org: string, from: string, to: string, now: Date): Promise<void> {
   for (const entitlement of await tx.features.pricePlanEntitlements(org, from)) {
@@ -503,14 +519,23 @@ async function sign(tx: Tx, org: string, record: OfferRecord, now: Date, links: 
 }
 
 /**
- * Writes the offer and answers its read shape, with its events: `offer.accepted` when a recipient
- * (`acceptedBy`) accepted or signed, then `offer.signed` when the offer is signed now.
+ * The offer as an event carries it: recipients' links withheld (null), since a link accepts or signs
+ * the offer and deliveries are read with `webhook:read` (`get_webhook_delivery`), which grants neither.
+ */
+function eventShape(offer: Offer): Offer {
+  return { ...offer, recipients: offer.recipients.map((r) => ({ ...r, link: null })) };
+}
+
+/**
+ * Writes the offer and answers its read shape, with its events (`eventShape`): `offer.accepted` when a
+ * recipient (`acceptedBy`) accepted or signed, then `offer.signed` when the offer is signed now.
  */
 async function save(tx: Tx, org: string, next: OfferRecord, now: Date, links: Links, acceptedBy?: string): Promise<Offer> {
   await tx.offers.update(org, next);
   const offer = await toOffer(tx, org, next, now, links);
-  if (acceptedBy) await emitEvent(tx, org, { type: 'offer.accepted', subjectId: next.id, data: { offer, recipient: acceptedBy } }, now);
-  if (next.status === 'signed') await emitEvent(tx, org, { type: 'offer.signed', subjectId: next.id, data: { offer } }, now);
+  const data = eventShape(offer);
+  if (acceptedBy) await emitEvent(tx, org, { type: 'offer.accepted', subjectId: next.id, data: { offer: data, recipient: acceptedBy } }, now);
+  if (next.status === 'signed') await emitEvent(tx, org, { type: 'offer.signed', subjectId: next.id, data: { offer: data } }, now);
   return offer;
 }
 
@@ -525,7 +550,7 @@ export async function loadByRecipient(tx: Tx, org: string, recipientId: string):
  * A recipient accepts or signs (`actor`: the seller recording it through the API, or the recipient on
  * the offer page), the terms as they are now: through the API the seller acts for the recipient and
  * has no page to have shown older ones (the page checks its own, `acceptAsRecipient`). The first
- * acceptance or signature freezes the prices (`freezePrices`). Emits `offer.accepted`, and
+ * acceptance or signature freezes the terms (`freezeTerms`). Emits `offer.accepted`, and
  * `offer.signed` when it signs the offer.
  */
 export async function acceptOffer(
@@ -561,11 +586,11 @@ export async function acceptOffer(
     const waiting = current.recipients.filter((r) => r.signingStatus !== 'signed').map((r) => r.email);
     throw conflict(`Recipient ${recipient.email} has already signed offer ${current.number}; still to sign: ${waiting.join(', ')}`);
   }
-  if (current.status === 'open') await freezePrices(tx, org, current, now);
+  const frozen = current.status === 'open' ? await freezeTerms(tx, org, current, now) : current;
   const at = now.toISOString();
   const recipients = current.recipients.map((r) => (r.id === recipient.id ? { ...r, signingStatus: 'signed' as const, signedAt: at } : r));
   const event = signingEvent(recipient.id, mode === 'click' ? 'accepted' : 'signed', actor, now);
-  let next = await withEvent(tx, org, { ...current, recipients, updatedAt: at }, event);
+  let next = await withEvent(tx, org, { ...frozen, recipients, updatedAt: at }, event);
   if (mode === 'esignature' && recipients.some((r) => r.signingStatus !== 'signed')) {
     next = { ...next, status: 'signing' };
   } else if (mode === 'click' && !(await defaultInvoiceAddress(tx, org, current.customerId))) {

@@ -481,14 +481,48 @@ export interface PricePlanPatch {
   price?: { amount: number } | undefined;
 }
 
+/** What still works, per the status of the offer whose accepted terms a price plan prices (`assertNotAccepted`). */
+const ACCEPTED_PRICE_WAY_OUT = {
+  signing: 'To propose another price, withdraw the offer (archive_offer) and make a new one (create_offer).',
+  awaiting_invoice_details: 'It can no longer be withdrawn: submit_offer_invoice_details completes it at the accepted price.',
+  signed: (subscription: string) =>
+    `To bill subscription ${subscription} another price from now on, end its item (update_subscription_item with billingEnd) and order the product at the new price (order_subscription_products).`,
+  archived: 'Nothing bills it; to propose another price, make a new offer (create_offer).',
+} as const;
+
+/**
+ * A custom price plan that prices an offer's accepted terms (the copy made when the offer left open,
+ * or one ordered onto its subscription while it was open) does not change: the recipient accepted
+ * that price, the page and signed document show it and the subscription is billed it. A change (a
+ * field sent with another value) is a 409 naming the offer and what works in its status. Custom price
+ * plans of other subscriptions, and one ordered after the offer was signed, change as catalogue ones.
+ */
+async function assertNotAccepted(tx: Tx, org: string, current: PricePlan, patch: PricePlanPatch): Promise<void> {
+  if (!current.custom) return;
+  const changed = [
+    patch.status !== undefined && patch.status !== current.status ? 'status' : undefined,
+    patch.internalName !== undefined && patch.internalName !== current.internalName ? 'internalName' : undefined,
+    patch.price !== undefined && patch.price.amount !== current.price?.amount ? 'price' : undefined,
+  ].filter((f): f is string => f !== undefined);
+  if (changed.length === 0) return;
+  const offer = await tx.offers.findByPricePlan(org, current.id);
+  if (!offer?.termsFrozenAt || current.createdAt > offer.termsFrozenAt || offer.status === 'open') return;
+  const subscription = (await tx.subscriptions.get(org, offer.subscriptionId))!;
+  const wayOut = offer.status === 'signed' ? ACCEPTED_PRICE_WAY_OUT.signed(subscription.number) : ACCEPTED_PRICE_WAY_OUT[offer.status];
+  throw conflict(
+    `Price plan ${current.id} prices the terms accepted in offer ${offer.number} (${offer.status}), for subscription ${subscription.number}: an accepted price does not change, so ${changed.join(', ')} cannot change (send the current value or leave it out). ${wayOut}`,
+  );
+}
+
 /**
  * PUT: omitted fields stay. A new `price` applies to the billing periods that start from now on;
  * periods that started earlier keep the price they started with (the change is recorded with its
  * instant). Graduated and volume plans are priced by their tiers, which do not change: a new price
- * plan takes new tiers.
+ * plan takes new tiers. A price plan of an offer's accepted terms does not change (`assertNotAccepted`).
  */
 export async function updatePricePlan(tx: Tx, org: string, id: string, patch: PricePlanPatch, now: Date): Promise<PricePlan> {
   const current = await getPricePlan(tx, org, id);
+  await assertNotAccepted(tx, org, current, patch);
   const at = now.toISOString();
   let price = current.price === null ? null : decimalTextOf(current.price.amount);
   if (patch.price !== undefined) {

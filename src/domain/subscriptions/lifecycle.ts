@@ -377,10 +377,23 @@ export async function timeZoneOf(tx: Tx, org: string, record: SubscriptionRecord
 }
 
 /**
+ * The trial activation gives: the plan's `trialPeriod`, except for a subscription proposed by an offer
+ * whose terms froze (a recipient accepted or signed; in status offer, or draft once signed without
+ * activation): the trial its plan had then (`frozenTrialPeriod`), the one the recipient saw.
+ */
+async function trialPeriodOf(tx: Tx, org: string, record: SubscriptionRecord): Promise<string | null> {
+  if (record.status === 'offer' || record.status === 'draft') {
+    const offer = await tx.offers.findBySubscription(org, record.id);
+    if (offer?.termsFrozenAt) return offer.frozenTrialPeriod;
+  }
+  return (await tx.plans.get(org, record.planId))?.trialPeriod ?? null;
+}
+
+/**
  * The subscription and its items as activation at `now` leaves them, nothing written: the contract
- * starts at startDate (now when unset), the plan's trial (if any) runs from the later of the start and
- * the activation, on the customer's wall clock, and every item's billing starts. The estimate of a
- * draft or offer subscription bills this state.
+ * starts at startDate (now when unset), the trial (`trialPeriodOf`; if any) runs from the later of
+ * the start and the activation, on the customer's wall clock, and every item's billing starts. The
+ * estimate of a draft or offer subscription bills this state.
  */
 export async function activatedState(
   tx: Tx,
@@ -391,7 +404,7 @@ export async function activatedState(
   const at = now.toISOString();
   const timeZone = await timeZoneOf(tx, org, current);
   const startDate = current.startDate ?? at;
-  const trialPeriod = (await tx.plans.get(org, current.planId))?.trialPeriod ?? null;
+  const trialPeriod = await trialPeriodOf(tx, org, current);
   const trialFrom = startDate > at ? startDate : at;
   const trialEndsOn = trialPeriod ? toIso(addInterval(zoned(trialFrom, timeZone), parseInterval(trialPeriod))) : null;
   const record: SubscriptionRecord = { ...current, status: 'active', activatedAt: at, startDate, trialEndsOn, updatedAt: at };

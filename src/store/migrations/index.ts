@@ -35,6 +35,7 @@ import { offerSubscription } from './035_offer_subscription.js';
 import { invoiceParties } from './036_invoice_parties.js';
 import { openInvoices } from './037_open_invoices.js';
 import { subscriptionInvoices } from './038_subscription_invoices.js';
+import { offerFrozenTerms } from './039_offer_frozen_terms.js';
 
 import { AppError } from '../../errors.js';
 
@@ -83,6 +84,7 @@ export const MIGRATIONS: Migration[] = [
   invoiceParties,
   openInvoices,
   subscriptionInvoices,
+  offerFrozenTerms,
 ];
 
 /** The schema version this billing-mcp writes, the same for both engines. */

@@ -1107,6 +1107,16 @@ const subscriptionInvoices = `
 CREATE INDEX invoices_subscription ON invoices (organisation_id, subscription_id, created_at, id);
 `;
 
+/** SQLite migration 039: the terms an offer froze that no copy holds (src/store/migrations/039_offer_frozen_terms.ts). */
+const offerFrozenTerms = `
+ALTER TABLE offers ADD COLUMN terms_frozen_at TEXT COLLATE "C";
+ALTER TABLE offers ADD COLUMN frozen_trial_period TEXT COLLATE "C";
+UPDATE offers SET
+  terms_frozen_at = (SELECT MIN(e.at) FROM offer_signing_events e WHERE e.offer_id = offers.id AND e.kind IN ('accepted', 'signed')),
+  frozen_trial_period = (SELECT p.trial_period FROM subscriptions s JOIN plans p ON p.id = s.plan_id WHERE s.id = offers.subscription_id)
+WHERE status <> 'open';
+`;
+
 export const PG_MIGRATIONS: Migration[] = [
   { version: 30, name: 'baseline', sql: baseline },
   { version: 31, name: 'job_leases', sql: jobLeases },
@@ -1117,4 +1127,5 @@ export const PG_MIGRATIONS: Migration[] = [
   { version: 36, name: 'invoice_parties', sql: invoiceParties },
   { version: 37, name: 'open_invoices', sql: openInvoices },
   { version: 38, name: 'subscription_invoices', sql: subscriptionInvoices },
+  { version: 39, name: 'offer_frozen_terms', sql: offerFrozenTerms },
 ];

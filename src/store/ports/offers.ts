@@ -69,6 +69,10 @@ export interface OfferRecord {
   contactPerson: ContactPerson | null;
   signedAt: string | null;
   archivedAt: string | null;
+  /** When its terms froze: the first acceptance or signature (null while open, and when archived from open). */
+  termsFrozenAt: string | null;
+  /** The plan's `trialPeriod` when the terms froze, which activation gives the subscription (null: no trial). */
+  frozenTrialPeriod: string | null;
   recipients: RecipientRecord[];
   /** Its signing events, oldest first. */
   events: SigningEventRecord[];
@@ -94,6 +98,8 @@ export interface OfferRepo {
   findByRecipient(org: string, recipientId: string): Promise<OfferRecord | undefined>;
   /** The offer that proposes the subscription, if one does. */
   findBySubscription(org: string, subscriptionId: string): Promise<OfferRecord | undefined>;
+  /** The offer whose subscription has an item priced by the price plan, if one does (a custom price plan prices one item). */
+  findByPricePlan(org: string, pricePlanId: string): Promise<OfferRecord | undefined>;
   insertEvent(org: string, offerId: string, e: SigningEventRecord): Promise<void>;
   /** Whether the recipient viewed the page from this address and user agent after `since`. */
   viewedSince(org: string, offerId: string, recipientId: string, client: { ip: string; userAgent: string }, since: string): Promise<boolean>;

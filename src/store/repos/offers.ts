@@ -38,6 +38,8 @@ interface OfferRow {
   contact_person: string | null;
   signed_at: string | null;
   archived_at: string | null;
+  terms_frozen_at: string | null;
+  frozen_trial_period: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -121,6 +123,8 @@ const toOffer = (r: OfferRow, parts: Parts): OfferRecord => ({
   contactPerson: r.contact_person === null ? null : (JSON.parse(r.contact_person) as ContactPerson),
   signedAt: r.signed_at,
   archivedAt: r.archived_at,
+  termsFrozenAt: r.terms_frozen_at,
+  frozenTrialPeriod: r.frozen_trial_period,
   ...parts,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
@@ -142,6 +146,8 @@ const offerColumns = (o: OfferRecord) => ({
   contact_person: o.contactPerson === null ? null : JSON.stringify(o.contactPerson),
   signed_at: o.signedAt,
   archived_at: o.archivedAt,
+  terms_frozen_at: o.termsFrozenAt,
+  frozen_trial_period: o.frozenTrialPeriod,
   updated_at: o.updatedAt,
 });
 
@@ -236,6 +242,18 @@ export class SqlOfferRepo implements OfferRepo {
 
   async findBySubscription(org: string, subscriptionId: string): Promise<OfferRecord | undefined> {
     return this.withParts(org, await this.sql.get<OfferRow>('SELECT * FROM offers WHERE subscription_id = ? AND +organisation_id = ?', subscriptionId, org));
+  }
+
+  async findByPricePlan(org: string, pricePlanId: string): Promise<OfferRecord | undefined> {
+    // The items by their (organisation, price plan) index, the offer by its subscription's.
+    const row = await this.sql.get<OfferRow>(
+      `SELECT o.* FROM subscription_items i JOIN offers o ON o.subscription_id = i.subscription_id
+       WHERE i.organisation_id = ? AND i.price_plan_id = ? AND o.organisation_id = ? ORDER BY o.created_at, o.id LIMIT 1`,
+      org,
+      pricePlanId,
+      org,
+    );
+    return this.withParts(org, row);
   }
 
   async findByRecipient(org: string, recipientId: string): Promise<OfferRecord | undefined> {
