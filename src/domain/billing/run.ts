@@ -314,19 +314,24 @@ async function billEach(deps: RunDeps, request: RunRequest, targets: readonly Ta
  * The targets billed in batches, for a store with a group commit: a few subscriptions of one
  * organisation share one unit of work (`BillingBatch`): their rows read ahead in one statement each,
  * their invoices, events, e-mails, charge keys and progress written in multi-row statements at its
- * end. A batch is sized to take about SLICE_MS at the pace of the one before (at most twice its size
- * and BATCH_MAX). A batch in which anything fails (a subscription's error, a charge another run
- * billed) rolls back as a whole, and its subscriptions are then billed one at a time (`billEach`),
- * so that each still succeeds, is skipped or fails on its own.
+ * end. A batch is sized to fill what is left of the SLICE_MS between two yields to the event loop, at
+ * the pace of the one before (at most twice its size and BATCH_MAX). A batch in which anything fails
+ * (a subscription's error, a charge another run billed) rolls back as a whole, and its subscriptions
+ * are then billed one at a time (`billEach`), so that each still succeeds, is skipped or fails on its
+ * own.
  */
 async function billInBatches(deps: RunDeps, request: RunRequest, targets: readonly Target[], cache: CatalogueCache, recorder: RunRecorder): Promise<void> {
   const { store } = deps;
   const outcomes: Array<Promise<void>> = [];
   const retry: Target[] = [];
   let next = 0;
-  let size = FIRST_BATCH;
+  // The pace of the last batch (ms a subscription) and the most the next may hold.
+  let each = SLICE_MS / FIRST_BATCH;
+  let most = FIRST_BATCH;
   let slice = performance.now();
   while (next < targets.length) {
+    // What is left of the slice at the last batch's pace, growing at most twofold: a batch of quick skips says little of the next.
+    const size = Math.max(1, Math.min(most, Math.floor((SLICE_MS - (performance.now() - slice)) / each)));
     const org = targets[next]!.org;
     let end = next + 1;
     while (end < targets.length && end - next < size && targets[end]!.org === org) end++;
@@ -350,9 +355,8 @@ async function billInBatches(deps: RunDeps, request: RunRequest, targets: readon
         } catch (err) {
           throw new BatchFailed(err instanceof Error ? err.message : String(err));
         } finally {
-          // About SLICE_MS at this batch's pace, growing at most twofold: a batch of quick skips says little of the next.
-          const each = (performance.now() - started) / batch.length;
-          size = Math.max(1, Math.min(BATCH_MAX, 2 * batch.length, Math.floor(SLICE_MS / Math.max(each, 0.01))));
+          each = Math.max((performance.now() - started) / batch.length, 0.01);
+          most = Math.min(BATCH_MAX, 2 * batch.length);
           ran();
         }
       },
@@ -365,7 +369,7 @@ async function billInBatches(deps: RunDeps, request: RunRequest, targets: readon
       ),
     );
     await Promise.race([done, unit.then(noop, noop)]);
-    if (performance.now() - slice >= SLICE_MS) {
+    if (performance.now() - slice + each > SLICE_MS) {
       await yieldToLoop();
       slice = performance.now();
     }
