@@ -41,7 +41,9 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-describe('CLI', () => {
+// Each test starts the CLI up to ten times, a second or two each on a loaded 2-core machine (the full
+// suite runs beside it): the suite's 20 s is too short for the longest of them there.
+describe('CLI', { timeout: 60_000 }, () => {
   it('init creates the database, an organisation and a key; keys create, list and revoke manage keys', async () => {
     const { stdout } = await cli(['init', '--org', 'Acme']);
     const init = JSON.parse(stdout);
@@ -204,7 +206,7 @@ describe('CLI', () => {
   });
 });
 
-describe('MCP over stdio against dist/', () => {
+describe('MCP over stdio against dist/', { timeout: 60_000 }, () => {
   it('starts with the default toolsets, adds one on demand with a list_changed notification, and stops at once when the key is revoked by another process', async () => {
     const stdioDb = path.join(dir, 'stdio.sqlite');
     const init = JSON.parse((await cli(['init', '--org', 'Stdio'], { BILLING_DB: stdioDb })).stdout);
