@@ -6,8 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBilling } from '../src/domain/billing/run.js';
 import { runDueJobs } from '../src/jobs/runner.js';
-import type { Store } from '../src/store/store.js';
-import { fails, ok, paths, setup, type TestEnv } from './helpers.js';
+import { countingStore, fails, ok, paths, setup, type TestEnv } from './helpers.js';
 
 let env: TestEnv;
 let customer: any;
@@ -726,23 +725,7 @@ describe('runs', () => {
       subs.push(await ok(env.mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods: [{ contractPeriod: '12M', cancellationPeriod: '1M' }], activate: true }));
     }
     const store = env.app.store;
-    const units = { inFlight: 0, most: 0 };
-    const counting: Store = {
-      groupCommit: store.groupCommit,
-      read: (fn) => store.read(fn),
-      transaction: async (fn, options) => {
-        units.most = Math.max(units.most, ++units.inFlight);
-        try {
-          return await store.transaction(fn, options);
-        } finally {
-          units.inFlight -= 1;
-        }
-      },
-      findApiKey: (hash) => store.findApiKey(hash),
-      findCustomerToken: (hash) => store.findCustomerToken(hash),
-      ping: () => store.ping(),
-      close: () => store.close(),
-    };
+    const { store: counting, units } = countingStore(store);
     const asOf = new Date('2026-02-20T08:00:00Z');
     const [run] = await runBilling({ store: counting, settings: { paymentTermDays: 14 } }, { trigger: 'cli', asOf, now: asOf, recordEmpty: true });
     expect(run!.subscriptionsFailed).toBe(0);

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBilling } from '../src/domain/billing/run.js';
 import type { Store } from '../src/store/store.js';
-import { ok, setup, type TestEnv } from './helpers.js';
+import { countingStore, ok, setup, type TestEnv } from './helpers.js';
 
 let env: TestEnv;
 let customer: any;
@@ -40,26 +40,6 @@ async function plan(charges: Array<Record<string, unknown> & { metered?: boolean
 const subscribe = (p: { id: string }) =>
   ok(env.mcp, 'create_subscription', { customer: customer.id, plan: p.id, periods: [{ contractPeriod: '12M', cancellationPeriod: '1M' }], activate: true });
 
-/** The store, counting the units of work begun on it. */
-function counting(store: Store): { store: Store; units: () => number } {
-  let units = 0;
-  return {
-    units: () => units,
-    store: {
-      groupCommit: store.groupCommit,
-      read: (fn) => store.read(fn),
-      transaction: (fn, options) => {
-        units += 1;
-        return store.transaction(fn, options);
-      },
-      findApiKey: (hash) => store.findApiKey(hash),
-      findCustomerToken: (hash) => store.findCustomerToken(hash),
-      ping: () => store.ping(),
-      close: () => store.close(),
-    },
-  };
-}
-
 const run = (store: Store, at: string) => {
   const asOf = new Date(at);
   return runBilling({ store, settings: { paymentTermDays: 14 } }, { trigger: 'cli', asOf, now: asOf, org: env.org.organisationId, recordEmpty: true });
@@ -89,10 +69,10 @@ describe('billing in batches', () => {
       });
     }
 
-    const first = counting(env.app.store);
+    const first = countingStore(env.app.store);
     const [january] = await run(first.store, '2026-01-15T10:00:00Z');
     expect(january).toMatchObject({ subscriptionsBilled: 12, subscriptionsFailed: 0, invoicesCreated: 12 });
-    if (env.app.store.groupCommit) expect(first.units()).toBeLessThan(12);
+    if (env.app.store.groupCommit) expect(first.units.begun).toBeLessThan(12);
     expect(consecutive(await numbersOf(january!.invoices))).toEqual(Array(12).fill(consecutive(await numbersOf(january!.invoices))[0]));
 
     env.setNow('2026-02-01T00:00:00Z');
@@ -104,10 +84,10 @@ describe('billing in batches', () => {
     const estimates: any[] = [];
     for (const s of subs) estimates.push(await ok(env.mcp, 'get_estimated_invoice', { id: s.id }));
 
-    const second = counting(env.app.store);
+    const second = countingStore(env.app.store);
     const [february] = await run(second.store, '2026-02-15T10:00:00Z');
     expect(february).toMatchObject({ subscriptionsBilled: 12, subscriptionsFailed: 0, invoicesCreated: 12 });
-    if (env.app.store.groupCommit) expect(second.units()).toBeLessThan(12);
+    if (env.app.store.groupCommit) expect(second.units.begun).toBeLessThan(12);
     const numbers = await numbersOf(february!.invoices);
     expect(numbers[0]).toBe((await numbersOf(january!.invoices))[11]! + 1);
     expect(consecutive(numbers)).toEqual(Array(12).fill(numbers[0]));

@@ -10,6 +10,7 @@ import { createApp, createOrganisation, startHttp, type App, type RunningServer 
 import { PgSql } from '../src/store/pg/sql.js';
 import { PgStore } from '../src/store/pg/store.js';
 import type { Sql } from '../src/store/sql.js';
+import type { Store } from '../src/store/store.js';
 import type { ClaimSizes } from '../src/store/claimFilter.js';
 import { SqliteStore } from '../src/store/sqlite.js';
 import { SqliteSql } from '../src/store/sqliteSql.js';
@@ -221,4 +222,29 @@ export async function meteredSubscription(mcp: Client, usageMetric: Record<strin
   const charge = await meteredCharge(mcp, { name, usageMetric });
   const plan = await ok(mcp, 'create_plan', { code: name.toLowerCase(), name, charges: [charge] });
   return (await ok(mcp, 'create_subscription', { customer: customer.id, plan: plan.id, periods: [{ contractPeriod: '12M', cancellationPeriod: '1M' }], activate: true })).id;
+}
+
+/** The store, counting the units of work begun on it (`begun`) and the most in flight at once (`most`). */
+export function countingStore(store: Store): { store: Store; units: { begun: number; inFlight: number; most: number } } {
+  const units = { begun: 0, inFlight: 0, most: 0 };
+  return {
+    units,
+    store: {
+      groupCommit: store.groupCommit,
+      read: (fn) => store.read(fn),
+      transaction: async (fn, options) => {
+        units.begun += 1;
+        units.most = Math.max(units.most, ++units.inFlight);
+        try {
+          return await store.transaction(fn, options);
+        } finally {
+          units.inFlight -= 1;
+        }
+      },
+      findApiKey: (hash) => store.findApiKey(hash),
+      findCustomerToken: (hash) => store.findCustomerToken(hash),
+      ping: () => store.ping(),
+      close: () => store.close(),
+    },
+  };
 }
