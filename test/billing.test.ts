@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBilling } from '../src/domain/billing/run.js';
 import { runDueJobs } from '../src/jobs/runner.js';
-import { countingStore, fails, ok, paths, setup, type TestEnv } from './helpers.js';
+import { setupBilling } from './billingFixtures.js';
+import { countingStore, fails, ok, paths, type TestEnv } from './helpers.js';
 
 let env: TestEnv;
 let customer: any;
@@ -14,11 +15,7 @@ let tax: any;
 let n = 0;
 
 beforeAll(async () => {
-  env = await setup();
-  env.setNow('2026-01-15T10:00:00Z');
-  tax = await ok(env.mcp, 'create_tax_group', { internalDescription: 'Standard', taxes: [{ code: 'DE', rate: 19, countryCode: 'DE', validFrom: '2021-01-01' }] });
-  customer = await ok(env.mcp, 'create_customer', { lastName: 'Billing', companyName: 'Billed GmbH' });
-  await ok(env.mcp, 'create_invoice_address', { id: customer.id, street: 'Friedrichstraße', houseNumber: '1', zip: '10117', city: 'Berlin', countryCode: 'DE' });
+  ({ env, tax, customer } = await setupBilling({ lastName: 'Billing', companyName: 'Billed GmbH' }, 'Friedrichstraße'));
 });
 afterAll(() => env.close());
 

@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBilling } from '../src/domain/billing/run.js';
 import type { Store } from '../src/store/store.js';
-import { countingStore, ok, setup, type TestEnv } from './helpers.js';
+import { setupBilling } from './billingFixtures.js';
+import { countingStore, ok, type TestEnv } from './helpers.js';
 
 let env: TestEnv;
 let customer: any;
@@ -15,11 +16,7 @@ let tax: any;
 let n = 0;
 
 beforeAll(async () => {
-  env = await setup();
-  env.setNow('2026-01-15T10:00:00Z');
-  tax = await ok(env.mcp, 'create_tax_group', { internalDescription: 'Standard', taxes: [{ code: 'DE', rate: 19, countryCode: 'DE', validFrom: '2021-01-01' }] });
-  customer = await ok(env.mcp, 'create_customer', { lastName: 'Batch', companyName: 'Batched GmbH' });
-  await ok(env.mcp, 'create_invoice_address', { id: customer.id, street: 'Weg', houseNumber: '1', zip: '10117', city: 'Berlin', countryCode: 'DE' });
+  ({ env, tax, customer } = await setupBilling({ lastName: 'Batch', companyName: 'Batched GmbH' }, 'Weg'));
   await ok(env.mcp, 'create_unit', { name: 'call' });
 });
 afterAll(() => env.close());

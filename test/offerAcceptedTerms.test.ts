@@ -5,20 +5,13 @@
  * deliveries are read with webhook:read). Through the real server, over HTTP and MCP.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { postForm } from './forms.js';
 import { fails, ok, setup, type TestEnv } from './helpers.js';
-import { pdfText } from './pdf.js';
+import { address, customer, getOffer, jane, john, NOW, offer, open, periods, seller, signedPdf, submit, subscriptionOf } from './offerFixtures.js';
 import { Receiver } from './webhookReceiver.js';
 
-const NOW = '2026-01-15T10:00:00.000Z';
 const LATER = '2026-01-16T10:00:00.000Z';
-const VALID_UNTIL = '2026-02-15T00:00:00.000Z';
-const periods = [{ contractPeriod: '12M', cancellationPeriod: '3M' }];
-const address = { street: 'Friedrichstraße', houseNumber: '12', zip: '10117', city: 'Berlin', countryCode: 'DE' };
 /** A recipient's link (an offer page's address, not one of its documents) in JSON text. */
 const PAGE_LINK = /\/pages\/offers\/[^"/]+"/;
-const jane = { email: 'jane@acme.example', firstName: 'Jane', lastName: 'Doe' };
-const john = { email: 'john@acme.example', firstName: 'John', lastName: 'Roe' };
 
 let env: TestEnv;
 let receiver: Receiver;
@@ -29,8 +22,7 @@ beforeAll(async () => {
   env = await setup({ pagesRateLimitPerMinute: 100_000, webhookAllowPrivate: true, webhookRetryDelaysSeconds: [0, 0, 0], webhookTimeoutMs: 2000 });
   receiver = await Receiver.start();
   env.setNow(NOW);
-  await ok(env.mcp, 'update_organisation', { name: 'Seller GmbH', address: { street: 'Hauptstraße', houseNumber: '1', zip: '80331', city: 'München', countryCode: 'DE' } });
-  tax = await ok(env.mcp, 'create_tax_group', { internalDescription: 'Standard', taxes: [{ code: 'DE', rate: 19, countryCode: 'DE', validFrom: '2021-01-01' }] });
+  tax = await seller(env);
 });
 afterAll(async () => {
   await env.close();
@@ -47,54 +39,10 @@ async function seatPlan(trialPeriod: string | null, amount = 49.9) {
   return { product, pricePlan, plan };
 }
 
-async function customer(withAddress = true): Promise<any> {
-  const c = await ok(env.mcp, 'create_customer', { companyName: 'ACME GmbH', timeZone: 'Europe/Berlin', currencyCode: 'EUR' });
-  if (withAddress) await ok(env.mcp, 'create_invoice_address', { id: c.id, ...address });
-  return c;
-}
-
-async function offer(plan: any, extra: Record<string, unknown> = {}): Promise<any> {
-  return ok(env.mcp, 'create_offer', {
-    customer: (await customer()).id,
-    acceptanceMode: 'click',
-    name: 'Seats for ACME',
-    recipients: [jane],
-    validUntil: VALID_UNTIL,
-    subscription: { plan: plan.id, periods },
-    ...extra,
-  });
-}
-
-interface Page {
-  status: number;
-  text: string;
-}
-
-async function open(url: string): Promise<Page> {
-  const res = await fetch(url);
-  return { status: res.status, text: await res.text() };
-}
-
-/** Loads the page, then posts its form as the browser that shows it would. */
-async function submit(link: string, action: string, fields: Record<string, string>) {
-  const page = await open(link);
-  const csrf = /name="csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
-  const terms = /name="terms" value="([^"]*)"/.exec(page.text)?.[1] ?? '';
-  return postForm(`${link}/${action}`, { csrf, terms, ...fields });
-}
-
-const getOffer = async (o: any) => (await env.http('GET', `/offers/${o.id}`)).body;
-const subscriptionOf = (o: any) => ok(env.mcp, 'get_subscription', { id: o.subscription.id });
-
-async function signedPdf(o: any): Promise<string> {
-  const res = await fetch((await getOffer(o)).signedDocument, { headers: { authorization: `Bearer ${env.org.apiKey}` } });
-  return pdfText(new Uint8Array(await res.arrayBuffer()));
-}
-
 describe('the trial freezes with the prices', () => {
   it('esignature: a trial changed between the signatures is not the one the second signer sees, the PDF shows or the subscription gets', async () => {
     const { plan } = await seatPlan('14D');
-    const o = await offer(plan, { acceptanceMode: 'esignature', recipients: [jane, john] });
+    const o = await offer(env, plan, { acceptanceMode: 'esignature', recipients: [jane, john] });
     const [janeLink, johnLink] = o.recipients.map((r: any) => r.link as string);
     expect((await open(janeLink)).text).toContain(`Free trial until 29 January 2026: Seat ${n} is free until then`);
     expect((await submit(janeLink, 'sign', { fullName: 'Jane Doe', agree: 'yes' })).status).toBe(303);
@@ -105,43 +53,43 @@ describe('the trial freezes with the prices', () => {
     expect(johnsPage.text).not.toContain('14 February 2026');
     expect((await submit(johnLink, 'sign', { fullName: 'John Roe', agree: 'yes' })).status).toBe(303);
 
-    expect((await getOffer(o)).status).toBe('signed');
-    expect(await signedPdf(o)).toContain(`Free trial until 2026-01-29: Seat ${n} is free until then and billed from then.`);
-    expect(await subscriptionOf(o)).toMatchObject({ status: 'active', trialEndsOn: '2026-01-29T10:00:00.000Z' });
+    expect((await getOffer(env, o)).status).toBe('signed');
+    expect(await signedPdf(env, o)).toContain(`Free trial until 2026-01-29: Seat ${n} is free until then and billed from then.`);
+    expect(await subscriptionOf(env, o)).toMatchObject({ status: 'active', trialEndsOn: '2026-01-29T10:00:00.000Z' });
     // A subscription not made by an offer gets the plan's trial as it is now.
-    const plain = await ok(env.mcp, 'create_subscription', { customer: (await customer()).id, plan: plan.id, periods, activate: true });
+    const plain = await ok(env.mcp, 'create_subscription', { customer: (await customer(env)).id, plan: plan.id, periods, activate: true });
     expect(plain.trialEndsOn).toBe('2026-02-14T10:00:00.000Z');
   });
 
   it('click awaiting invoice details: the trial removed from the plan after the acceptance is still given at signing', async () => {
     const { plan } = await seatPlan('14D');
-    const o = await offer(plan, { customer: (await customer(false)).id });
+    const o = await offer(env, plan, { customer: (await customer(env, false)).id });
     await ok(env.mcp, 'accept_offer', { id: o.id, recipient: o.recipients[0].id });
-    expect((await getOffer(o)).status).toBe('awaiting_invoice_details');
+    expect((await getOffer(env, o)).status).toBe('awaiting_invoice_details');
     await ok(env.mcp, 'update_plan', { id: plan.id, trialPeriod: null });
     env.setNow(LATER);
     await ok(env.mcp, 'submit_offer_invoice_details', { id: o.id, invoiceAddress: address });
     // The accepted 14 days, from the activation at signing.
-    expect(await subscriptionOf(o)).toMatchObject({ status: 'active', trialEndsOn: '2026-01-30T10:00:00.000Z' });
+    expect(await subscriptionOf(env, o)).toMatchObject({ status: 'active', trialEndsOn: '2026-01-30T10:00:00.000Z' });
   });
 
   it('signed without activation: a trial the plan gains later is not given when the draft is activated', async () => {
     const { plan } = await seatPlan(null);
-    const o = await offer(plan, { autoActivateSubscription: false });
+    const o = await offer(env, plan, { autoActivateSubscription: false });
     await ok(env.mcp, 'accept_offer', { id: o.id, recipient: o.recipients[0].id });
-    expect((await subscriptionOf(o)).status).toBe('draft');
+    expect((await subscriptionOf(env, o)).status).toBe('draft');
     await ok(env.mcp, 'update_plan', { id: plan.id, trialPeriod: '1M' });
     await ok(env.mcp, 'activate_subscription', { id: o.subscription.id });
-    expect(await subscriptionOf(o)).toMatchObject({ status: 'active', trialEndsOn: null });
+    expect(await subscriptionOf(env, o)).toMatchObject({ status: 'active', trialEndsOn: null });
   });
 });
 
 describe('the price plans of accepted terms do not change', () => {
   it('the frozen copy refuses a new price (409 saying what works instead) while signing and once signed; the same values are accepted', async () => {
     const { plan } = await seatPlan(null);
-    const o = await offer(plan, { acceptanceMode: 'esignature', recipients: [jane, john] });
+    const o = await offer(env, plan, { acceptanceMode: 'esignature', recipients: [jane, john] });
     await ok(env.mcp, 'accept_offer', { id: o.id, recipient: o.recipients[0].id });
-    const copy = (await subscriptionOf(o)).items[0].pricePlan;
+    const copy = (await subscriptionOf(env, o)).items[0].pricePlan;
     const copyId = typeof copy === 'string' ? copy : copy.id;
 
     const signing = await fails(env.mcp, 'update_price_plan', { id: copyId, price: { amount: 59.9 } }, 409);
@@ -154,7 +102,7 @@ describe('the price plans of accepted terms do not change', () => {
     await ok(env.mcp, 'update_price_plan', { id: copyId, price: { amount: 49.9 } });
 
     await ok(env.mcp, 'accept_offer', { id: o.id, recipient: o.recipients[1].id });
-    const sub = await subscriptionOf(o);
+    const sub = await subscriptionOf(env, o);
     const signed = await fails(env.mcp, 'update_price_plan', { id: copyId, price: { amount: 59.9 } }, 409);
     expect(signed.detail).toContain(`(signed), for subscription ${sub.number}`);
     expect(signed.detail).toContain('end its item (update_subscription_item with billingEnd) and order the product at the new price (order_subscription_products)');
@@ -165,10 +113,10 @@ describe('the price plans of accepted terms do not change', () => {
 
   it('a custom price plan ordered onto the open offer is frozen with it; one ordered after signing changes as before', async () => {
     const { plan, product } = await seatPlan(null);
-    const o = await offer(plan, { customer: (await customer(false)).id });
+    const o = await offer(env, plan, { customer: (await customer(env, false)).id });
     const custom = { type: 'flat_fee', currencyCode: 'EUR', price: { amount: 15 }, billingInterval: '1M', applyTrial: false, proRata: true, freeUnits: 0 };
     await ok(env.mcp, 'order_subscription_products', { id: o.subscription.id, products: [{ product: product.id, customPricePlan: custom, customName: 'Support' }] });
-    const ordered = (await subscriptionOf(o)).items.find((i: any) => i.name === 'Support').pricePlan;
+    const ordered = (await subscriptionOf(env, o)).items.find((i: any) => i.name === 'Support').pricePlan;
     const orderedId = typeof ordered === 'string' ? ordered : ordered.id;
     // While the offer is open its terms change: so does the custom price.
     await ok(env.mcp, 'update_price_plan', { id: orderedId, price: { amount: 17 } });
@@ -182,7 +130,7 @@ describe('the price plans of accepted terms do not change', () => {
     await fails(env.mcp, 'update_price_plan', { id: orderedId, price: { amount: 19 } }, 409);
     env.setNow(LATER);
     await ok(env.mcp, 'order_subscription_products', { id: o.subscription.id, products: [{ product: product.id, customPricePlan: custom, customName: 'Training' }] });
-    const later = (await subscriptionOf(o)).items.find((i: any) => i.name === 'Training').pricePlan;
+    const later = (await subscriptionOf(env, o)).items.find((i: any) => i.name === 'Training').pricePlan;
     const laterId = typeof later === 'string' ? later : later.id;
     expect((await ok(env.mcp, 'update_price_plan', { id: laterId, price: { amount: 19 } })).price.amount).toBe(19);
   });
@@ -192,7 +140,7 @@ describe('offer events withhold the recipients\' links', () => {
   it('offer.accepted and offer.signed carry each recipient with link null, as delivered and as get_webhook_delivery shows them to a webhook:read key', async () => {
     const webhook = await ok(env.mcp, 'create_webhook', { url: receiver.url, events: ['offer.accepted', 'offer.signed'], version: 'v1' });
     const { plan } = await seatPlan(null);
-    const o = await offer(plan, { acceptanceMode: 'esignature', recipients: [jane, john] });
+    const o = await offer(env, plan, { acceptanceMode: 'esignature', recipients: [jane, john] });
     expect(o.recipients.map((r: any) => r.link)).toEqual([expect.stringMatching(/\/pages\/offers\//), expect.stringMatching(/\/pages\/offers\//)]);
     await ok(env.mcp, 'accept_offer', { id: o.id, recipient: o.recipients[0].id });
     await submit(o.recipients[1].link, 'sign', { fullName: 'John Roe', agree: 'yes' });
@@ -221,6 +169,6 @@ describe('offer events withhold the recipients\' links', () => {
       expect(JSON.stringify(delivery.payload)).not.toMatch(PAGE_LINK);
     }
     // The offer's own reads by a key that may accept it still show the links.
-    expect((await getOffer(o)).recipients.map((r: any) => r.link)).toEqual(o.recipients.map((r: any) => r.link));
+    expect((await getOffer(env, o)).recipients.map((r: any) => r.link)).toEqual(o.recipients.map((r: any) => r.link));
   });
 });

@@ -10,16 +10,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { renderMarkdown } from '../src/pages/markdown.js';
 import { CHROMIUM, launchBrowser, seriousViolations, trackWeight } from './browser.js';
 import { fails, ok, setup, type TestEnv } from './helpers.js';
+import { address, csrfOf, customer, getOffer, jane, john, NOW, offer as offerOf, open, periods, post, seller, VALID_UNTIL } from './offerFixtures.js';
 import { pdfText } from './pdf.js';
 import { eventually, Receiver } from './webhookReceiver.js';
 import { postForm } from './forms.js';
-
-const NOW = '2026-01-15T10:00:00.000Z';
-const VALID_UNTIL = '2026-02-15T00:00:00.000Z';
-const periods = [{ contractPeriod: '12M', cancellationPeriod: '3M' }];
-const address = { street: 'Friedrichstraße', houseNumber: '12', zip: '10117', city: 'Berlin', countryCode: 'DE' };
-const jane = { email: 'jane@acme.example', firstName: 'Jane', lastName: 'Doe' };
-const john = { email: 'john@acme.example', firstName: 'John', lastName: 'Roe' };
 
 let env: TestEnv;
 let receiver: Receiver;
@@ -30,8 +24,7 @@ beforeAll(async () => {
   env.setNow(NOW);
   receiver = await Receiver.start();
   await ok(env.mcp, 'create_webhook', { url: receiver.url, events: ['offer.accepted', 'offer.signed'] });
-  await ok(env.mcp, 'update_organisation', { name: 'Seller GmbH', address: { street: 'Hauptstraße', houseNumber: '1', zip: '80331', city: 'München', countryCode: 'DE' } });
-  const tax = await ok(env.mcp, 'create_tax_group', { internalDescription: 'Standard', taxes: [{ code: 'DE', rate: 19, countryCode: 'DE', validFrom: '2021-01-01' }] });
+  const tax = await seller(env);
   const seat = await ok(env.mcp, 'create_product', { name: 'Pro seat', taxGroup: tax.id });
   const seatPrice = await ok(env.mcp, 'create_price_plan', { id: seat.id, type: 'flat_fee', currencyCode: 'EUR', price: { amount: 49.9 }, billingInterval: '1M' });
   await ok(env.mcp, 'create_unit', { name: 'request' });
@@ -61,52 +54,23 @@ afterAll(async () => {
 });
 beforeEach(() => env.setNow(NOW));
 
-async function customer(withAddress = true): Promise<any> {
-  const c = await ok(env.mcp, 'create_customer', { companyName: 'ACME GmbH', timeZone: 'Europe/Berlin', currencyCode: 'EUR' });
-  if (withAddress) await ok(env.mcp, 'create_invoice_address', { id: c.id, ...address });
-  return c;
-}
-
+/** An offer of the team plan with a description and a section filling in a custom variable; `extra` adds or overrides fields. */
 async function offer(extra: Record<string, unknown> = {}): Promise<any> {
-  return ok(env.mcp, 'create_offer', {
-    customer: (await customer()).id,
-    acceptanceMode: 'click',
+  return offerOf(env, plan, {
     name: 'Team plan for ACME',
     description: 'Two seats and the API.',
-    recipients: [jane],
     sections: [{ title: 'Scope', content: 'Everything in **Team** for {{company}}.\n\n- two seats\n- the API <script>alert(1)</script>' }],
     customVariables: { company: 'ACME' },
-    validUntil: VALID_UNTIL,
-    subscription: { plan: plan.id, periods },
     ...extra,
   });
 }
 
-interface Page {
-  status: number;
-  text: string;
-  headers: Headers;
-}
-
-async function open(url: string, headers: Record<string, string> = {}): Promise<Page> {
-  const res = await fetch(url, { headers });
-  return { status: res.status, text: await res.text(), headers: res.headers };
-}
-
-const csrfOf = (page: Page) => /name="csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
-/** The fingerprint of the terms an accept or sign form carries ('' on other forms). */
-const termsOf = (page: Page) => /name="terms" value="([^"]*)"/.exec(page.text)?.[1] ?? '';
-
-/** Opens the recipient's page and posts its form to `action` with the page's CSRF token and terms. */
+/** Opens the recipient's page and posts its form to `action` with the page's CSRF token and terms; a redirect leads back to the page. */
 async function submit(link: string, action: string, fields: Record<string, string>) {
-  const page = await open(link);
-  const response = await postForm(`${link}/${action}`, { csrf: csrfOf(page), terms: termsOf(page), ...fields });
+  const response = await post(link, action, await open(link), fields);
   if (response.location) expect(new URL(response.location, `${link}/${action}`).href).toBe(link);
   return response;
 }
-
-/** The offer as REST answers it: in full, with each recipient's signed document. */
-const getOffer = async (o: any) => (await env.http('GET', `/offers/${o.id}`)).body;
 
 async function fetchBytes(url: string, token: string | null = env.org.apiKey) {
   const res = await fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {} });
@@ -144,10 +108,10 @@ describe('the offer page over HTTP', () => {
     const token = a.slice(a.lastIndexOf('/') + 1);
     expect(tokens.verify('offer-recipient', token)).toEqual({ org: env.org.organisationId, id: o.recipients[0].id });
     expect(Buffer.from(token.split('.')[1]!, 'base64url').byteLength * 8).toBeGreaterThanOrEqual(128);
-    expect((await getOffer(o)).recipients[0].link).toBe(a);
+    expect((await getOffer(env, o)).recipients[0].link).toBe(a);
     const listed = await env.http('GET', `/offers?customer=${o.customer.id}`);
     expect(listed.body.data[0].recipients[1].link).toBe(b);
-    expect(await getOffer(o)).toMatchObject({ signedDocument: null, auditLogDocument: null, recipients: [{ signedDocument: null }, { signedDocument: null }] });
+    expect(await getOffer(env, o)).toMatchObject({ signedDocument: null, auditLogDocument: null, recipients: [{ signedDocument: null }, { signedDocument: null }] });
 
     const proxied = await setup({ publicUrl: 'https://billing.example/base' });
     try {
@@ -226,7 +190,7 @@ describe('the offer page over HTTP', () => {
     await open(o.recipients[0].link, { 'user-agent': 'Browser B' });
     env.setNow('2026-01-15T11:30:00.000Z');
     await open(o.recipients[0].link, { 'user-agent': 'Browser A' });
-    const got = await getOffer(o);
+    const got = await getOffer(env, o);
     expect(got.recipients[0].signingLog).toEqual([
       '2026-01-15T10:00:00.000Z viewed the offer page',
       '2026-01-15T10:30:00.000Z viewed the offer page',
@@ -258,7 +222,7 @@ describe('the offer page over HTTP', () => {
       expect((await postForm(`${env.url}/pages/offers/${forged}/accept`, { csrf, fullName: 'Jane Doe', agree: 'yes' })).status).toBe(404);
     }
     expect(notFound).not.toContain(payload);
-    expect((await getOffer(o)).status).toBe('open');
+    expect((await getOffer(env, o)).status).toBe('open');
   });
 
   it('refuses a POST without the CSRF field, with a wrong one, or from another site (403), and changes nothing', async () => {
@@ -276,7 +240,7 @@ describe('the offer page over HTTP', () => {
     ];
     expect(refused.map((r) => r.status)).toEqual([403, 403, 403, 403, 403, 403]);
     expect(refused[0]!.text).toContain('This form has expired or was not sent from this page');
-    const got = await getOffer(o);
+    const got = await getOffer(env, o);
     expect(got.status).toBe('open');
     expect(got.recipients[0].signingLog).toEqual([`${NOW} viewed the offer page`]);
   });
@@ -293,12 +257,12 @@ describe('the offer page over HTTP', () => {
     expect((await submit(link, 'accept', { fullName: ' ', agree: 'yes' })).text).toContain('Enter your full name.</p>');
     const nul = await submit(link, 'accept', { fullName: 'Jane\u0000Doe', agree: 'yes' });
     expect([nul.status, nul.text]).toEqual([422, expect.stringContaining('contains the character U+0000 (NUL)')]);
-    expect((await getOffer(o)).status).toBe('open');
+    expect((await getOffer(env, o)).status).toBe('open');
 
     env.setNow('2026-01-16T09:00:00.000Z');
     const done = await submit(link, 'accept', { fullName: '  jane   DOE ', agree: 'yes' });
     expect(done.status).toBe(303);
-    const signed = await getOffer(o);
+    const signed = await getOffer(env, o);
     expect(signed).toMatchObject({ status: 'signed', signedAt: '2026-01-16T09:00:00.000Z', subscription: { status: 'active', activatedAt: '2026-01-16T09:00:00.000Z' } });
     expect(signed.recipients[0].signingLog).toEqual([
       `${NOW} viewed the offer page`,
@@ -336,11 +300,11 @@ describe('the offer page over HTTP', () => {
     expect(mismatch.text).toContain('value="Jane Doe"');
     // A click form posted to an esignature offer changes nothing: back to the page.
     expect((await submit(johnLink, 'accept', { fullName: 'John Roe', agree: 'yes' })).status).toBe(303);
-    expect((await getOffer(o)).status).toBe('open');
+    expect((await getOffer(env, o)).status).toBe('open');
 
     env.setNow('2026-01-16T09:00:00.000Z');
     expect((await submit(johnLink, 'sign', { fullName: 'john roe', agree: 'yes' })).status).toBe(303);
-    expect((await getOffer(o)).status).toBe('signing');
+    expect((await getOffer(env, o)).status).toBe('signing');
     const waiting = await open(johnLink);
     expect(waiting.text).toContain('You signed this offer on 16 January 2026 at 10:00 (Europe/Berlin). It is signed once Jane Doe has signed too.');
     expect(waiting.text).not.toContain('<form');
@@ -349,7 +313,7 @@ describe('the offer page over HTTP', () => {
 
     env.setNow('2026-01-17T09:00:00.000Z');
     expect((await submit(janeLink, 'sign', { fullName: 'Jane Doe', agree: 'yes' })).status).toBe(303);
-    const signed = await getOffer(o);
+    const signed = await getOffer(env, o);
     expect(signed).toMatchObject({ status: 'signed', signedAt: '2026-01-17T09:00:00.000Z', subscription: { status: 'active' } });
     expect(signed.recipients.map((r: any) => r.signingLog.filter((l: string) => !l.endsWith('viewed the offer page')))).toEqual([
       ['2026-01-17T09:00:00.000Z signed (esignature) on the offer page as Jane Doe'],
@@ -358,10 +322,10 @@ describe('the offer page over HTTP', () => {
   });
 
   it('awaiting_invoice_details: the form shows mistakes next to its fields, validated as the API validates, and keeps what was entered; a valid address signs the offer', async () => {
-    const c = await customer(false);
+    const c = await customer(env, false);
     const o = await offer({ customer: c.id });
     await submit(o.recipients[0].link, 'accept', { fullName: 'Jane Doe', agree: 'yes' });
-    expect((await getOffer(o)).status).toBe('awaiting_invoice_details');
+    expect((await getOffer(env, o)).status).toBe('awaiting_invoice_details');
     const link: string = o.recipients[0].link;
     const page = await open(link);
     expect(page.text).toContain('<h2 id="act">Your invoice address</h2>');
@@ -386,11 +350,11 @@ describe('the offer page over HTTP', () => {
     expect(badVat.status).toBe(422);
     expect(badVat.text).toMatch(/<p class="field-error" id="vatId-error">Must be a VAT id of DE: /);
     expect(badVat.text).toContain('<option value="DE" selected>Germany</option>');
-    expect((await getOffer(o)).status).toBe('awaiting_invoice_details');
+    expect((await getOffer(env, o)).status).toBe('awaiting_invoice_details');
 
     env.setNow('2026-01-15T12:00:00.000Z');
     expect((await submit(link, 'invoice-details', { ...entered, zip: '10117', countryCode: 'DE', vatId: 'DE 136 695 976' })).status).toBe(303);
-    const signed = await getOffer(o);
+    const signed = await getOffer(env, o);
     expect(signed).toMatchObject({ status: 'signed', signedAt: '2026-01-15T12:00:00.000Z', subscription: { status: 'active' } });
     expect(signed.recipients[0].signingLog.at(-1)).toBe('2026-01-15T12:00:00.000Z gave the invoice details on the offer page');
     const addresses = (await ok(env.mcp, 'list_invoice_addresses', { id: c.id })).data;
@@ -403,7 +367,7 @@ describe('the offer page over HTTP', () => {
     const page = await open(o.recipients[0].link);
     expect(page.status).toBe(200);
     // Without an invoice address, only a click offer asks the recipient for one.
-    const bare = await open((await offer({ acceptanceMode: 'print', customer: (await customer(false)).id })).recipients[0].link);
+    const bare = await open((await offer({ acceptanceMode: 'print', customer: (await customer(env, false)).id })).recipients[0].link);
     expect(bare.text).toContain('No tax is shown: tax follows your invoice address, which the seller does not have yet.');
     expect(bare.text).not.toContain('which you give after accepting');
     expect(page.text).toContain('Print this offer, sign it and return it to Seller GmbH. Seller GmbH records your signed printout');
@@ -432,8 +396,8 @@ describe('the offer page over HTTP', () => {
     expect((await open(expired.recipients[0].link)).text).toContain('could be accepted until 15 February 2026 at 01:00 (Europe/Berlin). Ask Seller GmbH for a new offer.');
     const late = await postForm(`${expired.recipients[0].link}/accept`, { csrf, fullName: 'Jane Doe', agree: 'yes' });
     expect(late.status).toBe(303);
-    expect((await getOffer(expired)).status).toBe('open');
-    expect((await getOffer(expired)).recipients[0].signingLog).toEqual([`${NOW} viewed the offer page`]);
+    expect((await getOffer(env, expired)).status).toBe('open');
+    expect((await getOffer(env, expired)).recipients[0].signingLog).toEqual([`${NOW} viewed the offer page`]);
   });
 });
 
@@ -446,7 +410,7 @@ describe('signed documents', () => {
     await fails(env.mcp, 'get_offer_audit_log_document', { id: o.id }, 409);
     expect((await env.http('GET', `/offers/${o.id}/signed-document`)).status).toBe(409);
     expect((await open(`${o.recipients[0].link}/signed.pdf`)).status).toBe(404);
-    expect((await getOffer(o)).signedDocument).toBeNull();
+    expect((await getOffer(env, o)).signedDocument).toBeNull();
     await fails(env.mcp, 'get_offer_signed_document', { id: '01JUNKNOWN0000000000000000' }, 404);
   });
 
@@ -456,7 +420,7 @@ describe('signed documents', () => {
     await submit(o.recipients[1].link, 'sign', { fullName: 'John Roe', agree: 'yes' });
     env.setNow('2026-01-17T09:30:00.000Z');
     await ok(env.mcp, 'accept_offer', { id: o.id, recipient: o.recipients[0].id });
-    const signed = await getOffer(o);
+    const signed = await getOffer(env, o);
     expect(signed.signedDocument).toBe(`${env.url}/offers/${o.id}/signed-document`);
     expect(signed.auditLogDocument).toBe(`${env.url}/offers/${o.id}/audit-log-document`);
     expect(signed.recipients.map((r: any) => r.signedDocument)).toEqual(signed.recipients.map((r: any) => `${r.link}/signed.pdf`));
@@ -565,7 +529,7 @@ describe.skipIf(!CHROMIUM)('the offer page in Chromium', { timeout: BROWSER_TIME
       // The name is filled in; the browser refuses to send the form until the box is ticked.
       expect(await page.getByLabel('Your full name').inputValue()).toBe('Jane Doe');
       await page.getByRole('button', { name: 'Accept offer' }).click();
-      expect((await getOffer(o)).status).toBe('open');
+      expect((await getOffer(env, o)).status).toBe('open');
       await page.getByLabel('I have read this offer and accept it').check();
       await page.getByRole('button', { name: 'Accept offer' }).click();
       await page.waitForURL(o.recipients[0].link);
@@ -575,7 +539,7 @@ describe.skipIf(!CHROMIUM)('the offer page in Chromium', { timeout: BROWSER_TIME
       const pdf = await page.getByRole('link', { name: 'Download the signed offer (PDF)' }).getAttribute('href');
       expect(new URL(pdf!, page.url()).href).toBe(`${o.recipients[0].link}/signed.pdf`);
     });
-    const signed = await getOffer(o);
+    const signed = await getOffer(env, o);
     expect(signed.status).toBe('signed');
     expect((await ok(env.mcp, 'get_subscription', { id: o.subscription.id })).status).toBe('active');
     expect(signed.recipients[0].signingLog.at(-1)).toBe(`${NOW} accepted (click) on the offer page as Jane Doe`);
@@ -604,14 +568,14 @@ describe.skipIf(!CHROMIUM)('the offer page in Chromium', { timeout: BROWSER_TIME
         if (i === 1) {
           await expect(page.getByRole('heading', { name: 'You have signed' }).isVisible()).resolves.toBe(true);
           expect(await seriousViolations(page)).toEqual([]);
-          expect((await getOffer(o)).status).toBe('signing');
+          expect((await getOffer(env, o)).status).toBe('signing');
         } else {
           await expect(page.locator('h1').textContent()).resolves.toBe('This offer is signed');
         }
         await context.close();
       }
     });
-    const signed = await getOffer(o);
+    const signed = await getOffer(env, o);
     expect(signed.status).toBe('signed');
     const document = await fetchBytes(signed.recipients[0].signedDocument, null);
     const hash = createHash('sha256').update(document.bytes).digest('hex');
@@ -626,7 +590,7 @@ describe.skipIf(!CHROMIUM)('the offer page in Chromium', { timeout: BROWSER_TIME
   });
 
   it('the invoice address form, its errors, print and the messages have no serious accessibility violation', async () => {
-    const c = await customer(false);
+    const c = await customer(env, false);
     const waiting = await offer({ customer: c.id });
     await ok(env.mcp, 'accept_offer', { id: waiting.id, recipient: waiting.recipients[0].id });
     const print = await offer({ acceptanceMode: 'print' });

@@ -7,15 +7,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { postForm } from './forms.js';
 import { billAt, fails, ok, paths, setup, type TestEnv } from './helpers.js';
-import { pdfText } from './pdf.js';
+import { address, csrfOf, customer, getOffer, jane, john, NOW, offer, open, periods, post, seller, signedPdf, submit, subscriptionOf, VALID_UNTIL } from './offerFixtures.js';
 
-const NOW = '2026-01-15T10:00:00.000Z';
 const NEXT_MONTH = '2026-02-15T10:00:00.000Z';
-const VALID_UNTIL = '2026-02-15T00:00:00.000Z';
-const periods = [{ contractPeriod: '12M', cancellationPeriod: '3M' }];
-const address = { street: 'Friedrichstraße', houseNumber: '12', zip: '10117', city: 'Berlin', countryCode: 'DE' };
-const jane = { email: 'jane@acme.example', firstName: 'Jane', lastName: 'Doe' };
-const john = { email: 'john@acme.example', firstName: 'John', lastName: 'Roe' };
 
 let env: TestEnv;
 let tax: any;
@@ -24,8 +18,7 @@ let n = 0;
 beforeAll(async () => {
   env = await setup({ pagesRateLimitPerMinute: 100_000 });
   env.setNow(NOW);
-  await ok(env.mcp, 'update_organisation', { name: 'Seller GmbH', address: { street: 'Hauptstraße', houseNumber: '1', zip: '80331', city: 'München', countryCode: 'DE' } });
-  tax = await ok(env.mcp, 'create_tax_group', { internalDescription: 'Standard', taxes: [{ code: 'DE', rate: 19, countryCode: 'DE', validFrom: '2021-01-01' }] });
+  tax = await seller(env);
 });
 afterAll(() => env.close());
 beforeEach(() => env.setNow(NOW));
@@ -39,55 +32,6 @@ async function seatPlan(amount = 49.9, price: Record<string, unknown> = {}, extr
   return { product, pricePlan, plan };
 }
 
-async function customer(withAddress = true): Promise<any> {
-  const c = await ok(env.mcp, 'create_customer', { companyName: 'ACME GmbH', timeZone: 'Europe/Berlin', currencyCode: 'EUR' });
-  if (withAddress) await ok(env.mcp, 'create_invoice_address', { id: c.id, ...address });
-  return c;
-}
-
-async function offer(plan: any, extra: Record<string, unknown> = {}): Promise<any> {
-  return ok(env.mcp, 'create_offer', {
-    customer: (await customer()).id,
-    acceptanceMode: 'click',
-    name: 'Seats for ACME',
-    recipients: [jane],
-    validUntil: VALID_UNTIL,
-    subscription: { plan: plan.id, periods },
-    ...extra,
-  });
-}
-
-interface Page {
-  status: number;
-  text: string;
-}
-
-async function open(url: string): Promise<Page> {
-  const res = await fetch(url);
-  return { status: res.status, text: await res.text() };
-}
-
-const csrfOf = (page: Page) => /name="csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
-const termsOf = (page: Page) => /name="terms" value="([^"]*)"/.exec(page.text)?.[1] ?? '';
-
-/** Posts the form of a page already loaded (`page`), as the browser that shows it would. */
-function post(link: string, action: string, page: Page, fields: Record<string, string>) {
-  return postForm(`${link}/${action}`, { csrf: csrfOf(page), terms: termsOf(page), ...fields });
-}
-
-/** Loads the page, then posts its form. */
-async function submit(link: string, action: string, fields: Record<string, string>) {
-  return post(link, action, await open(link), fields);
-}
-
-const getOffer = async (o: any) => (await env.http('GET', `/offers/${o.id}`)).body;
-const subscriptionOf = (o: any) => ok(env.mcp, 'get_subscription', { id: o.subscription.id });
-
-async function signedPdf(o: any): Promise<string> {
-  const res = await fetch((await getOffer(o)).signedDocument, { headers: { authorization: `Bearer ${env.org.apiKey}` } });
-  return pdfText(new Uint8Array(await res.arrayBuffer()));
-}
-
 /** The net amounts of the invoices a billing run as of `at` issues for the subscription. */
 async function billed(at: string, subscription: string): Promise<number[][]> {
   return (await billAt(env, at, subscription)).map((lines) => lines.map((l) => l[1]));
@@ -96,22 +40,22 @@ async function billed(at: string, subscription: string): Promise<number[][]> {
 describe('prices freeze when the offer leaves open', () => {
   it('click awaiting invoice details: a later catalogue price shows neither on the page nor in the PDF nor on the invoices; other subscriptions follow it', async () => {
     const { pricePlan, plan } = await seatPlan();
-    const plain = await ok(env.mcp, 'create_subscription', { customer: (await customer()).id, plan: plan.id, periods, activate: true });
+    const plain = await ok(env.mcp, 'create_subscription', { customer: (await customer(env)).id, plan: plan.id, periods, activate: true });
     expect(await billed(NOW, plain.id)).toEqual([[4990]]);
-    const o = await offer(plan, { customer: (await customer(false)).id });
+    const o = await offer(env, plan, { customer: (await customer(env, false)).id });
     const link: string = o.recipients[0].link;
     expect((await open(link)).text).toContain('€49.90 per month');
     expect((await submit(link, 'accept', { fullName: 'Jane Doe', agree: 'yes' })).status).toBe(303);
-    expect((await getOffer(o)).status).toBe('awaiting_invoice_details');
+    expect((await getOffer(env, o)).status).toBe('awaiting_invoice_details');
 
     await ok(env.mcp, 'update_price_plan', { id: pricePlan.id, price: { amount: 59.9 } });
     const waiting = await open(link);
     expect(waiting.text).toContain('€49.90 per month');
     expect(waiting.text).not.toContain('59.90');
     expect((await submit(link, 'invoice-details', address)).status).toBe(303);
-    expect((await getOffer(o)).status).toBe('signed');
+    expect((await getOffer(env, o)).status).toBe('signed');
 
-    const pdf = await signedPdf(o);
+    const pdf = await signedPdf(env, o);
     expect(pdf).toContain('€49.90 per month');
     expect(pdf).not.toContain('59.90');
     const item = (await env.http('GET', `/subscriptions/${o.subscription.id}`)).body.items[0];
@@ -124,7 +68,7 @@ describe('prices freeze when the offer leaves open', () => {
 
   it('esignature: the second signature is under the price the first signer saw, in the PDF and on the invoice', async () => {
     const { pricePlan, plan } = await seatPlan();
-    const o = await offer(plan, { acceptanceMode: 'esignature', recipients: [jane, john] });
+    const o = await offer(env, plan, { acceptanceMode: 'esignature', recipients: [jane, john] });
     const [janeLink, johnLink] = o.recipients.map((r: any) => r.link as string);
     expect((await submit(janeLink, 'sign', { fullName: 'Jane Doe', agree: 'yes' })).status).toBe(303);
     await ok(env.mcp, 'update_price_plan', { id: pricePlan.id, price: { amount: 59.9 } });
@@ -132,8 +76,8 @@ describe('prices freeze when the offer leaves open', () => {
     expect(johnsPage.text).toContain('€49.90 per month');
     expect(johnsPage.text).not.toContain('59.90');
     expect((await post(johnLink, 'sign', johnsPage, { fullName: 'John Roe', agree: 'yes' })).status).toBe(303);
-    expect((await getOffer(o)).status).toBe('signed');
-    const pdf = await signedPdf(o);
+    expect((await getOffer(env, o)).status).toBe('signed');
+    const pdf = await signedPdf(env, o);
     expect(pdf).toContain('€49.90 per month');
     expect(pdf).not.toContain('59.90');
     expect(await billed(NOW, o.subscription.id)).toEqual([[4990]]);
@@ -143,7 +87,7 @@ describe('prices freeze when the offer leaves open', () => {
     const { pricePlan, plan } = await seatPlan();
     const feature = await ok(env.mcp, 'create_feature', { name: `SSO ${n}`, type: 'switch', status: 'active' });
     await ok(env.mcp, 'create_entitlement', { id: feature.id, pricePlan: pricePlan.id });
-    const o = await offer(plan);
+    const o = await offer(env, plan);
     await ok(env.mcp, 'accept_offer', { id: o.id, recipient: o.recipients[0].id });
     const granted = (await ok(env.mcp, 'list_subscription_entitlements', { id: o.subscription.id })).data;
     expect(granted.map((e: any) => [e.feature.id, e.value])).toEqual([[feature.id, true]]);
@@ -153,11 +97,11 @@ describe('prices freeze when the offer leaves open', () => {
 describe('the page accepts the terms it showed', () => {
   it('a form loaded before the quantity changed is refused with the page shown again, nothing recorded; the reloaded form accepts the new terms', async () => {
     const { plan } = await seatPlan(71.28);
-    const o = await offer(plan);
+    const o = await offer(env, plan);
     const link: string = o.recipients[0].link;
     const stale = await open(link);
     expect(stale.text).toContain('€71.28 per month');
-    const item = (await subscriptionOf(o)).items[0];
+    const item = (await subscriptionOf(env, o)).items[0];
     await ok(env.mcp, 'update_subscription_item', { id: item.id, quantity: 10 });
 
     const refused = await post(link, 'accept', stale, { fullName: 'Jane Doe', agree: 'yes' });
@@ -165,33 +109,33 @@ describe('the page accepts the terms it showed', () => {
     expect(refused.text).toContain('<div class="errors" role="alert"><p>This offer has changed since the page was loaded. Please review it as it is now and accept again: nothing was accepted.</p></div>');
     expect(refused.text).toContain('€712.80 per month');
     expect(refused.text).toContain('value="Jane Doe"');
-    const still = await getOffer(o);
+    const still = await getOffer(env, o);
     expect(still.status).toBe('open');
     expect(still.recipients[0].signingLog).toEqual([`${NOW} viewed the offer page`]);
 
     expect((await post(link, 'accept', refused, { fullName: 'Jane Doe', agree: 'yes' })).status).toBe(303);
-    expect((await getOffer(o)).status).toBe('signed');
+    expect((await getOffer(env, o)).status).toBe('signed');
     expect(await billed(NOW, o.subscription.id)).toEqual([[71280]]);
   });
 
   it('a form loaded before a catalogue price change is refused; one without terms too', async () => {
     const { pricePlan, plan } = await seatPlan();
-    const o = await offer(plan);
+    const o = await offer(env, plan);
     const link: string = o.recipients[0].link;
     const stale = await open(link);
     await ok(env.mcp, 'update_price_plan', { id: pricePlan.id, price: { amount: 59.9 } });
     expect((await post(link, 'accept', stale, { fullName: 'Jane Doe', agree: 'yes' })).status).toBe(409);
     const fresh = await open(link);
     expect((await postForm(`${link}/accept`, { csrf: csrfOf(fresh), fullName: 'Jane Doe', agree: 'yes' })).status).toBe(409);
-    expect((await getOffer(o)).status).toBe('open');
+    expect((await getOffer(env, o)).status).toBe('open');
     expect((await post(link, 'accept', fresh, { fullName: 'Jane Doe', agree: 'yes' })).status).toBe(303);
     expect(await billed(NOW, o.subscription.id)).toEqual([[5990]]);
   });
 
   it('accept_offer through the API acts for the recipient on the current terms', async () => {
     const { plan } = await seatPlan();
-    const o = await offer(plan);
-    const item = (await subscriptionOf(o)).items[0];
+    const o = await offer(env, plan);
+    const item = (await subscriptionOf(env, o)).items[0];
     await ok(env.mcp, 'update_subscription_item', { id: item.id, quantity: 2 });
     expect((await ok(env.mcp, 'accept_offer', { id: o.id, recipient: o.recipients[0].id })).status).toBe('signed');
     expect(await billed(NOW, o.subscription.id)).toEqual([[9980]]);
@@ -199,8 +143,8 @@ describe('the page accepts the terms it showed', () => {
 
   it('says why when the step is refused for a reason the page does not show: an inactive customer', async () => {
     const { plan } = await seatPlan();
-    const c = await customer();
-    const o = await offer(plan, { customer: c.id, contactPerson: { firstName: 'Sam', lastName: 'Seller', email: 'sam@seller.example' } });
+    const c = await customer(env);
+    const o = await offer(env, plan, { customer: c.id, contactPerson: { firstName: 'Sam', lastName: 'Seller', email: 'sam@seller.example' } });
     const link: string = o.recipients[0].link;
     const page = await open(link);
     await ok(env.mcp, 'update_customer', { id: c.id, status: 'STATUS_INACTIVE' });
@@ -210,7 +154,7 @@ describe('the page accepts the terms it showed', () => {
       'Your acceptance was not recorded: your customer account with Seller GmbH is not active. Please contact Sam Seller (sam@seller.example) at Seller GmbH.',
     );
     expect(refused.text).toContain('Accept this offer');
-    const still = await getOffer(o);
+    const still = await getOffer(env, o);
     expect(still.status).toBe('open');
     expect(still.recipients[0].signingLog).toEqual([`${NOW} viewed the offer page`]);
   });
@@ -219,7 +163,7 @@ describe('the page accepts the terms it showed', () => {
 describe('frozen terms name what still works', () => {
   it('awaiting_invoice_details: the invoice details complete it (it cannot be archived); archived: a new offer', async () => {
     const { plan, product, pricePlan } = await seatPlan();
-    const waiting = await offer(plan, { customer: (await customer(false)).id });
+    const waiting = await offer(env, plan, { customer: (await customer(env, false)).id });
     await ok(env.mcp, 'accept_offer', { id: waiting.id, recipient: waiting.recipients[0].id });
     const order = { id: waiting.subscription.id, products: [{ product: product.id, pricePlan: pricePlan.id, quantity: 3 }] };
     const refused = await fails(env.mcp, 'order_subscription_products', order, 409);
@@ -227,8 +171,8 @@ describe('frozen terms name what still works', () => {
     expect(refused.detail).not.toContain('archive_offer');
     await fails(env.mcp, 'archive_offer', { id: waiting.id }, 409);
 
-    const archived = await offer(plan);
-    const item = (await subscriptionOf(archived)).items[0];
+    const archived = await offer(env, plan);
+    const item = (await subscriptionOf(env, archived)).items[0];
     await ok(env.mcp, 'archive_offer', { id: archived.id });
     const gone = await fails(env.mcp, 'update_subscription_item', { id: item.id, quantity: 5 }, 409);
     expect(gone.detail).toContain('Nothing of it changes any more; to propose other terms, make a new offer (create_offer).');
@@ -239,7 +183,7 @@ describe('frozen terms name what still works', () => {
 describe('placeholders in the name and description', () => {
   it('are refused (422 at the field): only sections are filled in', async () => {
     const { plan } = await seatPlan();
-    const args = { customer: (await customer()).id, acceptanceMode: 'click', recipients: [jane], validUntil: VALID_UNTIL, subscription: { plan: plan.id, periods } };
+    const args = { customer: (await customer(env)).id, acceptanceMode: 'click', recipients: [jane], validUntil: VALID_UNTIL, subscription: { plan: plan.id, periods } };
     const created = await fails(env.mcp, 'create_offer', { ...args, name: 'Offer for {{who}}', description: 'Dear {{ who }}', customVariables: { who: 'ACME' } }, 422);
     expect(paths(created)).toEqual(['name', 'description']);
     expect(created.violations[0].message).toBe(
@@ -258,7 +202,7 @@ describe('discounts and the trial on the page and in the PDF', () => {
     const support = await ok(env.mcp, 'create_product', { name: 'Support', taxGroup: tax.id });
     const supportPrice = await ok(env.mcp, 'create_price_plan', { id: support.id, type: 'flat_fee', currencyCode: 'EUR', price: { amount: 20 }, billingInterval: '1M' });
     await ok(env.mcp, 'create_coupon', { code: `WELCOME20-${n}`, name: 'Welcome', type: 'percentage', frequency: 'limited', frequencyInterval: 3, percentage: 20 });
-    const o = await offer(plan);
+    const o = await offer(env, plan);
     await ok(env.mcp, 'order_subscription_products', {
       id: o.subscription.id,
       products: [
@@ -277,7 +221,7 @@ describe('discounts and the trial on the page and in the PDF', () => {
       expect(page.text, expected).toContain(expected);
     }
     expect((await post(o.recipients[0].link, 'accept', page, { fullName: 'Jane Doe', agree: 'yes' })).status).toBe(303);
-    const pdf = await signedPdf(o);
+    const pdf = await signedPdf(env, o);
     for (const expected of [
       'Starts: when the offer is signed',
       'Term: 12 months (cancellation 3 months before its end); renewed by 12 months at a time until cancelled',
