@@ -70,9 +70,10 @@ export async function timeWeightedValue(tx: Tx, org: string, interval: ItemInter
 
 
 /**
- * A metric's aggregate of the events in a scope, in micro-units; never below 0 (a quantity to price).
- * count, sum, max and average read the hourly rollups where they can answer (src/domain/usageRollups.ts),
- * else the events; unique_count and latest always read the events (latest reads one).
+ * A metric's aggregate of the events in a scope (only the on-time ones with `scope.onTime`), in
+ * micro-units; never below 0 (a quantity to price). count, sum, max and average read the hourly
+ * rollups where they can answer (src/domain/usageRollups.ts), else the events; unique_count and
+ * latest always read the events (latest reads one).
  */
 export async function aggregateEvents(tx: Tx, org: string, scope: EventScope, metric: UsageMetric): Promise<bigint> {
   const rolled = metric.aggregation === 'unique_count' || metric.aggregation === 'latest' ? null : await rolledUpStats(tx, org, scope, metric);
@@ -80,10 +81,11 @@ export async function aggregateEvents(tx: Tx, org: string, scope: EventScope, me
 }
 
 /**
- * What the usage read shows of a metric over a scope: its value (as `aggregateEvents`), the events
- * matching the filters and the late ones among them, with one pass of the rollups where they answer.
- * In an interval already `invoiced`, the value and the events are what its invoice billed: the late
- * events (they arrived after it) are left out of both and only counted, as they are never billed.
+ * What the usage read shows of a metric over a scope: its value, which is what billing bills of it
+ * (`metricValue`: the late events, which arrived after their interval was invoiced, are never
+ * billed), the events matching the filters and the late ones among them, with one pass of the
+ * rollups where they answer. In an interval already `invoiced`, the events counted are those its
+ * invoice billed: the late ones are only counted apart.
  */
 export async function metricReading(
   tx: Tx,
@@ -94,15 +96,13 @@ export async function metricReading(
 ): Promise<{ value: bigint; events: number; late: number }> {
   const rolled = await rolledUpStats(tx, org, scope, metric);
   const counts = rolled ? { events: Number(rolled.events), late: Number(rolled.late) } : await tx.usageEvents.count(org, scope, metric);
-  if (invoiced && counts.late > 0) {
-    // The rollups hold the late events too: the billed ones are read apart.
-    const events = counts.events - counts.late;
-    const value = metric.aggregation === 'count' ? BigInt(events) * MICROS : await valueOf(tx, org, { ...scope, onTime: true }, metric, null);
-    return { value, events, late: counts.late };
-  }
-  // Without rollups, a count is the number of events just counted.
-  const value = !rolled && metric.aggregation === 'count' ? BigInt(counts.events) * MICROS : await valueOf(tx, org, scope, metric, rolled);
-  return { value, ...counts };
+  const billed = counts.events - counts.late;
+  let value: bigint;
+  if (metric.aggregation === 'count') value = BigInt(billed) * MICROS;
+  // The rollups hold the late events too: the billed ones are read apart.
+  else if (counts.late > 0) value = await valueOf(tx, org, { ...scope, onTime: true }, metric, null);
+  else value = await valueOf(tx, org, scope, metric, rolled);
+  return { value, events: invoiced ? billed : counts.events, late: counts.late };
 }
 
 /** The metric's value from the scope's stats when it has them and its aggregation can use them, else from the events; never below 0. */
@@ -161,7 +161,12 @@ export function metricScope(interval: ItemInterval, subscriptionId: string, metr
   return { subscriptionId, eventName: metric.eventName, from: Date.parse(from), to: Date.parse(interval.to) };
 }
 
-/** The value of a product's usage metric on an item in one billing interval (the billing engine's q). */
+/**
+ * The value of a product's usage metric on an item in one billing interval (the billing engine's q),
+ * over the on-time events of its scope: a late event (it arrived after its interval was invoiced) is
+ * never billed, neither in its own interval nor in the value a recurring metric carries into the
+ * intervals after it.
+ */
 export async function metricValue(tx: Tx, org: string, interval: ItemInterval, subscriptionId: string, metric: UsageMetric): Promise<bigint> {
-  return aggregateEvents(tx, org, metricScope(interval, subscriptionId, metric), metric);
+  return aggregateEvents(tx, org, { ...metricScope(interval, subscriptionId, metric), onTime: true }, metric);
 }

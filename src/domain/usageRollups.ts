@@ -46,7 +46,8 @@ const add = (a: EventStats, b: EventStats): EventStats => ({
  * The stats of a metric over a scope from the rollups: its whole hours rolled up, plus the events of
  * its partial first and last hour and those that arrived after the mark. Null when the rollups cannot
  * answer (none for this metric yet, given up, the scope within one hour, the tail past MAX_TAIL, a
- * sum past 64 bits): the caller reads the events.
+ * sum past 64 bits, an on-time scope whose rolled-up hours hold late events, which the rollups sum
+ * with the others): the caller reads the events.
  */
 export async function rolledUpStats(tx: Tx, org: string, scope: EventScope, metric: UsageMetric): Promise<EventStats | null> {
   const first = Math.ceil(scope.from / HOUR_MS) * HOUR_MS;
@@ -56,7 +57,10 @@ export async function rolledUpStats(tx: Tx, org: string, scope: EventScope, metr
   if (!mark || mark.upto === null || (await tx.usageEvents.lastSeq(org)) - mark.upto > MAX_TAIL) return null;
   const { id, upto } = mark;
   const parts: Array<() => Promise<EventStats | null>> = [
-    () => tx.usageEvents.rolledUp(org, id, scope.subscriptionId, first, last),
+    async () => {
+      const stats = await tx.usageEvents.rolledUp(org, id, scope.subscriptionId, first, last);
+      return scope.onTime && stats && stats.late > 0n ? null : stats;
+    },
     () => tx.usageEvents.stats(org, { ...scope, from: first, to: last }, metric, upto),
   ];
   if (scope.from < first) parts.push(() => tx.usageEvents.stats(org, { ...scope, to: first }, metric));

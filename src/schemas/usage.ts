@@ -38,7 +38,7 @@ export const usageEntrySchema = z.object({
     .nullable()
     .describe('Recurring measurements with fairBilling: the value weighted by how long each level held while the item was active.'),
   eventCount: z.number().int().describe('Values or matching events in the interval; once it is invoiced, those billed.'),
-  lateEvents: z.number().int().describe('Events that came after their interval was invoiced; in an invoiced interval not in eventCount or value.'),
+  lateEvents: z.number().int().describe('Events that came after their interval was invoiced: never in value (not billed); in an invoiced interval not in eventCount either.'),
   events: z.array(z.union([measurementValueSchema, usageEventSchema])).describe('A page of them, newest first.'),
 });
 export type UsageEntry = z.infer<typeof usageEntrySchema>;
