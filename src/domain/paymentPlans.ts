@@ -375,8 +375,11 @@ export async function failPaymentPlanInstallment(
 /**
  * A collection of `amount` on an installment came back (a returned direct debit; the invoice payment
  * is reopened by the caller): the installment loses the amount and shows `failed`. An active plan, or
- * one this collection had completed, breaks with `reason` (payment_plan.broken, the rest due at once);
- * a broken one only records the failed installment; a canceled one is left as it is.
+ * one this collection had completed, breaks with `reason` (payment_plan.broken, the rest due at once)
+ * when the return leaves its invoice open. A completed plan whose invoice stays settled (the credit
+ * of its credit notes, back from the customer's balance, covers the amount) does not: nothing is due
+ * to schedule or dun, so it stays completed and only records the failed installment, as a broken one
+ * does; a canceled one is left as it is.
  */
 export async function returnInstallmentCollection(
   tx: Tx,
@@ -389,18 +392,12 @@ export async function returnInstallmentCollection(
 ): Promise<PaymentPlan> {
   const plan = await getPaymentPlan(tx, org, id);
   if (plan.status === 'canceled') return plan;
-  const reopened: PaymentPlan = {
-    ...plan,
-    status: plan.status === 'broken' ? 'broken' : 'active',
-    completedAt: null,
-    installments: plan.installments.map((i) => (i.id === installmentId ? { ...i, amountPaid: i.amountPaid - amount, status: 'open', paidAt: null } : i)),
-  };
-  if (plan.status !== 'broken') return breakPlan(tx, org, reopened, installmentId, reason, now);
-  const failed: PaymentPlan = {
-    ...reopened,
-    updatedAt: now.toISOString(),
-    installments: reopened.installments.map((i) => (i.id === installmentId ? { ...i, status: 'failed' } : i)),
-  };
+  const installments = plan.installments.map((i): Installment =>
+    i.id === installmentId ? { ...i, amountPaid: i.amountPaid - amount, status: 'failed', paidAt: null } : i,
+  );
+  const due = (await getInvoice(tx, org, plan.invoiceId)).status === 'open';
+  if (plan.status !== 'broken' && due) return breakPlan(tx, org, { ...plan, completedAt: null, installments }, installmentId, reason, now);
+  const failed: PaymentPlan = { ...plan, updatedAt: now.toISOString(), installments };
   await tx.paymentPlans.update(org, failed);
   return failed;
 }
@@ -454,11 +451,19 @@ export async function endPlanOfSettledInvoice(tx: Tx, org: string, invoice: Invo
 }
 
 /**
- * When the money on a partly paid installment arrived: the plan's last standing payment, which
- * payments filling installments oldest first left on it (in the order they were recorded).
+ * When the money left on a partly paid installment arrived. Payments fill the open installments
+ * oldest first in the order they were recorded, and a returned collection had paid the rest of its
+ * installment: so it is the plan's last standing payment recorded before that collection
+ * (`returnedPaymentId`, the invoice payment it recorded), or, on an installment whose collection did
+ * not come back, the plan's last standing payment.
  */
-function partPaidAt(invoice: Invoice, planId: string): string | undefined {
-  return invoice.payments.filter((p) => p.paymentPlanId === planId && p.returnedAt === null).at(-1)?.paidAt;
+function partPaidAt(invoice: Invoice, planId: string, returnedPaymentId: string | undefined): string | undefined {
+  let paidAt: string | undefined;
+  for (const p of invoice.payments) {
+    if (p.id === returnedPaymentId) break;
+    if (p.paymentPlanId === planId && p.returnedAt === null) paidAt = p.paidAt;
+  }
+  return paidAt;
 }
 
 /**
@@ -478,9 +483,15 @@ export async function extendPaymentPlan(tx: Tx, org: string, id: string, input: 
   }
   const schedule = buildSchedule(input, invoice.amountDue, invoice.currencyCode, dateOf(now));
   const at = now.toISOString();
+  const partlyPaid = plan.installments.filter((i) => i.status !== 'paid' && i.amountPaid > 0).map((i) => i.id);
+  const returned = new Map(
+    (await tx.sepa.returnedInstallmentCollections(org, partlyPaid)).map((r) => [r.installmentId, r.invoicePaymentId]),
+  );
   const kept = plan.installments
     .filter((i) => i.status === 'paid' || i.amountPaid > 0)
-    .map((i): Installment => (i.status === 'paid' ? i : { ...i, amount: i.amountPaid, status: 'paid', paidAt: partPaidAt(invoice, plan.id) ?? at }));
+    .map((i): Installment =>
+      i.status === 'paid' ? i : { ...i, amount: i.amountPaid, status: 'paid', paidAt: partPaidAt(invoice, plan.id, returned.get(i.id)) ?? at },
+    );
   const installments: Installment[] = [
     ...kept,
     ...schedule.map((s): Installment => ({ id: newId(), position: 0, dueAt: s.dueAt, amount: s.amount, amountPaid: 0, status: 'open', paidAt: null })),

@@ -574,8 +574,9 @@ function returnTime(payment: StoredSepaXmlPayment, returnedAt: string | undefine
 
 /**
  * A direct debit came back: the payment is returned, the invoice payment it recorded no longer
- * counts (a paid invoice is open again), and an installment it paid fails, breaking an active plan
- * (or the plan it had completed) with a brokenReason naming the reason code.
+ * counts (a paid invoice is open again, unless credit in the customer's balance settles it), and an
+ * installment it paid fails, breaking an active plan (or the plan it had completed) with a
+ * brokenReason naming the reason code when its invoice is open again.
  */
 async function returnPayment(tx: Tx, org: string, payment: StoredSepaXmlPayment, reasonCode: string, returnedAt: string, now: Date): Promise<SepaXmlPayment> {
   if (payment.status === 'returned') {

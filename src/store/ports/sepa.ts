@@ -126,4 +126,6 @@ export interface SepaRepo {
   /** Every payment of a statement, in the order they were collected. */
   statementPayments(org: string, statementId: string): Promise<StoredSepaXmlPayment[]>;
   markReturned(org: string, id: string, reasonCode: string, returnedAt: string): Promise<void>;
+  /** Of these installments, those whose collection was returned, each with the invoice payment it had recorded. */
+  returnedInstallmentCollections(org: string, installmentIds: readonly string[]): Promise<Array<{ installmentId: string; invoicePaymentId: string }>>;
 }

@@ -348,6 +348,17 @@ export class SqlSepaRepo implements SepaRepo {
     await this.sql.update('sepa_xml_payments', org, id, { status: 'returned', return_reason_code: reasonCode, returned_at: returnedAt });
   }
 
+  /** Searched by installment (`sepa_xml_payments_installment`: an installment is collected at most once). */
+  async returnedInstallmentCollections(org: string, installmentIds: readonly string[]): Promise<Array<{ installmentId: string; invoicePaymentId: string }>> {
+    if (installmentIds.length === 0) return [];
+    return await this.sql.all<{ installmentId: string; invoicePaymentId: string }>(
+      `SELECT installment_id AS installmentId, invoice_payment_id AS invoicePaymentId FROM sepa_xml_payments
+       WHERE organisation_id = ? AND status = 'returned' AND installment_id IN (${installmentIds.map(() => '?').join(', ')})`,
+      org,
+      ...installmentIds,
+    );
+  }
+
   /** The payments of the rows, each with its mandate (one query for all mandates). */
   private async withMandates(org: string, rows: PaymentRow[]): Promise<StoredSepaXmlPayment[]> {
     if (rows.length === 0) return [];
