@@ -374,7 +374,7 @@ describe('payment methods: the mandate of a SEPA method', () => {
       return r.body;
     };
     const spaces = await refused({ mandateReference: 'bad ref with spaces', signingDate: '2026-10-01' }, 422);
-    // The input schema takes the characters create_sepa_mandate takes: no spaces.
+    // The reference takes the characters create_sepa_mandate takes: no spaces (checked with the account, src/domain/billingDetails.ts).
     expect(spaces.violations).toEqual([{ propertyPath: 'sepaDebit.mandateReference', code: 'invalid_format', message: expect.stringContaining("0-9 and + ? / - : ( ) . , '") }]);
     const future = await refused({ mandateReference: 'MND-CHECK-1', signingDate: '2030-11-01' }, 422);
     expect(future.violations).toEqual([{ propertyPath: 'sepaDebit.signingDate', code: 'future', message: expect.stringContaining('lies in the future') }]);

@@ -2,7 +2,8 @@
  * Reads that must search an index rather than scan a table that grows with the organisation: the
  * statements a repository read runs are captured and SQLite's EXPLAIN QUERY PLAN of each may not scan
  * subscription_items or plan_items, and pages of open invoices search their own index, on SQLite and
- * in PostgreSQL's generic plans. (PostgreSQL's plans for the other statements: performance.md.)
+ * in PostgreSQL's generic plans, as pages of a customer's SEPA payments do on SQLite. (PostgreSQL's
+ * plans for the other statements: performance.md.)
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -146,6 +147,18 @@ describe('open invoices of list_invoices (status=open)', () => {
       await client.end();
       await pgStore.close();
       await db.drop();
+    }
+  });
+});
+
+describe('a customer\'s SEPA payments (list_sepa_xml_payments by customer)', () => {
+  it('count and page through the customer\'s payments only (migration 040), not every collection of the organisation', async () => {
+    for (const descending of [false, true]) {
+      const reads = (await planLines((tx) => tx.sepa.listPayments('org', { customer: 'customer' }, { ...page, descending }))).filter((d) => /sepa_xml_payments\b/.test(d));
+      expect(reads).toEqual([
+        'SEARCH sepa_xml_payments USING COVERING INDEX sepa_xml_payments_customer (organisation_id=? AND customer_id=?)',
+        'SEARCH sepa_xml_payments USING INDEX sepa_xml_payments_customer (organisation_id=? AND customer_id=?)',
+      ]);
     }
   });
 });

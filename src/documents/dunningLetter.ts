@@ -14,6 +14,8 @@ export interface DunningLetterDocument {
   seller: Seller;
   step: DunningStep;
   texts: DunningLetterTexts;
+  /** Fee invoices of earlier levels still open, each listed with what is still due on it. */
+  earlierFees: Invoice[];
 }
 
 const MARGIN = 60;
@@ -24,11 +26,11 @@ const GREY = '#555555';
 /**
  * A dunning letter on one A4 page, ready to print and post in a window envelope: the seller's
  * letterhead, the customer's address, the date the level was applied, the title and introduction,
- * what is owed (invoice, amounts, fee, new due date) and the closing. Fixed document dates, so the
- * same step renders the same bytes.
+ * what is owed (invoice, amounts, fee, the fees of earlier levels still open, new due date) and the
+ * closing. Fixed document dates, so the same step renders the same bytes.
  */
 export async function renderDunningLetter(doc: DunningLetterDocument): Promise<Buffer> {
-  const { invoice, customer, address, seller, step, texts } = doc;
+  const { invoice, customer, address, seller, step, texts, earlierFees } = doc;
   const money = moneyFormatter(invoice.currencyCode).minor;
   const date = (instant: string) => zoned(instant, customer.timeZone).toISODate() ?? '';
   const stamp = new Date(step.appliedAt);
@@ -65,6 +67,7 @@ export async function renderDunningLetter(doc: DunningLetterDocument): Promise<B
     ['Invoice total', money(invoice.grossAmount)],
     ['Still open', money(invoice.amountDue)],
     ...(step.feeAmount > 0 ? [['Dunning fee (separate invoice)', money(step.feeAmount)] as [string, string]] : []),
+    ...earlierFees.map((fee): [string, string] => [`Earlier dunning fee, invoice ${fee.number ?? ''}`, money(fee.amountDue)]),
     ['Please pay by', date(step.newDueAt)],
   ];
   for (const [label, value] of rows) {

@@ -8,7 +8,7 @@ import type {
   Paypal,
   SepaDebit,
 } from '../schemas/billingDetails.js';
-import type { PageRequest } from '../schemas/common.js';
+import { bicInput, type PageRequest } from '../schemas/common.js';
 import type { PaymentMethodRecord } from '../store/ports/billingDetails.js';
 import type { Tx } from '../store/store.js';
 import { getCustomer } from './customers.js';
@@ -213,6 +213,13 @@ function ibanViolation(iban: string): Violation | undefined {
   return undefined;
 }
 
+/** A sepa_debit method's BIC, when it has one (bicInput, the rule update_sepa_creditor's input schema checks). */
+function bicViolation(bic: string | null | undefined): Violation | undefined {
+  if (bic === undefined || bic === null) return undefined;
+  const issue = bicInput.safeParse(bic).error?.issues[0];
+  return issue && { propertyPath: 'sepaDebit.bic', message: `sepaDebit.bic ${issue.message}`, code: issue.code };
+}
+
 /** The signed mandate `sepaDebit.mandateReference` and `signingDate` give, when they give one. */
 function givenMandate(input: PaymentMethodInput): { mandateReference: string | null; signingDate: string | null } | undefined {
   const s = input.type === 'sepa_debit' ? input.sepaDebit : undefined;
@@ -240,7 +247,7 @@ function mandateViolations(input: PaymentMethodInput, now: Date): Violation[] {
     });
   } else {
     const problem = mandateReferenceProblem(given.mandateReference);
-    if (problem) out.push({ propertyPath: 'sepaDebit.mandateReference', message: `sepaDebit.mandateReference ${problem}`, code: 'invalid_mandate_reference' });
+    if (problem) out.push({ propertyPath: 'sepaDebit.mandateReference', message: `sepaDebit.mandateReference ${problem}`, code: 'invalid_format' });
   }
   if (given.signingDate === null) {
     out.push({
@@ -274,7 +281,9 @@ function defaultViolation(input: PaymentMethodInput): Violation | undefined {
 /**
  * Adds a payment method. Only the last four digits of a card are ever accepted. A SEPA method keeps
  * the full IBAN in the store for collections; the returned resource, like every response, carries
- * it masked. A disabled method never becomes the default, not even as the customer's first.
+ * it masked. A disabled method never becomes the default, not even as the customer's first. The
+ * account of a SEPA method is checked here as a whole, IBAN, BIC, mandate reference and signing date
+ * in the order of its fields: one answer names every problem of it.
  */
 export async function createPaymentMethod(
   tx: Tx,
@@ -288,6 +297,7 @@ export async function createPaymentMethod(
   throwIfAny([
     ...detailViolations(input),
     iban === null ? undefined : ibanViolation(iban),
+    input.type === 'sepa_debit' ? bicViolation(input.sepaDebit?.bic) : undefined,
     ...mandateViolations(input, now),
     input.type === 'card' && input.card ? expiryViolation(input.card, now) : undefined,
     defaultViolation(input),

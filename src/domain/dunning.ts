@@ -315,7 +315,7 @@ export async function applyDunning(tx: Tx, org: string, invoiceId: string, now: 
   const { to, addressee } = await addressingOf(tx, org, customer, 'dunning');
   const content = template
     ? { subject: render(template.subject, values), text: render(template.contentPlain, values), html: template.contentHtml && render(template.contentHtml, values, true) }
-    : { ...systemEmail(addressee, values, fee, rule.attachOriginalInvoice, await openFees(tx, org, invoice.id)), html: null };
+    : { ...systemEmail(addressee, values, fee, rule.attachOriginalInvoice, await openFees(tx, org, invoice.id, rule.level)), html: null };
   const attachments = [...(rule.attachOriginalInvoice ? [invoiceAttachment(invoice)] : []), ...(fee ? [invoiceAttachment(fee)] : [])];
   const emailId = await queueEmail(tx, org, { kind: 'dunning', customer, invoice: invoice.id, to, ...content, attachments }, now);
 
@@ -334,22 +334,30 @@ export async function applyDunning(tx: Tx, org: string, invoiceId: string, now: 
   return true;
 }
 
-/** The fee invoices of the levels applied to the invoice so far that are still open with an amount due. */
-async function openFees(tx: Tx, org: string, invoiceId: string): Promise<Invoice[]> {
+/**
+ * The fee invoices of the levels below `level` applied to the invoice that are still open with an
+ * amount due: the reminder of `level`, e-mail and letter, names them, since fee invoices are never
+ * dunned themselves.
+ */
+async function openFees(tx: Tx, org: string, invoiceId: string, level: number): Promise<Invoice[]> {
   const { rows } = await tx.dunning.listSteps(org, invoiceId, { page: 1, limit: MAX_RULES, descending: false });
   const fees: Invoice[] = [];
   for (const step of rows) {
-    if (step.feeInvoice === null) continue;
+    if (step.level >= level || step.feeInvoice === null) continue;
     const fee = await tx.invoices.get(org, step.feeInvoice);
     if (fee?.status === 'open' && fee.amountDue > 0) fees.push(fee);
   }
   return fees;
 }
 
-/** What a dunning letter shows: its texts, the step and the dunned invoice with its addresses. */
+/**
+ * What a dunning letter shows: its texts, the step, the dunned invoice with its addresses and the fee
+ * invoices of earlier levels still open.
+ */
 export interface DunningLetterSource extends InvoiceDocumentSource {
   step: DunningStep;
   texts: DunningLetterTexts;
+  earlierFees: Invoice[];
 }
 
 /** The letter of the invoice's dunning level; a 404 when the level was not applied, a 409 when its rule sent no letter. */
@@ -360,7 +368,7 @@ export async function dunningLetter(tx: Tx, org: string, ref: string, level: num
   if (!found.letter) {
     throw conflict(`Dunning level ${level} of invoice ${document.invoice.number} has no letter: its overdue rule had sendLetter false when it was applied`);
   }
-  return { ...document, step: found.step, texts: found.letter };
+  return { ...document, step: found.step, texts: found.letter, earlierFees: await openFees(tx, org, document.invoice.id, level) };
 }
 
 /** An invoice's dunning steps (id or number), oldest first by default. */

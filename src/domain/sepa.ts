@@ -165,12 +165,12 @@ export interface SepaMandateInput {
   sepaType: SepaType;
 }
 
-/**
- * Why a mandate reference is not one (a phrase to follow the field name), or undefined: 1 to 35
- * characters of the SEPA identifier set, no spaces (EPC implementation guidelines for `MndtId`).
- */
+/** A mandate reference: 1 to 35 characters of the SEPA identifier set, no spaces (EPC implementation guidelines for `MndtId`). */
+export const MANDATE_REFERENCE = /^[A-Za-z0-9+?/\-:().,']{1,35}$/;
+
+/** Why a mandate reference is not one (a phrase to follow the field name), or undefined (MANDATE_REFERENCE). */
 export function mandateReferenceProblem(reference: string): string | undefined {
-  if (/^[A-Za-z0-9+?/\-:().,']{1,35}$/.test(reference)) return undefined;
+  if (MANDATE_REFERENCE.test(reference)) return undefined;
   return "must be 1 to 35 characters of A-Z, a-z, 0-9 and + ? / - : ( ) . , ' (no spaces), e.g. MND-2027-0001";
 }
 

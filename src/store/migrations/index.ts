@@ -36,6 +36,7 @@ import { invoiceParties } from './036_invoice_parties.js';
 import { openInvoices } from './037_open_invoices.js';
 import { subscriptionInvoices } from './038_subscription_invoices.js';
 import { offerFrozenTerms } from './039_offer_frozen_terms.js';
+import { sepaCustomerPayments } from './040_sepa_customer_payments.js';
 
 import { AppError } from '../../errors.js';
 
@@ -85,6 +86,7 @@ export const MIGRATIONS: Migration[] = [
   openInvoices,
   subscriptionInvoices,
   offerFrozenTerms,
+  sepaCustomerPayments,
 ];
 
 /** The schema version this billing-mcp writes, the same for both engines. */

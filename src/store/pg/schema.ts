@@ -1117,6 +1117,11 @@ UPDATE offers SET
 WHERE status <> 'open';
 `;
 
+/** SQLite migration 040: a customer's SEPA payments in list order (src/store/migrations/040_sepa_customer_payments.ts). */
+const sepaCustomerPayments = `
+CREATE INDEX sepa_xml_payments_customer ON sepa_xml_payments (organisation_id, customer_id, created_at, id);
+`;
+
 export const PG_MIGRATIONS: Migration[] = [
   { version: 30, name: 'baseline', sql: baseline },
   { version: 31, name: 'job_leases', sql: jobLeases },
@@ -1128,4 +1133,5 @@ export const PG_MIGRATIONS: Migration[] = [
   { version: 37, name: 'open_invoices', sql: openInvoices },
   { version: 38, name: 'subscription_invoices', sql: subscriptionInvoices },
   { version: 39, name: 'offer_frozen_terms', sql: offerFrozenTerms },
+  { version: 40, name: 'sepa_customer_payments', sql: sepaCustomerPayments },
 ];
