@@ -43,8 +43,8 @@ export const RESTART_BYTES = 16 * 1024 * 1024;
  * What the write connection cuts the WAL file back to when the WAL starts over (`journal_size_limit`),
  * should one long transaction have grown it past this. Steady writes start the WAL over at about
  * RESTART_BYTES, below it, so the file is written again from its start and never cut: cutting it back
- * to 4 MiB at each start held the event loop for 30-65 ms in that COMMIT, and writing the file past
- * 4 MiB again cost about a third more per write than overwriting it.
+ * to 4 MiB at each start held the event loop for 26-65 ms in that COMMIT, and writing the file past
+ * 4 MiB again cost about 40 % more per write than overwriting it (bench/wal-restart.mjs).
  */
 export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
