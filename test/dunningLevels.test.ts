@@ -1,12 +1,14 @@
 /**
  * Overdue rules as a ladder: a higher level is reached later, so the run (which applies the highest
  * level reached) never passes over a lower level's fee and letter; template texts that would be sent
- * literally or never used are refused; a reminder names the earlier fee invoices still open.
+ * literally or never used are refused; a reminder names the earlier fee invoices still open, in its
+ * e-mail and in its letter.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDueJobs } from '../src/jobs/runner.js';
 import { fails, ok, paths, setup, type TestEnv } from './helpers.js';
+import { pdfText } from './pdf.js';
 
 let env: TestEnv;
 
@@ -100,12 +102,20 @@ describe('template texts', () => {
   });
 });
 
+/** The text of the letter of an invoice's dunning level, fetched as the link of get_dunning_letter says. */
+async function letterText(mcp: Client, token: string, invoice: string, level: number): Promise<string> {
+  const { url } = await ok(mcp, 'get_dunning_letter', { id: invoice, level });
+  const letter = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+  expect([letter.status, letter.headers.get('content-type')]).toEqual([200, 'application/pdf']);
+  return (await pdfText(new Uint8Array(await letter.arrayBuffer()))).replace(/\s+/g, ' ');
+}
+
 describe('the reminder of a higher level', () => {
-  it('names the fee invoices of earlier levels that are still open', async () => {
-    const { mcp } = await ownOrg('Fees GmbH');
-    await ok(mcp, 'create_overdue_rule', { level: 1, daysOverdue: 3, dueInDays: 7, amountInCents: 500 });
-    await ok(mcp, 'create_overdue_rule', { level: 2, daysOverdue: 15, dueInDays: 7, amountInCents: 1500 });
-    await ok(mcp, 'create_overdue_rule', { level: 3, daysOverdue: 30, dueInDays: 7 });
+  it('names the fee invoices of earlier levels that are still open, in its e-mail and in its letter', async () => {
+    const { token, mcp } = await ownOrg('Fees GmbH');
+    await ok(mcp, 'create_overdue_rule', { level: 1, daysOverdue: 3, dueInDays: 7, amountInCents: 500, sendLetter: true });
+    await ok(mcp, 'create_overdue_rule', { level: 2, daysOverdue: 15, dueInDays: 7, amountInCents: 1500, sendLetter: true });
+    await ok(mcp, 'create_overdue_rule', { level: 3, daysOverdue: 30, dueInDays: 7, sendLetter: true });
     const customer = await ok(mcp, 'create_customer', { companyName: 'Slow Payer GmbH' });
     env.setNow('2026-06-01T12:00:00Z');
     const invoice = await ok(mcp, 'create_invoice', { customer: customer.id, lines: [{ description: 'Consulting', quantity: 1, unitAmount: 10_000, taxRate: 0 }] });
@@ -118,6 +128,15 @@ describe('the reminder of a higher level', () => {
     expect((await ok(mcp, 'get_email', { id: step2.emailId })).body).toContain(
       `Dunning fees of earlier reminders are still open: invoice ${fee1.number} (€5.00). Please pay them as well.`,
     );
+    // The letter goes by post: fee invoices are never dunned themselves, so it names them too.
+    const second = await letterText(mcp, token, invoice.id, 2);
+    expect(second).toContain('Dunning fee (separate invoice) €15.00');
+    expect(second).toContain(`Earlier dunning fee, invoice ${fee1.number} €5.00`);
+    expect(second).not.toContain(`invoice ${fee2.number}`);
+    // Level 1 has no earlier level; its own fee is the fee row, not an earlier one.
+    const first = await letterText(mcp, token, invoice.id, 1);
+    expect(first).toContain('Dunning fee (separate invoice) €5.00');
+    expect(first).not.toContain('Earlier dunning fee');
     // Paid before level 3: no longer named.
     env.setNow('2026-07-02T12:00:00Z');
     await ok(mcp, 'record_invoice_payment', { id: fee1.id, amount: 500 });
@@ -127,7 +146,10 @@ describe('the reminder of a higher level', () => {
     const third = (await ok(mcp, 'get_email', { id: steps[2].emailId })).body;
     expect(third).toContain(`Dunning fees of earlier reminders are still open: invoice ${fee2.number} (€15.00). Please pay them as well.`);
     expect(third).not.toContain(fee1.number);
-    const first = await ok(mcp, 'get_email', { id: steps[0].emailId });
-    expect(first.body).not.toContain('earlier reminders');
+    const thirdLetter = await letterText(mcp, token, invoice.id, 3);
+    expect(thirdLetter).toContain(`Earlier dunning fee, invoice ${fee2.number} €15.00`);
+    expect(thirdLetter).not.toContain(fee1.number);
+    expect(thirdLetter).not.toContain('Dunning fee (separate invoice)');
+    expect((await ok(mcp, 'get_email', { id: steps[0].emailId })).body).not.toContain('earlier reminders');
   });
 });
