@@ -311,14 +311,17 @@ async function billEach(deps: RunDeps, request: RunRequest, targets: readonly Ta
 }
 
 /**
- * The targets billed in batches, for a store with a group commit: a few subscriptions of one
- * organisation share one unit of work (`BillingBatch`): their rows read ahead in one statement each,
- * their invoices, events, e-mails, charge keys and progress written in multi-row statements at its
- * end. A batch is sized to fill what is left of the SLICE_MS between two yields to the event loop, at
- * the pace of the one before (at most twice its size and BATCH_MAX). A batch in which anything fails
- * (a subscription's error, a charge another run billed) rolls back as a whole, and its subscriptions
- * are then billed one at a time (`billEach`), so that each still succeeds, is skipped or fails on its
- * own.
+ * The targets billed in batches: a few subscriptions of one organisation share one unit of work
+ * (`BillingBatch`): their rows read ahead in one statement each, their invoices, events, e-mails,
+ * charge keys and progress written in multi-row statements at its end. With a group commit (SQLite,
+ * whose statements run on the event loop) a batch is sized to fill what is left of the SLICE_MS
+ * between two yields to the event loop, at the pace of the one before (at most twice its size and
+ * BATCH_MAX), and the next batch runs while this one's COMMIT waits. Where each unit commits alone
+ * (PostgreSQL, whose statements wait on the network with the event loop free), batches hold
+ * BATCH_MAX subscriptions, saving round trips, and the next waits for this one's COMMIT (two in
+ * flight would both move the invoice number counter). A batch in which anything fails (a
+ * subscription's error, a charge another run billed) rolls back as a whole, and its subscriptions are
+ * then billed one at a time (`billEach`), so that each still succeeds, is skipped or fails on its own.
  */
 async function billInBatches(deps: RunDeps, request: RunRequest, targets: readonly Target[], cache: CatalogueCache, recorder: RunRecorder): Promise<void> {
   const { store } = deps;
@@ -331,7 +334,7 @@ async function billInBatches(deps: RunDeps, request: RunRequest, targets: readon
   let slice = performance.now();
   while (next < targets.length) {
     // What is left of the slice at the last batch's pace, growing at most twofold: a batch of quick skips says little of the next.
-    const size = Math.max(1, Math.min(most, Math.floor((SLICE_MS - (performance.now() - slice)) / each)));
+    const size = store.groupCommit ? Math.max(1, Math.min(most, Math.floor((SLICE_MS - (performance.now() - slice)) / each))) : BATCH_MAX;
     const org = targets[next]!.org;
     let end = next + 1;
     while (end < targets.length && end - next < size && targets[end]!.org === org) end++;
@@ -368,7 +371,7 @@ async function billInBatches(deps: RunDeps, request: RunRequest, targets: readon
         () => void retry.push(...batch),
       ),
     );
-    await Promise.race([done, unit.then(noop, noop)]);
+    await (store.groupCommit ? Promise.race([done, unit.then(noop, noop)]) : unit.then(noop, noop));
     if (performance.now() - slice + each > SLICE_MS) {
       await yieldToLoop();
       slice = performance.now();
@@ -380,8 +383,7 @@ async function billInBatches(deps: RunDeps, request: RunRequest, targets: readon
 
 /**
  * One billing run: each due subscription (or the one asked for) billed in its own unit of work
- * (`billEach`), or in batches that behave as such where the store has a group commit
- * (`billInBatches`), yielding to the event loop every SLICE_MS so that the server stays responsive.
+ * (`billEach`), or, when there are several, in batches that behave as such (`billInBatches`), yielding to the event loop every SLICE_MS so that the server stays responsive.
  * One recorded run per organisation. A subscription that fails is listed with its error and the run
  * goes on.
  */
@@ -402,7 +404,7 @@ export async function runBilling(deps: RunDeps, request: RunRequest): Promise<Bi
   }
   const recorder = new RunRecorder(request, only, deps);
   const cache = new CatalogueCache();
-  if (store.groupCommit && targets.length > 1) await billInBatches(deps, request, targets, cache, recorder);
+  if (targets.length > 1) await billInBatches(deps, request, targets, cache, recorder);
   else await billEach(deps, request, targets, cache, recorder);
   const finishedAt = new Date(request.now.getTime() + (Date.now() - started)).toISOString();
   const recorded: BillingRun[] = [];
