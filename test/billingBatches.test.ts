@@ -131,4 +131,39 @@ describe('billing in batches', () => {
     const numbers = await numbersOf(april!.invoices);
     expect(consecutive(numbers)).toEqual(Array(29).fill(numbers[0]));
   });
+  it("shares a customer read ahead between its subscriptions' units until one moves the credit balance: the credit is applied once, in one unit", async () => {
+    env.setNow('2026-05-01T10:00:00Z');
+    // An organisation of its own: the run bills only its three subscriptions.
+    const org = await env.newOrg('Credit GmbH');
+    const mcp = await env.mcpFor(org.apiKey);
+    const holder = await ok(mcp, 'create_customer', { lastName: 'Credit', companyName: 'Credited GmbH' });
+    // 100.00 of credit: a paid invoice credited.
+    const paid = await ok(mcp, 'create_invoice', { customer: holder.id, lines: [{ description: 'Advance', quantity: 1, unitAmount: 10_000, taxRate: 0 }] });
+    await ok(mcp, 'record_invoice_payment', { id: paid.id, amount: 10_000 });
+    await ok(mcp, 'create_credit_note', { id: paid.id, amount: 10_000, reason: 'Advance returned as credit' });
+    expect((await ok(mcp, 'get_customer', { id: holder.id })).creditBalance).toBe(10_000);
+    // Three subscriptions of 49.90 (no tax group: no tax), billed in advance at their start.
+    const product = await ok(mcp, 'create_product', { name: 'Seat' });
+    const pricePlan = await ok(mcp, 'create_price_plan', { id: product.id, currencyCode: 'EUR', billingInterval: '1M', type: 'flat_fee', price: { amount: 49.9 }, payInAdvance: true });
+    const seat = await ok(mcp, 'create_plan', { code: 'seat', name: 'Seat', charges: [{ product: product.id, pricePlan: pricePlan.id, quantity: 1 }] });
+    const subs: any[] = [];
+    for (let i = 0; i < 3; i++) {
+      subs.push(await ok(mcp, 'create_subscription', { customer: holder.id, plan: seat.id, periods: [{ contractPeriod: '12M', cancellationPeriod: '1M' }], activate: true }));
+    }
+
+    const counted = countingStore(env.app.store);
+    const asOf = new Date('2026-05-01T10:00:00Z');
+    const [may] = await runBilling({ store: counted.store, settings: { paymentTermDays: 14 } }, { trigger: 'cli', asOf, now: asOf, org: org.organisationId, recordEmpty: true });
+    expect(may).toMatchObject({ subscriptionsBilled: 3, subscriptionsFailed: 0, invoicesCreated: 3 });
+    // One batch and the run's record: a customer row gone stale would have failed the batch (the
+    // balance below 0) and billed the three again one unit each.
+    expect(counted.units.begun).toBe(2);
+    const credits = [];
+    for (const s of subs) {
+      const [row] = (await ok(mcp, 'list_invoices', { subscription: s.id })).data;
+      credits.push((await ok(mcp, 'get_invoice', { id: row.id })).creditApplied);
+    }
+    expect(credits.sort((a, b) => b - a)).toEqual([4990, 4990, 20]);
+    expect((await ok(mcp, 'get_customer', { id: holder.id })).creditBalance).toBe(0);
+  });
 });

@@ -4,6 +4,8 @@ import type { EventRecord, NewDelivery } from '../../store/ports/events.js';
 import type { IssuedParties } from '../../store/ports/invoices.js';
 import type { AppliedDiscountRecord, ItemBillingProgress, ItemRecord, QuantityChange, SubscriptionRecord } from '../../store/ports/subscriptions.js';
 import type { Tx } from '../../store/store.js';
+import type { InvoiceAddress } from '../../schemas/billingDetails.js';
+import type { Customer } from '../../schemas/customers.js';
 import type { Invoice } from '../../schemas/invoices.js';
 
 /** A flush claimed fewer charge keys than were billed: another run billed one of them first. */
@@ -42,6 +44,14 @@ class Prefetched {
   /** By item, for the items whose rows were read ahead and not handed out yet. */
   readonly changes = new Map<string, QuantityChange[]>();
   readonly discounts = new Map<string, AppliedDiscountRecord[]>();
+  /**
+   * The batch's customers and their default invoice addresses (null: none), shared by every unit of
+   * the batch rather than handed out once (several subscriptions of a customer share them), until a
+   * unit calls any other method of the repository (a credit balance moves, an address changes): then
+   * they are all forgotten and read from the database.
+   */
+  readonly customers = new Map<string, Customer>();
+  readonly defaultAddresses = new Map<string, InvoiceAddress | null>();
 
   /** The rows of every item in `itemIds` (each item's once), in the order the repository gives them; undefined unless all were read ahead. */
   static take<T extends { id: string }>(rows: Map<string, T[]>, itemIds: readonly string[], order: (a: T, b: T) => number): T[] | undefined {
@@ -61,9 +71,10 @@ const discountOrder = byTime<AppliedDiscountRecord>((d) => d.createdAt);
 
 /**
  * A repository whose `replaced` methods answer in its place, and every other method of which flushes
- * the batch's deferred writes before it runs: a read there might look for a row not yet written.
+ * the batch's deferred writes before it runs (a read there might look for a row not yet written),
+ * after `onOther` (what was read ahead of the repository's rows may be stale then).
  */
-function intercepting<R extends object>(repo: R, replaced: Partial<R>, flush: () => Promise<void>): R {
+function intercepting<R extends object>(repo: R, replaced: Partial<R>, flush: () => Promise<void>, onOther: () => void = () => undefined): R {
   const methods = new Map<PropertyKey, unknown>(Object.entries(replaced));
   return new Proxy(repo, {
     get(target, key) {
@@ -73,6 +84,7 @@ function intercepting<R extends object>(repo: R, replaced: Partial<R>, flush: ()
         if (typeof own !== 'function') return own;
         const bound = (own as (...args: unknown[]) => unknown).bind(target);
         method = async (...args: unknown[]) => {
+          onOther();
           await flush();
           return bound(...args);
         };
@@ -86,8 +98,8 @@ function intercepting<R extends object>(repo: R, replaced: Partial<R>, flush: ()
 /**
  * One unit of work shared by a batch of billing units (docs/performance.md, "Set-based billing"):
  * `tx` is the unit of work's `Tx` with the rows the units first read taken from `prefetch` (the
- * subscriptions, their items, the items' quantity changes and discounts: one statement each for the
- * batch), the rows a billed invoice adds kept back (the invoice with its lines and parties, its event
+ * subscriptions, their items, the items' quantity changes and discounts, the customers and their
+ * default invoice addresses: one statement each for the batch), the rows a billed invoice adds kept back (the invoice with its lines and parties, its event
  * and deliveries, its e-mail, its charge keys, the items' and the subscription's progress) and
  * invoice numbers counted in memory; `flush` writes what was kept back, many units' rows per
  * statement.
@@ -95,9 +107,11 @@ function intercepting<R extends object>(repo: R, replaced: Partial<R>, flush: ()
  * Safe for units that each bill their own subscription, one after another in one transaction that no
  * other writer interleaves with: a unit reads another subscription's rows of the batch never, and
  * what is kept back is read again only through the repositories intercepted here, any other method of
- * which flushes first. Through the passing methods (`subscribers`, `addressesOf`, `updateDiscount`) a
- * unit reads or writes rows no unit defers: the webhooks subscribed, the customer's e-mail addresses,
- * the unit's own discounts.
+ * which flushes first. Through the passing methods (`subscribers`, `addressesOf`, `updateDiscount`,
+ * `getInvoiceAddress`) a unit reads or writes rows no unit defers: the webhooks subscribed, the
+ * customer's e-mail addresses, the unit's own discounts, a subscription's own invoice address. The
+ * customers and default addresses read ahead are shared by the units (`Prefetched.customers`) until
+ * any other method of their repository runs, which is how a unit moves a credit balance.
  *
  * A claimed charge key is answered as free; `flush` throws `ChargeAlreadyClaimed` when one was not,
  * and the caller rolls every unit of the batch back and bills them one at a time.
@@ -151,6 +165,24 @@ export class BillingBatch {
         },
         flush,
       ),
+      customers: intercepting(
+        base.customers,
+        { get: async (org, id) => ahead.customers.get(id) ?? base.customers.get(org, id) },
+        flush,
+        () => ahead.customers.clear(),
+      ),
+      billingDetails: intercepting(
+        base.billingDetails,
+        {
+          getInvoiceAddress: (org, customerId, id) => base.billingDetails.getInvoiceAddress(org, customerId, id),
+          defaultInvoiceAddress: async (org, customerId) => {
+            const known = ahead.defaultAddresses.get(customerId);
+            return known === undefined ? base.billingDetails.defaultInvoiceAddress(org, customerId) : (known ?? undefined);
+          },
+        },
+        flush,
+        () => ahead.defaultAddresses.clear(),
+      ),
       subscriptions: intercepting(
         base.subscriptions,
         {
@@ -177,11 +209,19 @@ export class BillingBatch {
     };
   }
 
-  /** Reads the subscriptions, their items and the items' quantity changes and discounts, one statement each, for the units to come. */
+  /**
+   * Reads the subscriptions, their items, the items' quantity changes and discounts, and the
+   * subscriptions' customers with their default invoice addresses, one statement each, for the units to come.
+   */
   async prefetch(org: string, subscriptionIds: readonly string[]): Promise<void> {
     const { base, prefetched } = this;
     const [records, items] = await Promise.all([base.subscriptions.getMany(org, subscriptionIds), base.subscriptions.items(org, subscriptionIds)]);
     for (const r of records) prefetched.records.set(r.id, r);
+    const customerIds = [...new Set(records.map((r) => r.customerId))];
+    const [customers, addresses] = await Promise.all([base.customers.getMany(org, customerIds), base.billingDetails.defaultInvoiceAddresses(org, customerIds)]);
+    for (const c of customers) prefetched.customers.set(c.id, c);
+    for (const id of customerIds) prefetched.defaultAddresses.set(id, null);
+    for (const a of addresses) prefetched.defaultAddresses.set(a.customer, a);
     for (const id of subscriptionIds) prefetched.items.set(id, []);
     for (const item of items) prefetched.items.get(item.subscriptionId)!.push(item);
     const itemIds = items.map((i) => i.id);

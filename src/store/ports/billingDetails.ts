@@ -13,6 +13,8 @@ export interface BillingDetailsRepo {
   insertInvoiceAddress(org: string, a: InvoiceAddress): Promise<void>;
   getInvoiceAddress(org: string, customerId: string, id: string): Promise<InvoiceAddress | undefined>;
   defaultInvoiceAddress(org: string, customerId: string): Promise<InvoiceAddress | undefined>;
+  /** The default invoice address of each of these customers that has one (a billing batch reads them ahead). */
+  defaultInvoiceAddresses(org: string, customerIds: readonly string[]): Promise<InvoiceAddress[]>;
   listInvoiceAddresses(org: string, customerId: string, page: PageRequest): Promise<{ rows: InvoiceAddress[]; total: number }>;
   clearDefaultInvoiceAddress(org: string, customerId: string, at: string): Promise<void>;
 

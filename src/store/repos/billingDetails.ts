@@ -164,6 +164,16 @@ export class SqlBillingDetailsRepo implements BillingDetailsRepo {
     return row && toAddress(row);
   }
 
+  async defaultInvoiceAddresses(org: string, customerIds: readonly string[]): Promise<InvoiceAddress[]> {
+    if (customerIds.length === 0) return [];
+    const rows = await this.sql.all<AddressRow>(
+      'SELECT * FROM invoice_addresses WHERE organisation_id = ? AND customer_id IN (SELECT value FROM json_each(?)) AND is_default = 1',
+      org,
+      JSON.stringify(customerIds),
+    );
+    return rows.map(toAddress);
+  }
+
   async listInvoiceAddresses(org: string, customerId: string, page: PageRequest) {
     const { rows, total } = await this.sql.page<AddressRow>(
       'FROM invoice_addresses WHERE organisation_id = ? AND customer_id = ?',
