@@ -11,6 +11,16 @@ export const date = z.iso.date({ message: 'must be a calendar date YYYY-MM-DD' }
 
 export const id = z.string().min(1).max(255);
 
+/**
+ * The JSON Schema (draft 2020-12, as input) of `documented`, to put on a field that takes more than
+ * it describes: input the domain checks itself, so that one answer names every problem (every event
+ * of a batch, every field of an account) while the tool's schema still tells a model the shape.
+ */
+export function jsonSchemaOf(documented: z.ZodType): Record<string, unknown> {
+  const { $schema: _schema, ...json } = z.toJSONSchema(documented, { io: 'input', target: 'draft-2020-12' });
+  return json;
+}
+
 /** The two units of money on the wire (CONTRACT section 8): every money field's description names one. */
 export const MINOR = 'integer, minor units (cents)';
 export const MAJOR = 'decimal, major units';

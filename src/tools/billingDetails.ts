@@ -18,7 +18,7 @@ import {
   PAYMENT_METHOD_TYPES,
   paymentMethodSchema,
 } from '../schemas/billingDetails.js';
-import { bicInput, date, idOrNumber, listOf, pageInput, pageRequest, pathId, text255, toPage } from '../schemas/common.js';
+import { bicInput, date, idOrNumber, jsonSchemaOf, listOf, pageInput, pageRequest, pathId, text255, toPage } from '../schemas/common.js';
 import { paymentMethodUpdateView } from '../schemas/views.js';
 
 const nullableText = (what: string) => text255.nullable().optional().describe(what);
@@ -48,8 +48,7 @@ const noCardNumber = { number: noCardNumberField, cardNumber: noCardNumberField,
  * one answer names every problem of the account rather than these first and the others in a second.
  */
 function describedBy(rule: z.ZodString): z.ZodString {
-  const { $schema: _schema, ...json } = z.toJSONSchema(rule);
-  return z.string().meta(json);
+  return z.string().meta(jsonSchemaOf(rule));
 }
 
 /** A SEPA account as create_payment_method takes it (also the customer portal's bank account form). */

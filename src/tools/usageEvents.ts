@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../errors.js';
 import { ingestUsageEventCalls, ingestUsageEvents, listUsageEvents, MAX_EVENTS } from '../domain/usageEvents.js';
 import { defineOperation } from '../registry/operation.js';
-import { dateTimeInput } from '../schemas/common.js';
+import { dateTimeInput, jsonSchemaOf } from '../schemas/common.js';
 import { ingestResultSchema, usageEventListSchema } from '../schemas/usageEvents.js';
 import { usageEventListView } from '../schemas/views.js';
 
@@ -21,7 +21,7 @@ const eventDoc = z.strictObject({
   customer: ref.optional().describe('Id or number: every active subscription of it metering eventName.'),
   properties: z.record(z.string(), z.union([z.string(), z.number()])).optional().describe('e.g. {"tokens": 120, "model": "large"}; what a metric sums, averages, maxes: a number.'),
 });
-const { $schema: _schema, ...eventJsonSchema } = z.toJSONSchema(eventDoc, { io: 'input', target: 'draft-2020-12' });
+const eventJsonSchema = jsonSchemaOf(eventDoc);
 
 const events = z
   .array(z.unknown().meta(eventJsonSchema))
