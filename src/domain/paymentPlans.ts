@@ -395,8 +395,9 @@ export async function returnInstallmentCollection(
   const installments = plan.installments.map((i): Installment =>
     i.id === installmentId ? { ...i, amountPaid: i.amountPaid - amount, status: 'failed', paidAt: null } : i,
   );
-  const due = (await getInvoice(tx, org, plan.invoiceId)).status === 'open';
-  if (plan.status !== 'broken' && due) return breakPlan(tx, org, { ...plan, completedAt: null, installments }, installmentId, reason, now);
+  if (plan.status !== 'broken' && (await getInvoice(tx, org, plan.invoiceId)).status === 'open') {
+    return breakPlan(tx, org, { ...plan, completedAt: null, installments }, installmentId, reason, now);
+  }
   const failed: PaymentPlan = { ...plan, updatedAt: now.toISOString(), installments };
   await tx.paymentPlans.update(org, failed);
   return failed;

@@ -99,10 +99,10 @@ function intercepting<R extends object>(repo: R, replaced: Partial<R>, flush: ()
  * One unit of work shared by a batch of billing units (docs/performance.md, "Set-based billing"):
  * `tx` is the unit of work's `Tx` with the rows the units first read taken from `prefetch` (the
  * subscriptions, their items, the items' quantity changes and discounts, the customers and their
- * default invoice addresses: one statement each for the batch), the rows a billed invoice adds kept back (the invoice with its lines and parties, its event
- * and deliveries, its e-mail, its charge keys, the items' and the subscription's progress) and
- * invoice numbers counted in memory; `flush` writes what was kept back, many units' rows per
- * statement.
+ * default invoice addresses: one statement each for the batch), the rows a billed invoice adds kept
+ * back (the invoice with its lines and parties, its event and deliveries, its e-mail, its charge
+ * keys, the items' and the subscription's progress) and invoice numbers counted in memory; `flush`
+ * writes what was kept back, many units' rows per statement.
  *
  * Safe for units that each bill their own subscription, one after another in one transaction that no
  * other writer interleaves with: a unit reads another subscription's rows of the batch never, and
@@ -216,16 +216,20 @@ export class BillingBatch {
   async prefetch(org: string, subscriptionIds: readonly string[]): Promise<void> {
     const { base, prefetched } = this;
     const [records, items] = await Promise.all([base.subscriptions.getMany(org, subscriptionIds), base.subscriptions.items(org, subscriptionIds)]);
-    for (const r of records) prefetched.records.set(r.id, r);
     const customerIds = [...new Set(records.map((r) => r.customerId))];
-    const [customers, addresses] = await Promise.all([base.customers.getMany(org, customerIds), base.billingDetails.defaultInvoiceAddresses(org, customerIds)]);
+    const itemIds = items.map((i) => i.id);
+    const [customers, addresses, changes, discounts] = await Promise.all([
+      base.customers.getMany(org, customerIds),
+      base.billingDetails.defaultInvoiceAddresses(org, customerIds),
+      base.subscriptions.quantityChanges(org, itemIds),
+      base.subscriptions.discounts(org, itemIds),
+    ]);
+    for (const r of records) prefetched.records.set(r.id, r);
+    for (const id of subscriptionIds) prefetched.items.set(id, []);
+    for (const item of items) prefetched.items.get(item.subscriptionId)!.push(item);
     for (const c of customers) prefetched.customers.set(c.id, c);
     for (const id of customerIds) prefetched.defaultAddresses.set(id, null);
     for (const a of addresses) prefetched.defaultAddresses.set(a.customer, a);
-    for (const id of subscriptionIds) prefetched.items.set(id, []);
-    for (const item of items) prefetched.items.get(item.subscriptionId)!.push(item);
-    const itemIds = items.map((i) => i.id);
-    const [changes, discounts] = await Promise.all([base.subscriptions.quantityChanges(org, itemIds), base.subscriptions.discounts(org, itemIds)]);
     for (const id of itemIds) {
       prefetched.changes.set(id, []);
       prefetched.discounts.set(id, []);

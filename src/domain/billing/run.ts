@@ -383,7 +383,8 @@ async function billInBatches(deps: RunDeps, request: RunRequest, targets: readon
 
 /**
  * One billing run: each due subscription (or the one asked for) billed in its own unit of work
- * (`billEach`), or, when there are several, in batches that behave as such (`billInBatches`), yielding to the event loop every SLICE_MS so that the server stays responsive.
+ * (`billEach`), or, when there are several, in batches that behave as such (`billInBatches`),
+ * yielding to the event loop every SLICE_MS so that the server stays responsive.
  * One recorded run per organisation. A subscription that fails is listed with its error and the run
  * goes on.
  */
